@@ -1,0 +1,53 @@
+# Switchboard: `make run` and `make test` work on a fresh Debian 12 machine (as root, or with sudo).
+SHELL := /bin/bash
+BUILD_DIR ?= build
+JOBS ?= $(shell nproc)
+DATA_DIR ?= ./data
+PORT ?= 5300
+
+# Debian packages the build, tests and benchmarks need. Versioned Boost 1.81 only: the 1.74 and
+# 1.81 -dev packages conflict.
+PACKAGES := g++ cmake make pkg-config ccache python3 \
+  libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev \
+  libssl-dev libsqlite3-dev libsodium-dev libspdlog-dev libfmt-dev libyaml-cpp-dev \
+  libcli11-dev libexpected-dev libgtest-dev libgmock-dev libbenchmark-dev
+BENCH_PACKAGES := wrk nginx-light
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: deps deps-bench configure build run test unit-test api-test bench format clean
+
+# Installs only what is missing; non-interactive and idempotent.
+deps:
+	@missing=$$(for p in $(PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:" $$missing; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+deps-bench:
+	@$(MAKE) --no-print-directory deps PACKAGES="$(BENCH_PACKAGES)"
+
+$(BUILD_DIR)/CMakeCache.txt:
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release
+
+configure: deps $(BUILD_DIR)/CMakeCache.txt
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+run: build
+	$(BUILD_DIR)/switchboard serve --data-dir $(DATA_DIR) --port $(PORT)
+
+test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure --timeout 300 -j $(JOBS)
+
+bench: build deps-bench
+	bench/run.sh $(BUILD_DIR)
+
+format:
+	find src tests bench -name '*.cpp' -o -name '*.hpp' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD_DIR)

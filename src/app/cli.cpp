@@ -1,0 +1,106 @@
+#include "app/cli.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <iostream>
+
+#include "app/serve.hpp"
+
+namespace sb::app {
+namespace {
+
+void AddCommonOptions(CLI::App* cmd, CoreOptions& o, std::string& data_dir,
+                      std::string& config_file) {
+  cmd->add_option("--data-dir", data_dir, "data directory (config, database, secrets)")
+      ->capture_default_str();
+  cmd->add_option("--config", config_file, "config file (default: <data-dir>/config.yaml)");
+  (void)o;
+}
+
+util::Result<std::unique_ptr<Core>> OpenCore(CoreOptions o, const std::string& data_dir,
+                                             const std::string& config_file) {
+  o.data_dir = data_dir;
+  if (!config_file.empty()) o.config_file = config_file;
+  return Core::Open(o);
+}
+
+}  // namespace
+
+int RunCli(int argc, char** argv) {
+  CLI::App app{"Switchboard: chat bots, language models and pipelines, managed over HTTP"};
+  app.require_subcommand(1);
+  CoreOptions options;
+  std::string data_dir = "./data";
+  std::string config_file;
+
+  auto* serve = app.add_subcommand("serve", "run the server");
+  AddCommonOptions(serve, options, data_dir, config_file);
+  std::string host;
+  int port = -1;
+  serve->add_option("--host", host, "listen address (default 0.0.0.0)");
+  serve->add_option("--port", port, "listen port (default 5300; 0 picks a free one)");
+
+  auto* user = app.add_subcommand("user", "manage accounts");
+  user->require_subcommand(1);
+  auto* user_create = user->add_subcommand("create", "create an account or reset its password");
+  AddCommonOptions(user_create, options, data_dir, config_file);
+  std::string username;
+  std::string password;
+  user_create->add_option("--user", username, "account name")->required();
+  user_create->add_option("--password", password,
+                          "password (default: the SWITCHBOARD_PASSWORD environment variable)");
+
+  auto* apikey = app.add_subcommand("apikey", "manage API keys");
+  apikey->require_subcommand(1);
+  auto* apikey_create = apikey->add_subcommand("create", "create an API key and print it");
+  AddCommonOptions(apikey_create, options, data_dir, config_file);
+  std::string key_name;
+  std::string key_description;
+  apikey_create->add_option("--name", key_name, "key name")->required();
+  apikey_create->add_option("--description", key_description, "key description");
+
+  CLI11_PARSE(app, argc, argv);
+
+  if (serve->parsed()) {
+    options.data_dir = data_dir;
+    if (!config_file.empty()) options.config_file = config_file;
+    if (!host.empty()) options.host = host;
+    if (port >= 0) options.port = port;
+    return Serve(options);
+  }
+  // The CLI helpers print only their result, so scripts can capture it.
+  spdlog::set_level(spdlog::level::warn);
+  auto core = OpenCore(options, data_dir, config_file);
+  if (!core) {
+    fmt::print(stderr, "error: {}\n", core.error().message);
+    return 1;
+  }
+  if (user_create->parsed()) {
+    if (password.empty()) {
+      const char* env = std::getenv("SWITCHBOARD_PASSWORD");
+      if (env) password = env;
+    }
+    auto r = (*core)->auth().UpsertUser(username, password);
+    if (!r) {
+      fmt::print(stderr, "error: {}\n", r.error().message);
+      return 1;
+    }
+    fmt::print("account '{}' is ready\n", username);
+    return 0;
+  }
+  if (apikey_create->parsed()) {
+    auto created = (*core)->auth().CreateApiKey(key_name, key_description);
+    if (!created) {
+      fmt::print(stderr, "error: {}\n", created.error().message);
+      return 1;
+    }
+    fmt::print("{}\n", created->key);
+    return 0;
+  }
+  return 2;
+}
+
+}  // namespace sb::app

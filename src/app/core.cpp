@@ -1,0 +1,115 @@
+#include "app/core.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "app/data_dir.hpp"
+#include "llm/requester_catalogue.hpp"
+#include "pipeline/pipeline_template_data.hpp"
+#include "platforms/adapter_catalogue.hpp"
+#include "storage/sqlite/sqlite_storage.hpp"
+
+#ifndef SB_VERSION
+#define SB_VERSION "0.0.0"
+#endif
+
+namespace sb::app {
+
+Core::~Core() { Close(); }
+
+void Core::Close() {
+  if (close_storage_) {
+    close_storage_();
+    close_storage_ = nullptr;
+  }
+}
+
+util::Result<std::unique_ptr<Core>> Core::Open(const CoreOptions& options) {
+  std::unique_ptr<Core> core(new Core());
+  core->data_dir_ = options.data_dir;
+  if (auto r = EnsurePrivateDirectory(core->data_dir_); !r) return tl::unexpected(r.error());
+
+  const auto config_path = options.config_file.value_or(core->data_dir_ / "config.yaml");
+  if (!std::filesystem::exists(config_path)) {
+    if (auto r = WritePrivateFile(config_path, config::RenderConfig(config::Config{})); !r) {
+      return tl::unexpected(r.error());
+    }
+  }
+  auto cfg = config::LoadConfig(config_path.string(), config::ProcessEnvironment());
+  if (!cfg) return tl::unexpected(cfg.error());
+  core->config_ = std::move(*cfg);
+  if (options.host) core->config_.api.host = *options.host;
+  if (options.port) {
+    if (*options.port < 0 || *options.port > 65535) {
+      return util::Fail(util::ErrorCode::kInvalidArgument, "--port must be 0..65535");
+    }
+    core->config_.api.port = *options.port;
+  }
+
+  auto jwt = ReadOrCreateSecret(core->data_dir_ / "jwt_secret", 48);
+  if (!jwt) return tl::unexpected(jwt.error());
+  auto recovery = ReadOrCreateSecret(core->data_dir_ / "recovery_key", 32);
+  if (!recovery) return tl::unexpected(recovery.error());
+  core->first_start_ = recovery->created;
+  core->recovery_key_ = recovery->value;
+
+  auto requesters = llm::LoadRequesterCatalogue();
+  if (!requesters) return tl::unexpected(requesters.error());
+  core->requesters_ = std::move(*requesters);
+  auto adapters = platforms::LoadAdapterCatalogue();
+  if (!adapters) return tl::unexpected(adapters.error());
+  core->adapters_ = std::move(*adapters);
+  auto tmpl = pipeline::LoadPipelineTemplate();
+  if (!tmpl) return tl::unexpected(tmpl.error());
+  core->pipeline_template_ = std::move(*tmpl);
+
+  std::filesystem::path db_path = core->config_.database.sqlite_path;
+  if (db_path.is_relative()) db_path = core->data_dir_ / db_path;
+  auto storage = storage::sqlite::SqliteStorage::Open(db_path.string());
+  if (!storage) return tl::unexpected(storage.error());
+  auto* sqlite = storage->get();
+  core->close_storage_ = [sqlite] { sqlite->Close(); };
+  core->storage_ = std::move(*storage);
+  auto& st = *core->storage_;
+  const auto& c = core->config_;
+
+  services::AuthOptions auth_options;
+  auth_options.jwt_secret = jwt->value;
+  auth_options.recovery_key = recovery->value;
+  auth_options.jwt_expire_seconds = c.auth.jwt_expire_seconds;
+  auth_options.login_max_failures = c.auth.login_max_failures;
+  auth_options.login_window_seconds = c.auth.login_window_seconds;
+  auth_options.allow_modify_login_info = c.system.allow_modify_login_info;
+  core->auth_ = std::make_unique<services::AuthService>(st.users(), st.api_keys(), core->clock_,
+                                                        auth_options);
+  services::SystemInfo info;
+  info.version = SB_VERSION;
+  info.debug = c.system.debug;
+  info.edition = c.system.edition;
+  info.enable_marketplace = c.system.enable_marketplace;
+  info.cloud_service_url = c.space.url;
+  info.allow_modify_login_info = c.system.allow_modify_login_info;
+  info.disable_models_service = c.system.disable_models_service;
+  core->system_ = std::make_unique<services::SystemService>(st.settings(), info);
+  if (auto r = core->system_->Load(); !r) return tl::unexpected(r.error());
+  core->providers_ =
+      std::make_unique<services::ProviderService>(st.providers(), core->requesters_, core->clock_);
+  core->models_ =
+      std::make_unique<services::ModelService>(st.models(), *core->providers_, core->clock_);
+  core->pipelines_ = std::make_unique<services::PipelineService>(
+      st.pipelines(), core->pipeline_template_, core->clock_);
+  if (auto r = core->pipelines_->EnsureDefault(); !r) return tl::unexpected(r.error());
+  // No bot runtime exists yet (a later stage of the project): bots report stopped.
+  core->bots_ = std::make_unique<services::BotService>(
+      st.bots(), st.bot_logs(), st.pipelines(), core->adapters_, nullptr, core->clock_,
+      services::BotServiceOptions{c.system.bot_log_retention});
+  core->tasks_ = std::make_unique<services::TaskService>(st.tasks(), core->clock_);
+  auto interrupted = core->tasks_->FailInterrupted();
+  if (!interrupted) return tl::unexpected(interrupted.error());
+  if (*interrupted > 0) {
+    spdlog::warn("{} task(s) were interrupted by the last shutdown and are marked failed",
+                 *interrupted);
+  }
+  return core;
+}
+
+}  // namespace sb::app

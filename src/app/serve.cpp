@@ -1,0 +1,115 @@
+#include "app/serve.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <future>
+#include <thread>
+#include <vector>
+
+#include "http/api/api.hpp"
+#include "http/auth_guard.hpp"
+#include "http/server.hpp"
+#include "util/crypto.hpp"
+
+namespace sb::app {
+
+int Serve(const CoreOptions& options) {
+  auto opened = Core::Open(options);
+  if (!opened) {
+    spdlog::critical("cannot start: {}", opened.error().message);
+    return 1;
+  }
+  Core& core = **opened;
+  const auto& cfg = core.config();
+  spdlog::set_level(spdlog::level::from_str(cfg.system.log_level));
+
+  auto initialized = core.auth().IsInitialized();
+  if (!initialized) {
+    spdlog::critical("cannot read accounts: {}", initialized.error().message);
+    return 1;
+  }
+  // Until an admin exists, remote clients need this code to claim the instance.
+  const std::string setup_code = *initialized ? std::string() : util::RandomUrlSafe(16);
+
+  boost::asio::io_context io(cfg.api.io_threads);
+  boost::asio::thread_pool blocking(static_cast<std::size_t>(cfg.api.blocking_threads));
+  http::Metrics metrics;
+  http::AuthGuard guard(core.auth());
+  http::Router router(guard);
+  std::atomic<bool> ready{false};
+  http::api::ApiContext ctx{core.auth(),
+                            core.system(),
+                            core.providers(),
+                            core.models(),
+                            core.bots(),
+                            core.pipelines(),
+                            core.tasks(),
+                            core.requesters(),
+                            core.adapters(),
+                            metrics,
+                            [&ready] { return ready.load(); },
+                            {cfg.api.webhook_prefix, cfg.api.extra_webhook_prefix, setup_code}};
+  http::api::RegisterAllRoutes(router, ctx);
+
+  http::ServerOptions server_options;
+  server_options.host = cfg.api.host;
+  server_options.port = static_cast<std::uint16_t>(cfg.api.port);
+  server_options.body_limit_bytes = cfg.api.body_limit_bytes;
+  server_options.header_timeout = std::chrono::seconds(cfg.api.header_timeout_seconds);
+  server_options.idle_timeout = std::chrono::seconds(cfg.api.idle_timeout_seconds);
+  server_options.cors_allow_origins = cfg.api.cors_allow_origins;
+  http::HttpServer server(io, blocking, router, metrics, server_options);
+  if (auto r = server.Start(); !r) {
+    spdlog::critical("cannot start: {}", r.error().message);
+    return 1;
+  }
+
+  std::promise<int> stop_signal;
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int signo) {
+    if (!ec) stop_signal.set_value(signo);
+  });
+
+  std::vector<std::thread> io_threads;
+  for (int i = 0; i < cfg.api.io_threads; ++i) io_threads.emplace_back([&io] { io.run(); });
+  ready = true;
+
+  const std::string host =
+      cfg.api.host == "0.0.0.0" || cfg.api.host == "::" ? "127.0.0.1" : cfg.api.host;
+  fmt::print("Switchboard {} listening on {}:{}\n", core.system().Info().version, cfg.api.host,
+             server.port());
+  fmt::print("Console: http://{}:{}/\n", host, server.port());
+  if (core.first_start()) {
+    fmt::print("Recovery key (shown once; keep it to reset the admin password): {}\n",
+               core.recovery_key());
+  }
+  if (!setup_code.empty()) {
+    fmt::print(
+        "No admin account yet. Create it from this machine (POST /api/v1/user/init), or "
+        "remotely with setup code: {}\n",
+        setup_code);
+  }
+  std::fflush(stdout);
+
+  const int signo = stop_signal.get_future().get();
+  spdlog::info("signal {} received: stopping", signo);
+  ready = false;
+  server.StopAccepting();
+  if (!server.WaitIdle(std::chrono::seconds(cfg.api.shutdown_grace_seconds))) {
+    spdlog::warn("requests still running after {} s; closing them", cfg.api.shutdown_grace_seconds);
+  }
+  server.CloseConnections();
+  io.stop();
+  for (auto& t : io_threads) t.join();
+  blocking.join();
+  core.Close();
+  spdlog::info("stopped cleanly");
+  return 0;
+}
+
+}  // namespace sb::app

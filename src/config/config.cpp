@@ -1,0 +1,211 @@
+#include "config/config.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
+extern char** environ;
+
+namespace sb::config {
+namespace {
+
+using util::ErrorCode;
+using util::Fail;
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+// Applies one section's keys. Each Read* leaves the default when the key is absent.
+class SectionReader {
+ public:
+  SectionReader(const YAML::Node& root, std::string section)
+      : node_(root[section]), section_(std::move(section)) {}
+
+  template <typename T>
+  void Read(const char* key, T& out) {
+    if (!error_.empty() || !node_ || !node_.IsMap()) return;
+    const YAML::Node value = node_[key];
+    if (!value || value.IsNull()) return;
+    try {
+      out = value.as<T>();
+    } catch (const YAML::Exception&) {
+      error_ = section_ + "." + key + " has the wrong type";
+    }
+  }
+
+  void ReadList(const char* key, std::vector<std::string>& out) {
+    if (!error_.empty() || !node_ || !node_.IsMap()) return;
+    const YAML::Node value = node_[key];
+    if (!value || value.IsNull()) return;
+    if (value.IsScalar()) {  // from the environment: comma-separated
+      out.clear();
+      std::stringstream ss(value.as<std::string>());
+      for (std::string item; std::getline(ss, item, ',');) {
+        if (!item.empty()) out.push_back(item);
+      }
+      return;
+    }
+    Read(key, out);
+  }
+
+  const std::string& error() const { return error_; }
+
+ private:
+  YAML::Node node_;
+  std::string section_;
+  std::string error_;
+};
+
+}  // namespace
+
+Environment ProcessEnvironment() {
+  Environment env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string entry(*e);
+    const auto eq = entry.find('=');
+    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  return env;
+}
+
+util::Result<Config> LoadConfig(const std::string& path, const Environment& env) {
+  YAML::Node root;
+  {
+    std::ifstream in(path);
+    if (in) {
+      try {
+        root = YAML::Load(in);
+      } catch (const YAML::Exception& e) {
+        return Fail(ErrorCode::kInvalidArgument,
+                    "config file " + path + " is not valid YAML: " + e.what());
+      }
+    }
+  }
+  if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  if (!root.IsMap()) {
+    return Fail(ErrorCode::kInvalidArgument, "config file " + path + " must hold a mapping");
+  }
+  for (const auto& [name, value] : env) {
+    const auto sep = name.find("__");
+    if (sep == std::string::npos || sep == 0 || sep + 2 >= name.size()) continue;
+    const std::string section = Lower(name.substr(0, sep));
+    const std::string key = Lower(name.substr(sep + 2));
+    static const char* kSections[] = {"api", "database", "auth", "space", "system"};
+    if (std::find(std::begin(kSections), std::end(kSections), section) == std::end(kSections)) {
+      continue;
+    }
+    if (!root[section] || !root[section].IsMap()) root[section] = YAML::Node(YAML::NodeType::Map);
+    root[section][key] = value;
+  }
+
+  Config c;
+  std::string error;
+  auto take = [&](SectionReader& r) {
+    if (error.empty()) error = r.error();
+  };
+  SectionReader api(root, "api");
+  api.Read("host", c.api.host);
+  api.Read("port", c.api.port);
+  api.Read("io_threads", c.api.io_threads);
+  api.Read("blocking_threads", c.api.blocking_threads);
+  api.Read("body_limit_bytes", c.api.body_limit_bytes);
+  api.Read("header_timeout_seconds", c.api.header_timeout_seconds);
+  api.Read("idle_timeout_seconds", c.api.idle_timeout_seconds);
+  api.Read("shutdown_grace_seconds", c.api.shutdown_grace_seconds);
+  api.Read("webhook_prefix", c.api.webhook_prefix);
+  api.Read("extra_webhook_prefix", c.api.extra_webhook_prefix);
+  api.ReadList("cors_allow_origins", c.api.cors_allow_origins);
+  take(api);
+  SectionReader db(root, "database");
+  db.Read("backend", c.database.backend);
+  db.Read("sqlite_path", c.database.sqlite_path);
+  take(db);
+  SectionReader auth(root, "auth");
+  auth.Read("jwt_expire_seconds", c.auth.jwt_expire_seconds);
+  auth.Read("login_max_failures", c.auth.login_max_failures);
+  auth.Read("login_window_seconds", c.auth.login_window_seconds);
+  take(auth);
+  SectionReader space(root, "space");
+  space.Read("url", c.space.url);
+  take(space);
+  SectionReader sys(root, "system");
+  sys.Read("debug", c.system.debug);
+  sys.Read("edition", c.system.edition);
+  sys.Read("allow_modify_login_info", c.system.allow_modify_login_info);
+  sys.Read("disable_models_service", c.system.disable_models_service);
+  sys.Read("enable_marketplace", c.system.enable_marketplace);
+  sys.Read("bot_log_retention", c.system.bot_log_retention);
+  sys.Read("log_level", c.system.log_level);
+  take(sys);
+  if (!error.empty()) return Fail(ErrorCode::kInvalidArgument, "config: " + error);
+
+  auto range = [&](bool ok, const char* what) {
+    if (error.empty() && !ok) error = what;
+  };
+  range(c.api.port > 0 && c.api.port < 65536, "api.port must be between 1 and 65535");
+  range(c.api.io_threads >= 1 && c.api.io_threads <= 64, "api.io_threads must be 1..64");
+  range(c.api.blocking_threads >= 1 && c.api.blocking_threads <= 256,
+        "api.blocking_threads must be 1..256");
+  range(c.api.body_limit_bytes >= 1024, "api.body_limit_bytes must be at least 1024");
+  range(c.api.header_timeout_seconds >= 1, "api.header_timeout_seconds must be positive");
+  range(c.api.idle_timeout_seconds >= 1, "api.idle_timeout_seconds must be positive");
+  range(c.api.shutdown_grace_seconds >= 0, "api.shutdown_grace_seconds must not be negative");
+  range(c.database.backend == "sqlite", "database.backend must be sqlite (postgresql comes later)");
+  range(c.auth.jwt_expire_seconds >= 60, "auth.jwt_expire_seconds must be at least 60");
+  range(c.auth.login_max_failures >= 1, "auth.login_max_failures must be positive");
+  range(c.auth.login_window_seconds >= 1, "auth.login_window_seconds must be positive");
+  range(c.system.bot_log_retention >= 1 && c.system.bot_log_retention <= 1000000,
+        "system.bot_log_retention must be 1..1000000");
+  if (!error.empty()) return Fail(ErrorCode::kInvalidArgument, "config: " + error);
+  return c;
+}
+
+std::string RenderConfig(const Config& c) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "api" << YAML::Comment("HTTP server; env API__<KEY>") << YAML::Value
+      << YAML::BeginMap;
+  out << YAML::Key << "host" << YAML::Value << c.api.host;
+  out << YAML::Key << "port" << YAML::Value << c.api.port;
+  out << YAML::Key << "io_threads" << YAML::Value << c.api.io_threads;
+  out << YAML::Key << "blocking_threads" << YAML::Value << c.api.blocking_threads;
+  out << YAML::Key << "body_limit_bytes" << YAML::Value << c.api.body_limit_bytes;
+  out << YAML::Key << "header_timeout_seconds" << YAML::Value << c.api.header_timeout_seconds;
+  out << YAML::Key << "idle_timeout_seconds" << YAML::Value << c.api.idle_timeout_seconds;
+  out << YAML::Key << "shutdown_grace_seconds" << YAML::Value << c.api.shutdown_grace_seconds;
+  out << YAML::Key << "webhook_prefix" << YAML::Value << c.api.webhook_prefix;
+  out << YAML::Key << "extra_webhook_prefix" << YAML::Value << c.api.extra_webhook_prefix;
+  out << YAML::Key << "cors_allow_origins" << YAML::Value << YAML::Flow << c.api.cors_allow_origins;
+  out << YAML::EndMap;
+  out << YAML::Key << "database" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "backend" << YAML::Value << c.database.backend;
+  out << YAML::Key << "sqlite_path" << YAML::Value << c.database.sqlite_path;
+  out << YAML::EndMap;
+  out << YAML::Key << "auth" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "jwt_expire_seconds" << YAML::Value << c.auth.jwt_expire_seconds;
+  out << YAML::Key << "login_max_failures" << YAML::Value << c.auth.login_max_failures;
+  out << YAML::Key << "login_window_seconds" << YAML::Value << c.auth.login_window_seconds;
+  out << YAML::EndMap;
+  out << YAML::Key << "space" << YAML::Comment("plugin marketplace") << YAML::Value
+      << YAML::BeginMap;
+  out << YAML::Key << "url" << YAML::Value << c.space.url;
+  out << YAML::EndMap;
+  out << YAML::Key << "system" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "debug" << YAML::Value << c.system.debug;
+  out << YAML::Key << "edition" << YAML::Value << c.system.edition;
+  out << YAML::Key << "allow_modify_login_info" << YAML::Value << c.system.allow_modify_login_info;
+  out << YAML::Key << "disable_models_service" << YAML::Value << c.system.disable_models_service;
+  out << YAML::Key << "enable_marketplace" << YAML::Value << c.system.enable_marketplace;
+  out << YAML::Key << "bot_log_retention" << YAML::Value << c.system.bot_log_retention;
+  out << YAML::Key << "log_level" << YAML::Value << c.system.log_level;
+  out << YAML::EndMap;
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace sb::config

@@ -1,0 +1,75 @@
+// The typed configuration of a Switchboard instance: YAML file with every default, overridden
+// by environment variables named SECTION__KEY (API__PORT=8080, SPACE__URL=http://...).
+//   auto cfg = LoadConfig(path, environ_map);  // kInvalidArgument naming the bad key
+//   WriteDefaultConfig(path);                   // first start
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "util/error.hpp"
+
+namespace sb::config {
+
+struct ApiConfig {
+  std::string host = "0.0.0.0";
+  int port = 5300;
+  int io_threads = 2;        // threads running the event loop
+  int blocking_threads = 4;  // threads for SQL, hashing and other blocking work
+  std::size_t body_limit_bytes = 10 * 1024 * 1024;
+  int header_timeout_seconds = 10;  // to receive a whole request once it starts
+  int idle_timeout_seconds = 60;    // keep-alive connection with no request
+  int shutdown_grace_seconds = 10;  // in-flight requests get this long on SIGTERM
+  std::string webhook_prefix = "http://127.0.0.1:5300";
+  std::string extra_webhook_prefix;
+  std::vector<std::string> cors_allow_origins;  // empty: same origin only
+};
+
+struct DatabaseConfig {
+  std::string backend = "sqlite";
+  std::string sqlite_path = "switchboard.db";  // relative paths are inside the data directory
+};
+
+struct AuthConfig {
+  int jwt_expire_seconds = 7 * 24 * 3600;
+  int login_max_failures = 5;  // per account and per client address, within the window
+  int login_window_seconds = 300;
+};
+
+struct SpaceConfig {
+  std::string url = "https://space.langbot.app";
+};
+
+struct SystemConfig {
+  bool debug = false;
+  std::string edition = "community";
+  bool allow_modify_login_info = true;
+  bool disable_models_service = false;
+  bool enable_marketplace = true;
+  int bot_log_retention = 1000;
+  std::string log_level = "info";
+};
+
+struct Config {
+  ApiConfig api;
+  DatabaseConfig database;
+  AuthConfig auth;
+  SpaceConfig space;
+  SystemConfig system;
+};
+
+using Environment = std::map<std::string, std::string>;
+
+// Reads `path` (missing file: all defaults), then applies SECTION__KEY variables of `env`.
+// Unknown keys are ignored; a value of the wrong type fails with kInvalidArgument naming it.
+util::Result<Config> LoadConfig(const std::string& path, const Environment& env);
+
+// The YAML text of `config` (every key, with comments on the sections).
+std::string RenderConfig(const Config& config);
+
+// The process environment as a map.
+Environment ProcessEnvironment();
+
+}  // namespace sb::config

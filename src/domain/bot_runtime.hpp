@@ -1,0 +1,45 @@
+// The port through which services reach running bots. The runtime that implements it starts one
+// RuntimeBot per enabled bot; until one is wired in, services treat every bot as stopped.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "domain/bot.hpp"
+#include "domain/message.hpp"
+#include "util/clock.hpp"
+#include "util/error.hpp"
+
+namespace sb::domain {
+
+enum class RuntimeState { kStopped, kStarting, kRunning, kError };
+
+const char* RuntimeStateName(RuntimeState state);
+
+struct RuntimeStatus {
+  RuntimeState state = RuntimeState::kStopped;
+  std::string error;  // why, when kError
+  util::TimePoint since;
+  std::string bot_account_id;  // once the platform told us
+};
+
+struct SendReceipt {
+  std::optional<std::string> message_id;
+};
+
+// Thread-safe.
+class BotRuntime {
+ public:
+  virtual ~BotRuntime() = default;
+  // nullopt when the runtime has never seen the bot.
+  virtual std::optional<RuntimeStatus> Status(const util::BotId& id) = 0;
+  // Starts, restarts or stops the bot to match `bot` (restarting only when adapter, config,
+  // enable or pipeline changed). Returns at once; progress shows in Status and the bot log.
+  virtual void Apply(const Bot& bot) = 0;
+  virtual void Remove(const util::BotId& id) = 0;
+  // kConflict when the bot is not running, kInvalidArgument naming an element the adapter cannot
+  // deliver, kUpstreamFailed / kUpstreamTimeout when the platform refused or did not answer.
+  virtual util::Result<SendReceipt> Send(const util::BotId& id, const OutgoingMessage& message) = 0;
+};
+
+}  // namespace sb::domain

@@ -1,0 +1,54 @@
+// The management API's route groups. Each Register* adds one group's routes, with their auth
+// classes, to the router; handlers decode the request, call a service and encode the answer.
+//   ApiContext ctx{...services...};
+//   RegisterAllRoutes(router, ctx);
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "domain/catalogue.hpp"
+#include "http/metrics.hpp"
+#include "http/router.hpp"
+#include "services/auth_service.hpp"
+#include "services/bot_service.hpp"
+#include "services/model_service.hpp"
+#include "services/pipeline_service.hpp"
+#include "services/provider_service.hpp"
+#include "services/system_service.hpp"
+#include "services/task_service.hpp"
+
+namespace sb::http::api {
+
+struct ApiOptions {
+  std::string webhook_prefix;        // e.g. "http://127.0.0.1:5300"
+  std::string extra_webhook_prefix;  // empty when unset
+  std::string setup_code;            // accepted by POST /user/init from non-loopback clients
+};
+
+struct ApiContext {
+  services::AuthService& auth;
+  services::SystemService& system;
+  services::ProviderService& providers;
+  services::ModelService& models;
+  services::BotService& bots;
+  services::PipelineService& pipelines;
+  services::TaskService& tasks;
+  const domain::Catalogue& requesters;
+  const domain::Catalogue& adapters;
+  Metrics& metrics;
+  std::function<bool()> ready;  // /readyz
+  ApiOptions options;
+};
+
+void RegisterSystemRoutes(Router& router, ApiContext& ctx);
+void RegisterUserRoutes(Router& router, ApiContext& ctx);
+void RegisterApiKeyRoutes(Router& router, ApiContext& ctx);
+void RegisterProviderRoutes(Router& router, ApiContext& ctx);
+void RegisterModelRoutes(Router& router, ApiContext& ctx);
+void RegisterBotRoutes(Router& router, ApiContext& ctx);
+void RegisterPipelineRoutes(Router& router, ApiContext& ctx);
+
+void RegisterAllRoutes(Router& router, ApiContext& ctx);
+
+}  // namespace sb::http::api

@@ -1,0 +1,231 @@
+#include <fmt/format.h>
+
+#include "http/api/api.hpp"
+#include "http/api/encoders.hpp"
+#include "http/api/field_reader.hpp"
+#include "http/api/handler_support.hpp"
+
+namespace sb::http::api {
+namespace {
+
+constexpr int kMaxLogPage = 1000;
+
+// `config` or its LangBot alias `adapter_config`.
+std::optional<util::JsonObject> ReadConfig(FieldReader& body) {
+  auto config = body.OptionalObject("config");
+  if (!config) config = body.OptionalObject("adapter_config");
+  return config;
+}
+
+// The send_message body, checked in the seed's order; each failure names the field.
+util::Result<domain::OutgoingMessage> DecodeOutgoing(const Request& req) {
+  auto body = FieldReader::Parse(req.body);
+  if (!body) return tl::unexpected(body.error());
+  auto fail = [](std::string m) { return util::Fail(util::ErrorCode::kInvalidArgument, m); };
+  domain::OutgoingMessage msg;
+  const std::string target_type = body->RequiredString("target_type");
+  if (auto e = body->error()) return tl::unexpected(*e);
+  if (target_type == "person") {
+    msg.target_type = domain::TargetType::kPerson;
+  } else if (target_type == "group") {
+    msg.target_type = domain::TargetType::kGroup;
+  } else {
+    return fail("target_type must be person or group");
+  }
+  msg.target_id = body->RequiredString("target_id");
+  if (auto e = body->error()) return tl::unexpected(*e);
+  if (msg.target_id.empty()) return fail("target_id must not be empty");
+  if (!body->Has("message_chain")) return fail("message_chain is required");
+  auto chain = body->OptionalArray("message_chain");
+  if (auto e = body->error()) return tl::unexpected(*e);
+  if (chain->empty()) return fail("message_chain must hold at least one element");
+  if (chain->size() > 100) return fail("message_chain must hold at most 100 elements");
+  for (std::size_t i = 0; i < chain->size(); ++i) {
+    const std::string where = fmt::format("message_chain[{}]", i);
+    if (!(*chain)[i].is_object()) return fail(where + " must be an object");
+    FieldReader el((*chain)[i].as_object());
+    domain::MessageElement e;
+    const std::string type = el.RequiredString("type");
+    if (auto err = el.error()) return fail(where + "." + err->message);
+    if (!domain::ParseElementType(type, e.type) || e.type == domain::ElementType::kSource) {
+      return fail(
+          fmt::format("{}.type '{}' is not one of Plain, Image, At, AtAll, Voice, Quote, "
+                      "File",
+                      where, type.substr(0, 32)));
+    }
+    e.text = el.OptionalString("text").value_or("");
+    e.url = el.OptionalString("url").value_or("");
+    e.base64 = el.OptionalString("base64").value_or("");
+    e.target = el.OptionalString("target").value_or("");
+    e.name = el.OptionalString("name").value_or("");
+    e.id = el.OptionalString("id").value_or("");
+    if (auto err = el.error()) return fail(where + "." + err->message);
+    using domain::ElementType;
+    switch (e.type) {
+      case ElementType::kPlain:
+        if (!el.Has("text")) return fail(where + ".text is required for Plain");
+        break;
+      case ElementType::kImage:
+      case ElementType::kVoice:
+        if (e.url.empty() && e.base64.empty()) {
+          return fail(fmt::format("{} ({}) needs url or base64", where, type));
+        }
+        break;
+      case ElementType::kAt:
+        if (e.target.empty()) return fail(where + ".target is required for At");
+        break;
+      case ElementType::kQuote:
+        if (e.id.empty()) return fail(where + ".id (the quoted message id) is required for Quote");
+        break;
+      case ElementType::kFile:
+        if (e.url.empty()) return fail(where + ".url is required for File");
+        break;
+      case ElementType::kAtAll:
+      case ElementType::kSource:
+        break;
+    }
+    msg.chain.push_back(std::move(e));
+  }
+  return msg;
+}
+
+}  // namespace
+
+void RegisterBotRoutes(Router& router, ApiContext& ctx) {
+  router.Add({"GET", "/api/v1/platform/adapters", AuthClass::kEither, [&ctx](Request&) {
+                util::JsonArray out;
+                for (const auto& e : ctx.adapters.entries()) out.push_back(e.descriptor);
+                return JsonOk(util::JsonObject{{"adapters", std::move(out)}});
+              }});
+
+  router.Add({"GET", "/api/v1/platform/adapters/{name}", AuthClass::kEither, [&ctx](Request& req) {
+                const auto* e = ctx.adapters.Find(req.PathParam("name"));
+                if (!e) {
+                  return Fail(req, {util::ErrorCode::kNotFound,
+                                    fmt::format("adapter '{}' does not exist",
+                                                req.PathParam("name").substr(0, 64))});
+                }
+                return JsonOk(util::JsonObject{{"adapter", e->descriptor}});
+              }});
+
+  router.Add({"GET", "/api/v1/platform/bots", AuthClass::kEither, [&ctx](Request& req) {
+                auto list = ctx.bots.List();
+                if (!list) return Fail(req, list.error());
+                util::JsonArray out;
+                out.reserve(list->size());
+                for (const auto& b : *list) out.push_back(EncodeBot(b, nullptr));
+                return JsonOk(util::JsonObject{{"bots", std::move(out)}});
+              }});
+
+  router.Add({"POST", "/api/v1/platform/bots", AuthClass::kEither, [&ctx](Request& req) {
+                auto body = FieldReader::Parse(req.body);
+                if (!body) return Fail(req, body.error());
+                services::BotDraft d;
+                d.name = body->RequiredString("name");
+                d.adapter = body->RequiredString("adapter");
+                auto config = ReadConfig(*body);
+                if (!config && !body->error()) body->Set("config is required");
+                d.description = body->OptionalString("description").value_or("");
+                d.enable = body->OptionalBool("enable").value_or(false);
+                d.use_pipeline_uuid = body->OptionalId<util::PipelineId>("use_pipeline_uuid");
+                if (auto e = body->error()) return Fail(req, *e);
+                d.config = std::move(*config);
+                auto id = ctx.bots.Create(d);
+                if (!id) return Fail(req, id.error());
+                return JsonOk(util::JsonObject{{"uuid", id->str()}});
+              }});
+
+  router.Add({"GET", "/api/v1/platform/bots/{bot_uuid}", AuthClass::kEither, [&ctx](Request& req) {
+                auto id = PathId<util::BotId>(req, "bot_uuid");
+                if (!id) return Fail(req, id.error());
+                auto bot = ctx.bots.Get(*id);
+                if (!bot) return Fail(req, bot.error());
+                const WebhookPrefixes prefixes{ctx.options.webhook_prefix,
+                                               ctx.options.extra_webhook_prefix};
+                return JsonOk(util::JsonObject{{"bot", EncodeBot(*bot, &prefixes)}});
+              }});
+
+  router.Add({"PUT", "/api/v1/platform/bots/{bot_uuid}", AuthClass::kEither, [&ctx](Request& req) {
+                auto id = PathId<util::BotId>(req, "bot_uuid");
+                if (!id) return Fail(req, id.error());
+                auto body = FieldReader::Parse(req.body);
+                if (!body) return Fail(req, body.error());
+                services::BotPatch p;
+                p.name = body->OptionalString("name");
+                p.description = body->OptionalString("description");
+                p.adapter = body->OptionalString("adapter");
+                p.config = ReadConfig(*body);
+                p.enable = body->OptionalBool("enable");
+                p.use_pipeline_uuid = body->OptionalId<util::PipelineId>("use_pipeline_uuid");
+                if (auto e = body->error()) return Fail(req, *e);
+                auto r = ctx.bots.Update(*id, p);
+                if (!r) return Fail(req, r.error());
+                return JsonOkNoData();
+              }});
+
+  router.Add(
+      {"DELETE", "/api/v1/platform/bots/{bot_uuid}", AuthClass::kEither, [&ctx](Request& req) {
+         auto id = PathId<util::BotId>(req, "bot_uuid");
+         if (!id) return Fail(req, id.error());
+         auto r = ctx.bots.Delete(*id);
+         if (!r) return Fail(req, r.error());
+         return JsonOkNoData();
+       }});
+
+  router.Add(
+      {"POST", "/api/v1/platform/bots/{bot_uuid}/logs", AuthClass::kEither, [&ctx](Request& req) {
+         auto id = PathId<util::BotId>(req, "bot_uuid");
+         if (!id) return Fail(req, id.error());
+         auto body = FieldReader::Parse(req.body, /*empty_ok=*/true);
+         if (!body) return Fail(req, body.error());
+         const auto from = body->OptionalInt("from_index").value_or(-1);
+         const auto max = body->OptionalInt("max_count").value_or(10);
+         if (auto e = body->error()) return Fail(req, *e);
+         if (from < -1) {
+           return Fail(req, {util::ErrorCode::kInvalidArgument,
+                             "from_index must be -1 (newest) or a non-negative integer"});
+         }
+         if (max < 0 || max > kMaxLogPage) {
+           return Fail(req, {util::ErrorCode::kInvalidArgument,
+                             fmt::format("max_count must be between 0 and {}", kMaxLogPage)});
+         }
+         auto page = ctx.bots.Logs(*id, from, static_cast<int>(max));
+         if (!page) return Fail(req, page.error());
+         util::JsonArray logs;
+         for (const auto& e : page->entries) logs.push_back(EncodeLogEntry(e));
+         return JsonOk(
+             util::JsonObject{{"logs", std::move(logs)}, {"total_count", page->total_count}});
+       }});
+
+  router.Add({"POST", "/api/v1/platform/bots/{bot_uuid}/send_message", AuthClass::kApiKeyOnly,
+              [&ctx](Request& req) {
+                auto id = PathId<util::BotId>(req, "bot_uuid");
+                if (!id) return Fail(req, id.error());
+                auto msg = DecodeOutgoing(req);
+                if (!msg) return Fail(req, msg.error());
+                auto sent = ctx.bots.SendMessage(*id, *msg);
+                if (!sent) return Fail(req, sent.error());
+                util::JsonObject data{{"sent", true}};
+                if (sent->message_id) data["message_id"] = *sent->message_id;
+                return JsonOk(data);
+              }});
+
+  // Platform webhooks: the adapter of a running bot verifies the platform's own signature.
+  // Until a runtime is wired in, no bot runs, and a call for an enabled bot says so.
+  auto webhook = [&ctx](Request& req) {
+    auto id = PathId<util::BotId>(req, "bot_uuid");
+    if (!id) return Fail(req, id.error());
+    auto bot = ctx.bots.Get(*id);
+    if (!bot) return Fail(req, bot.error());
+    if (!bot->bot.enable) {
+      return Fail(req, {util::ErrorCode::kConflict, fmt::format("bot {} is disabled", id->str())});
+    }
+    return Fail(req, {util::ErrorCode::kConflict, fmt::format("bot {} is not running", id->str())});
+  };
+  for (const char* method : {"GET", "POST"}) {
+    router.Add({method, "/bots/{bot_uuid}", AuthClass::kNone, webhook});
+    router.Add({method, "/bots/{bot_uuid}/{path}", AuthClass::kNone, webhook});
+  }
+}
+
+}  // namespace sb::http::api

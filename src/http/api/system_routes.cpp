@@ -1,0 +1,130 @@
+#include <fmt/format.h>
+
+#include <atomic>
+#include <charconv>
+#include <memory>
+#include <mutex>
+
+#include "http/api/api.hpp"
+#include "http/api/encoders.hpp"
+#include "http/api/field_reader.hpp"
+#include "http/api/handler_support.hpp"
+
+namespace sb::http::api {
+namespace {
+
+// `GET /system/info` is the one route every console load and health probe hits: the rendered
+// body is cached and rebuilt only when the system service reports a change.
+class SystemInfoCache {
+ public:
+  explicit SystemInfoCache(services::SystemService& system) : system_(system) {}
+
+  std::shared_ptr<const std::string> Body() {
+    const auto generation = system_.generation();
+    {
+      std::lock_guard lock(mu_);
+      if (body_ && generation_ == generation) return body_;
+    }
+    auto body = std::make_shared<const std::string>(JsonOk(EncodeSystemInfo(system_.Info())).body);
+    std::lock_guard lock(mu_);
+    body_ = body;
+    generation_ = generation;
+    return body;
+  }
+
+ private:
+  services::SystemService& system_;
+  std::mutex mu_;
+  std::shared_ptr<const std::string> body_;  // guarded by mu_
+  std::uint64_t generation_ = 0;             // guarded by mu_
+};
+
+}  // namespace
+
+void RegisterSystemRoutes(Router& router, ApiContext& ctx) {
+  auto cache = std::make_shared<SystemInfoCache>(ctx.system);
+  router.Add({"GET", "/api/v1/system/info", AuthClass::kNone,
+              [cache](Request&) {
+                Response r;
+                r.body = *cache->Body();
+                return r;
+              },
+              Execution::kInline});
+
+  router.Add({"POST", "/api/v1/system/wizard/completed", AuthClass::kEither, [&ctx](Request& req) {
+                auto body = FieldReader::Parse(req.body, /*empty_ok=*/true);
+                if (!body) return Fail(req, body.error());
+                auto status = body->OptionalString("status");
+                if (auto e = body->error()) return Fail(req, *e);
+                auto r = ctx.system.SetWizardStatus(status.value_or("completed"));
+                if (!r) return Fail(req, r.error());
+                return JsonOkNoData();
+              }});
+
+  router.Add({"PUT", "/api/v1/system/wizard/progress", AuthClass::kEither, [&ctx](Request& req) {
+                auto parsed = util::ParseJson(req.body);
+                if (!parsed) return Fail(req, parsed.error());
+                // LangBot sends {progress: {...}}; a bare object is the progress itself.
+                util::Json progress = *parsed;
+                if (parsed->is_object() && parsed->as_object().contains("progress")) {
+                  progress = parsed->as_object().at("progress");
+                }
+                auto r = ctx.system.SetWizardProgress(progress);
+                if (!r) return Fail(req, r.error());
+                return JsonOkNoData();
+              }});
+
+  router.Add({"GET", "/api/v1/system/tasks", AuthClass::kEither, [&ctx](Request& req) {
+                domain::TaskFilter filter;
+                if (auto t = req.Query("type"); t && !t->empty())
+                  filter.task_type = std::string(*t);
+                if (auto k = req.Query("kind"); k && !k->empty()) filter.kind = std::string(*k);
+                auto tasks = ctx.tasks.List(filter);
+                if (!tasks) return Fail(req, tasks.error());
+                util::JsonArray out;
+                for (const auto& t : *tasks) out.push_back(EncodeTask(t));
+                return JsonOk(util::JsonObject{{"tasks", std::move(out)}});
+              }});
+
+  router.Add({"GET", "/api/v1/system/tasks/{task_id}", AuthClass::kEither, [&ctx](Request& req) {
+                const auto text = req.PathParam("task_id");
+                std::int64_t id = 0;
+                auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+                if (ec != std::errc() || end != text.data() + text.size() || id < 1) {
+                  return Fail(req, {util::ErrorCode::kInvalidArgument,
+                                    "task_id must be a positive integer"});
+                }
+                auto task = ctx.tasks.Get(id);
+                if (!task) return Fail(req, task.error());
+                return JsonOk(util::JsonObject{{"task", EncodeTask(*task)}});
+              }});
+
+  router.Add({"GET", "/healthz", AuthClass::kNone,
+              [](Request&) {
+                Response r;
+                r.content_type = "text/plain";
+                r.body = "ok\n";
+                return r;
+              },
+              Execution::kInline});
+  router.Add({"GET", "/readyz", AuthClass::kNone,
+              [&ctx](Request&) {
+                Response r;
+                r.content_type = "text/plain";
+                const bool ready = ctx.ready && ctx.ready();
+                r.status = ready ? 200 : 503;
+                r.body = ready ? "ready\n" : "not ready\n";
+                return r;
+              },
+              Execution::kInline});
+  router.Add({"GET", "/metrics", AuthClass::kEither,
+              [&ctx](Request&) {
+                Response r;
+                r.content_type = "text/plain; version=0.0.4";
+                r.body = ctx.metrics.RenderPrometheus();
+                return r;
+              },
+              Execution::kBlocking});
+}
+
+}  // namespace sb::http::api

@@ -1,0 +1,67 @@
+#include "http/envelope.hpp"
+
+#include <boost/json/serialize.hpp>
+#include <boost/json/string.hpp>
+
+namespace sb::http {
+
+int HttpStatusFor(util::ErrorCode code) {
+  using util::ErrorCode;
+  switch (code) {
+    case ErrorCode::kInvalidArgument:
+      return 400;
+    case ErrorCode::kUnauthenticated:
+      return 401;
+    case ErrorCode::kPermissionDenied:
+      return 403;
+    case ErrorCode::kNotFound:
+      return 404;
+    case ErrorCode::kConflict:
+      return 409;
+    case ErrorCode::kPayloadTooLarge:
+      return 413;
+    case ErrorCode::kRateLimited:
+      return 429;
+    case ErrorCode::kUpstreamFailed:
+      return 502;
+    case ErrorCode::kUnavailable:
+      return 503;
+    case ErrorCode::kUpstreamTimeout:
+      return 504;
+    case ErrorCode::kInternal:
+      return 500;
+  }
+  return 500;
+}
+
+Response JsonOk(const util::Json& data) {
+  Response r;
+  r.body.reserve(64);
+  r.body = "{\"code\":0,\"msg\":\"ok\",\"data\":";
+  r.body += boost::json::serialize(data);
+  r.body += '}';
+  return r;
+}
+
+Response JsonOkNoData() {
+  Response r;
+  r.body = "{\"code\":0,\"msg\":\"ok\",\"data\":null}";
+  return r;
+}
+
+Response JsonError(const util::Error& error, std::string_view request_id) {
+  Response r;
+  r.status = HttpStatusFor(error.code);
+  boost::json::object body;
+  body["code"] = r.status < 500 ? -1 : -2;
+  if (r.status == 500) {
+    body["msg"] = "internal error; request id " + std::string(request_id);
+    body["request_id"] = request_id;
+  } else {
+    body["msg"] = error.message;
+  }
+  r.body = boost::json::serialize(body);
+  return r;
+}
+
+}  // namespace sb::http

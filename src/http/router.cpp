@@ -1,0 +1,127 @@
+#include "http/router.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <stdexcept>
+#include <string_view>
+
+#include "http/envelope.hpp"
+
+namespace sb::http {
+namespace {
+
+std::vector<std::string_view> SplitPath(std::string_view path) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string_view::npos) slash = path.size();
+    if (slash > start) parts.push_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return parts;
+}
+
+}  // namespace
+
+const char* AuthClassName(AuthClass auth) {
+  switch (auth) {
+    case AuthClass::kNone:
+      return "none";
+    case AuthClass::kApiKeyOnly:
+      return "api-key-only";
+    case AuthClass::kUserOnly:
+      return "user-only";
+    case AuthClass::kEither:
+      return "either";
+  }
+  return "either";
+}
+
+struct Router::Compiled {
+  const Route* route;
+  std::vector<std::string> segments;  // "{name}" for parameters
+  std::vector<bool> is_param;
+  int literal_count = 0;
+};
+
+Router::Router(Authenticator& authenticator) : authenticator_(authenticator) {}
+Router::~Router() = default;
+
+void Router::Add(Route route) {
+  Compiled c;
+  for (auto part : SplitPath(route.path_template)) {
+    const bool param = part.size() > 2 && part.front() == '{' && part.back() == '}';
+    c.segments.emplace_back(param ? part.substr(1, part.size() - 2) : part);
+    c.is_param.push_back(param);
+    if (!param) ++c.literal_count;
+  }
+  for (const auto& other : compiled_) {
+    if (other.route->method == route.method && other.segments == c.segments &&
+        other.is_param == c.is_param) {
+      throw std::logic_error("duplicate route " + route.method + " " + route.path_template);
+    }
+  }
+  routes_.push_back(std::make_unique<Route>(std::move(route)));
+  c.route = routes_.back().get();
+  compiled_.push_back(std::move(c));
+}
+
+RouteMatch Router::Match(const Request& request) const {
+  RouteMatch best;
+  int best_literals = -1;
+  const auto parts = SplitPath(request.path);
+  for (const auto& c : compiled_) {
+    if (c.segments.size() != parts.size()) continue;
+    bool ok = true;
+    for (size_t i = 0; i < parts.size() && ok; ++i) {
+      ok = c.is_param[i] ? !parts[i].empty() : parts[i] == c.segments[i];
+    }
+    if (!ok) continue;
+    if (c.route->method != request.method) {
+      best.path_known = true;
+      continue;
+    }
+    // Literal segments beat parameters: /pipelines/_/metadata wins over /pipelines/{uuid}/x.
+    if (c.literal_count <= best_literals) continue;
+    best_literals = c.literal_count;
+    best.route = c.route;
+    best.params.clear();
+    for (size_t i = 0; i < parts.size(); ++i) {
+      if (c.is_param[i]) best.params.emplace_back(c.segments[i], std::string(parts[i]));
+    }
+  }
+  return best;
+}
+
+Response Router::Handle(const RouteMatch& match, Request& request) const {
+  if (!match.route) {
+    if (match.path_known) {
+      Response r = JsonError({util::ErrorCode::kInvalidArgument,
+                              "method " + request.method + " is not allowed on " + request.path},
+                             request.request_id);
+      r.status = 405;
+      return r;
+    }
+    return JsonError({util::ErrorCode::kNotFound, "no route for " + request.path},
+                     request.request_id);
+  }
+  request.path_params = match.params;
+  if (match.route->auth != AuthClass::kNone) {
+    auto principal = authenticator_.Authenticate(request, match.route->auth);
+    if (!principal) return JsonError(principal.error(), request.request_id);
+    request.principal = std::move(*principal);
+  }
+  try {
+    return match.route->handler(request);
+  } catch (const std::exception& e) {
+    spdlog::error("request {} {} {} failed: {}", request.request_id, request.method, request.path,
+                  e.what());
+  } catch (...) {
+    spdlog::error("request {} {} {} failed with a non-standard exception", request.request_id,
+                  request.method, request.path);
+  }
+  return JsonError({util::ErrorCode::kInternal, "handler threw"}, request.request_id);
+}
+
+}  // namespace sb::http

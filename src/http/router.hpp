@@ -1,0 +1,75 @@
+// Routes by verb + path template ("/api/v1/pipelines/{pipeline_uuid}"), with an auth class per
+// route, and runs the handler with the error-to-envelope rules of contract §1.
+//   router.Add({"GET", "/api/v1/system/info", AuthClass::kNone, handler, Execution::kInline});
+//   RouteMatch m = router.Match(req);         // in the session, to pick the thread
+//   Response res = router.Handle(m, req);     // authenticate, call, catch
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "http/request.hpp"
+#include "util/error.hpp"
+
+namespace sb::http {
+
+// Which credentials a route accepts (contract §2).
+enum class AuthClass { kNone, kApiKeyOnly, kUserOnly, kEither };
+
+const char* AuthClassName(AuthClass auth);
+
+// kInline handlers never block (no SQL, no hashing) and run on the I/O thread; kBlocking ones run
+// on the blocking pool.
+enum class Execution { kInline, kBlocking };
+
+using Handler = std::function<Response(Request&)>;
+
+struct Route {
+  std::string method;
+  std::string path_template;
+  AuthClass auth = AuthClass::kEither;
+  Handler handler;
+  Execution execution = Execution::kBlocking;
+};
+
+// Establishes the principal of a request for a route's auth class. Thread-safe.
+class Authenticator {
+ public:
+  virtual ~Authenticator() = default;
+  // kUnauthenticated when the credential is absent, invalid or of the wrong kind.
+  virtual util::Result<Principal> Authenticate(const Request& request, AuthClass auth) = 0;
+};
+
+struct RouteMatch {
+  const Route* route = nullptr;  // nullptr: 404 or 405
+  bool path_known = false;       // some route has this path with another verb (405)
+  std::vector<std::pair<std::string, std::string>> params;
+};
+
+class Router {
+ public:
+  explicit Router(Authenticator& authenticator);
+  ~Router();
+  Router(const Router&) = delete;
+  Router& operator=(const Router&) = delete;
+
+  // Not thread-safe; call before the server starts. Throws std::logic_error on a duplicate.
+  void Add(Route route);
+
+  // Thread-safe after start.
+  RouteMatch Match(const Request& request) const;
+  // Authenticates, runs the handler and turns anything it throws into a 500 with the request id.
+  Response Handle(const RouteMatch& match, Request& request) const;
+
+  const std::vector<std::unique_ptr<Route>>& routes() const { return routes_; }
+
+ private:
+  struct Compiled;
+  Authenticator& authenticator_;
+  std::vector<std::unique_ptr<Route>> routes_;
+  std::vector<Compiled> compiled_;
+};
+
+}  // namespace sb::http

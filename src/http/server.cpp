@@ -1,0 +1,412 @@
+#include "http/server.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/url/parse.hpp>
+#include <cctype>
+#include <list>
+#include <mutex>
+#include <thread>
+
+#include "http/envelope.hpp"
+#include "util/crypto.hpp"
+
+namespace sb::http {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = beast::http;
+using tcp = asio::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
+
+// Session bookkeeping that outlives the server object: coroutine frames destroyed late (with
+// the io_context) still decrement these safely.
+struct Registry {
+  std::mutex mu;
+  std::list<std::weak_ptr<beast::tcp_stream>> streams;  // guarded by mu
+  std::atomic<int> sessions{0};
+  std::atomic<int> in_flight{0};
+  std::atomic<bool> draining{false};
+};
+
+struct CountGuard {
+  std::atomic<int>& n;
+  explicit CountGuard(std::atomic<int>& counter) : n(counter) { ++n; }
+  ~CountGuard() { --n; }
+};
+
+bool IsSafeRequestId(std::string_view id) {
+  if (id.empty() || id.size() > 64) return false;
+  for (char c : id) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool IsLoopback(const asio::ip::address& a) {
+  if (a.is_loopback()) return true;
+  return a.is_v6() && a.to_v6().is_v4_mapped() &&
+         asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6()).is_loopback();
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
+  Impl(asio::io_context& io_in, asio::thread_pool& blocking_in, Router& router_in,
+       Metrics& metrics_in, ServerOptions options_in)
+      : io(io_in),
+        blocking(blocking_in),
+        router(router_in),
+        metrics(metrics_in),
+        options(std::move(options_in)),
+        acceptor(asio::make_strand(io_in)),
+        registry(std::make_shared<Registry>()),
+        id_prefix(util::RandomUrlSafe(6)) {}
+
+  asio::io_context& io;
+  asio::thread_pool& blocking;
+  Router& router;
+  Metrics& metrics;
+  ServerOptions options;
+  tcp::acceptor acceptor;
+  std::shared_ptr<Registry> registry;
+  std::string id_prefix;
+  std::atomic<std::uint64_t> next_id{0};
+
+  std::string NewRequestId() {
+    return id_prefix + "-" + std::to_string(next_id.fetch_add(1, std::memory_order_relaxed));
+  }
+
+  asio::awaitable<void> AcceptLoop();
+  asio::awaitable<void> Session(tcp::socket socket);
+  bool AllowedOrigin(std::string_view origin) const;
+  void AddCors(const bhttp::request<bhttp::string_body>& req,
+               bhttp::response<bhttp::string_body>& res) const;
+};
+
+asio::awaitable<void> HttpServer::Impl::AcceptLoop() {
+  auto self = shared_from_this();
+  for (;;) {
+    auto [ec, socket] = co_await acceptor.async_accept(asio::make_strand(io), kTuple);
+    if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
+    if (ec) {
+      // Out of descriptors and similar: back off instead of spinning.
+      spdlog::warn("accept failed: {}", ec.message());
+      asio::steady_timer pause(acceptor.get_executor(), std::chrono::milliseconds(50));
+      co_await pause.async_wait(kTuple);
+      continue;
+    }
+    boost::system::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    auto executor = socket.get_executor();
+    asio::co_spawn(executor, Session(std::move(socket)), asio::detached);
+  }
+}
+
+bool HttpServer::Impl::AllowedOrigin(std::string_view origin) const {
+  for (const auto& allowed : options.cors_allow_origins) {
+    if (allowed == "*" || allowed == origin) return true;
+  }
+  return false;
+}
+
+void HttpServer::Impl::AddCors(const bhttp::request<bhttp::string_body>& req,
+                               bhttp::response<bhttp::string_body>& res) const {
+  if (options.cors_allow_origins.empty()) return;
+  const auto origin = req[bhttp::field::origin];
+  if (origin.empty() || !AllowedOrigin(origin)) return;
+  res.set(bhttp::field::access_control_allow_origin, origin);
+  res.set(bhttp::field::vary, "Origin");
+  res.set(bhttp::field::access_control_allow_headers,
+          "Authorization, Content-Type, X-API-Key, X-Request-Id");
+  res.set(bhttp::field::access_control_allow_methods, "GET, POST, PUT, DELETE, OPTIONS");
+  res.set(bhttp::field::access_control_expose_headers, "X-Request-Id");
+}
+
+asio::awaitable<void> HttpServer::Impl::Session(tcp::socket socket) {
+  auto self = shared_from_this();
+  auto reg = registry;
+  CountGuard session_guard(reg->sessions);
+  metrics.AddConnections(1);
+  struct ConnGuard {
+    Metrics& m;
+    ~ConnGuard() { m.AddConnections(-1); }
+  } conn_guard{metrics};
+
+  boost::system::error_code ec;
+  const auto remote = socket.remote_endpoint(ec);
+  const std::string remote_address = ec ? std::string("unknown") : remote.address().to_string();
+  const bool from_loopback = !ec && IsLoopback(remote.address());
+
+  auto stream = std::make_shared<beast::tcp_stream>(std::move(socket));
+  std::list<std::weak_ptr<beast::tcp_stream>>::iterator reg_it;
+  {
+    std::lock_guard lock(reg->mu);
+    reg_it = reg->streams.insert(reg->streams.end(), stream);
+  }
+  struct Unregister {
+    Registry& r;
+    std::list<std::weak_ptr<beast::tcp_stream>>::iterator it;
+    ~Unregister() {
+      std::lock_guard lock(r.mu);
+      r.streams.erase(it);
+    }
+  } unregister{*reg, reg_it};
+
+  beast::flat_buffer buffer;
+  buffer.max_size(64 * 1024 + options.body_limit_bytes);
+
+  auto send_error = [&](int status, std::string message,
+                        const std::string& request_id) -> asio::awaitable<void> {
+    Response r = JsonError({util::ErrorCode::kInvalidArgument, std::move(message)}, request_id);
+    bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(status), 11};
+    res.set(bhttp::field::content_type, "application/json");
+    res.set("X-Request-Id", request_id);
+    res.keep_alive(false);
+    res.body() = std::move(r.body);
+    res.prepare_payload();
+    stream->expires_after(std::chrono::seconds(5));
+    co_await bhttp::async_write(*stream, res, kTuple);
+    metrics.RecordRequest(status, 0);
+    spdlog::info("{} - - {} rid={} (rejected while reading)", remote_address, status, request_id);
+  };
+
+  for (;;) {
+    // Wait for the next request under the idle timeout; once it starts, it has to arrive whole
+    // within the header and body timeouts (slow senders are cut off).
+    if (buffer.size() == 0) {
+      stream->expires_after(options.idle_timeout);
+      auto [wait_ec] = co_await stream->socket().async_wait(tcp::socket::wait_read, kTuple);
+      if (wait_ec || reg->draining) break;
+    }
+    bhttp::request_parser<bhttp::string_body> parser;
+    parser.body_limit(options.body_limit_bytes);
+    parser.header_limit(16 * 1024);
+    stream->expires_after(options.header_timeout);
+    auto [hdr_ec, hdr_n] = co_await bhttp::async_read_header(*stream, buffer, parser, kTuple);
+    (void)hdr_n;
+    const auto started = Clock::now();
+    std::string request_id;
+    if (!hdr_ec) {
+      const auto incoming = parser.get()["X-Request-Id"];
+      request_id = IsSafeRequestId(incoming) ? std::string(incoming) : NewRequestId();
+    } else {
+      request_id = NewRequestId();
+    }
+    if (hdr_ec) {
+      if (hdr_ec == bhttp::error::body_limit) {
+        co_await send_error(413,
+                            "request body is larger than the limit of " +
+                                std::to_string(options.body_limit_bytes) + " bytes",
+                            request_id);
+      } else if (hdr_ec == bhttp::error::header_limit) {
+        co_await send_error(431, "request headers are too large", request_id);
+      } else if (hdr_ec != beast::error::timeout && hdr_ec != bhttp::error::end_of_stream &&
+                 hdr_ec != asio::error::eof && hdr_ec != asio::error::connection_reset &&
+                 hdr_ec != asio::error::operation_aborted) {
+        co_await send_error(400, "malformed HTTP request: " + hdr_ec.message(), request_id);
+      }
+      break;
+    }
+    CountGuard in_flight_guard(reg->in_flight);
+    metrics.AddInFlight(1);
+    struct InFlight {
+      Metrics& m;
+      ~InFlight() { m.AddInFlight(-1); }
+    } in_flight_metric{metrics};
+
+    auto& head = parser.get();
+    if (bhttp::token_list(head[bhttp::field::expect]).exists("100-continue")) {
+      static constexpr char kContinue[] = "HTTP/1.1 100 Continue\r\n\r\n";
+      stream->expires_after(options.header_timeout);
+      auto [cont_ec, cont_n] = co_await asio::async_write(
+          *stream, asio::buffer(kContinue, sizeof kContinue - 1), kTuple);
+      (void)cont_n;
+      if (cont_ec) break;
+    }
+    if (!parser.is_done()) {
+      stream->expires_after(options.body_timeout);
+      auto [body_ec, body_n] = co_await bhttp::async_read(*stream, buffer, parser, kTuple);
+      (void)body_n;
+      if (body_ec) {
+        if (body_ec == bhttp::error::body_limit) {
+          co_await send_error(413,
+                              "request body is larger than the limit of " +
+                                  std::to_string(options.body_limit_bytes) + " bytes",
+                              request_id);
+        } else if (body_ec != beast::error::timeout && body_ec != bhttp::error::end_of_stream &&
+                   body_ec != bhttp::error::partial_message && body_ec != asio::error::eof &&
+                   body_ec != asio::error::connection_reset) {
+          co_await send_error(400, "malformed HTTP request body: " + body_ec.message(), request_id);
+        }
+        break;
+      }
+    }
+    auto req_msg = parser.release();
+
+    bhttp::response<bhttp::string_body> res;
+    res.version(req_msg.version());
+    Request req;
+    req.method = std::string(req_msg.method_string());
+    req.remote_address = remote_address;
+    req.from_loopback = from_loopback;
+    req.request_id = request_id;
+    auto target = boost::urls::parse_origin_form(req_msg.target());
+    Response out;
+    if (!target) {
+      out = JsonError({util::ErrorCode::kInvalidArgument, "malformed request target"}, request_id);
+      req.path = "?";
+    } else {
+      req.path = std::string(target->path());
+      for (auto param : target->params()) {
+        req.query.emplace_back(std::string(param.key), std::string(param.value));
+      }
+      req.headers.reserve(8);
+      for (const auto& field : req_msg) {
+        req.headers.emplace_back(Lower(field.name_string()), std::string(field.value()));
+      }
+      req.body = std::move(req_msg.body());
+      if (req_msg.method() == bhttp::verb::options && !options.cors_allow_origins.empty()) {
+        out.status = 204;
+        out.content_type.clear();
+      } else {
+        RouteMatch match = router.Match(req);
+        if (match.route && match.route->execution == Execution::kBlocking) {
+          out = co_await asio::co_spawn(
+              blocking,
+              [this, &match, &req]() -> asio::awaitable<Response> {
+                co_return router.Handle(match, req);
+              },
+              asio::use_awaitable);
+        } else {
+          out = router.Handle(match, req);
+        }
+      }
+    }
+
+    res.result(static_cast<unsigned>(out.status));
+    if (!out.content_type.empty()) res.set(bhttp::field::content_type, out.content_type);
+    res.set("X-Request-Id", request_id);
+    for (auto& [name, value] : out.headers) res.set(name, value);
+    AddCors(req_msg, res);
+    res.body() = std::move(out.body);
+    res.keep_alive(req_msg.keep_alive() && !reg->draining);
+    res.prepare_payload();
+    const auto body_size = res.body().size();
+
+    stream->expires_after(options.body_timeout);
+    auto [write_ec, write_n] = co_await bhttp::async_write(*stream, res, kTuple);
+    (void)write_n;
+    const auto micros =
+        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started).count();
+    metrics.RecordRequest(out.status, micros);
+    // The query string is left out on purpose: it may carry a token.
+    spdlog::info("{} {} {} {} {}B {}us rid={}", remote_address, req.method, req.path, out.status,
+                 body_size, micros, request_id);
+    if (write_ec || !res.keep_alive()) break;
+  }
+  boost::system::error_code ignored;
+  stream->socket().shutdown(tcp::socket::shutdown_both, ignored);
+  stream->close();
+}
+
+HttpServer::HttpServer(asio::io_context& io, asio::thread_pool& blocking, Router& router,
+                       Metrics& metrics, ServerOptions options)
+    : impl_(std::make_shared<Impl>(io, blocking, router, metrics, std::move(options))) {}
+
+HttpServer::~HttpServer() {
+  boost::system::error_code ignored;
+  impl_->acceptor.close(ignored);
+}
+
+util::Result<void> HttpServer::Start() {
+  boost::system::error_code ec;
+  const auto address = asio::ip::make_address(impl_->options.host, ec);
+  const std::string where = impl_->options.host + ":" + std::to_string(impl_->options.port);
+  if (ec) return util::Fail(util::ErrorCode::kInvalidArgument, "bad listen address " + where);
+  tcp::endpoint endpoint(address, impl_->options.port);
+  auto& acceptor = impl_->acceptor;
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return util::Fail(util::ErrorCode::kUnavailable,
+                      "cannot listen on " + where + ": " + ec.message());
+  }
+  asio::co_spawn(acceptor.get_executor(), impl_->AcceptLoop(), asio::detached);
+  return util::Ok();
+}
+
+std::uint16_t HttpServer::port() const {
+  boost::system::error_code ec;
+  auto ep = impl_->acceptor.local_endpoint(ec);
+  return ec ? 0 : ep.port();
+}
+
+void HttpServer::StopAccepting() {
+  impl_->registry->draining = true;
+  auto impl = impl_;
+  asio::post(impl->acceptor.get_executor(), [impl] {
+    boost::system::error_code ignored;
+    impl->acceptor.close(ignored);
+  });
+}
+
+bool HttpServer::WaitIdle(std::chrono::milliseconds grace) {
+  const auto deadline = Clock::now() + grace;
+  while (impl_->registry->in_flight.load() > 0) {
+    if (Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+void HttpServer::CloseConnections() {
+  auto reg = impl_->registry;
+  {
+    std::lock_guard lock(reg->mu);
+    for (auto& weak : reg->streams) {
+      if (auto stream = weak.lock()) {
+        asio::post(stream->get_executor(), [stream] {
+          boost::system::error_code ignored;
+          stream->socket().shutdown(tcp::socket::shutdown_both, ignored);
+          stream->socket().close(ignored);
+        });
+      }
+    }
+  }
+  const auto deadline = Clock::now() + std::chrono::seconds(2);
+  while (reg->sessions.load() > 0 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+}  // namespace sb::http

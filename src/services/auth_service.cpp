@@ -1,0 +1,311 @@
+#include "services/auth_service.hpp"
+
+#include <fmt/format.h>
+
+#include <boost/json/serialize.hpp>
+
+#include "util/crypto.hpp"
+#include "util/json.hpp"
+
+namespace sb::services {
+namespace {
+
+using util::ErrorCode;
+using util::Fail;
+
+constexpr const char* kApiKeyPrefix = "lbk_";
+constexpr std::size_t kApiKeyRandomChars = 43;
+constexpr std::size_t kMinPasswordLength = 8;
+
+std::string JwtHeader() {
+  static const std::string header = util::Base64UrlEncode(R"({"alg":"HS256","typ":"JWT"})");
+  return header;
+}
+
+std::string MaskKey(const std::string& key) {
+  return key.substr(0, 8) + "..." + key.substr(key.size() - 4);
+}
+
+}  // namespace
+
+AuthService::AuthService(domain::UserRepository& users, domain::ApiKeyRepository& keys,
+                         const util::Clock& clock, AuthOptions options)
+    : users_(users), keys_(keys), clock_(clock), options_(std::move(options)) {}
+
+util::Result<bool> AuthService::IsInitialized() {
+  auto n = users_.Count();
+  if (!n) return tl::unexpected(n.error());
+  return *n > 0;
+}
+
+util::Result<void> AuthService::CheckPassword(const std::string& password) const {
+  if (password.size() < kMinPasswordLength) {
+    return Fail(ErrorCode::kInvalidArgument,
+                fmt::format("password must have at least {} characters", kMinPasswordLength));
+  }
+  if (password.size() > 1024) {
+    return Fail(ErrorCode::kInvalidArgument, "password must have at most 1024 characters");
+  }
+  return util::Ok();
+}
+
+util::Result<void> AuthService::InitAdmin(const std::string& user, const std::string& password) {
+  if (user.empty() || user.size() > 255) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "user must be a non-empty string of at most 255 bytes");
+  }
+  if (auto ok = CheckPassword(password); !ok) return ok;
+  const std::string hash = util::HashPassword(password);
+  if (hash.empty()) return Fail(ErrorCode::kInternal, "password hashing failed");
+  const auto now = clock_.Now();
+  auto r = users_.Insert({user, hash, now, now}, /*only_if_none=*/true);
+  if (!r && r.error().code == ErrorCode::kConflict) {
+    return Fail(ErrorCode::kConflict, "the instance is already initialized");
+  }
+  return r;
+}
+
+util::Result<void> AuthService::UpsertUser(const std::string& user, const std::string& password) {
+  if (user.empty() || user.size() > 255) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "user must be a non-empty string of at most 255 bytes");
+  }
+  if (auto ok = CheckPassword(password); !ok) return ok;
+  const std::string hash = util::HashPassword(password);
+  if (hash.empty()) return Fail(ErrorCode::kInternal, "password hashing failed");
+  const auto now = clock_.Now();
+  auto existing = users_.Get(user);
+  if (existing) return users_.UpdatePassword(user, hash, now);
+  if (existing.error().code != ErrorCode::kNotFound) return tl::unexpected(existing.error());
+  return users_.Insert({user, hash, now, now}, /*only_if_none=*/false);
+}
+
+bool AuthService::Throttled(const std::string& user, const std::string& address) {
+  std::lock_guard lock(throttle_mu_);
+  const auto cutoff = clock_.Now() - std::chrono::seconds(options_.login_window_seconds);
+  for (const std::string& key : {"u:" + user, "a:" + address}) {
+    auto it = failures_.find(key);
+    if (it == failures_.end()) continue;
+    auto& times = it->second;
+    std::erase_if(times, [&](util::TimePoint t) { return t < cutoff; });
+    if (times.empty()) {
+      failures_.erase(it);
+      continue;
+    }
+    if (static_cast<int>(times.size()) >= options_.login_max_failures) return true;
+  }
+  return false;
+}
+
+void AuthService::RecordFailure(const std::string& user, const std::string& address) {
+  std::lock_guard lock(throttle_mu_);
+  const auto now = clock_.Now();
+  failures_["u:" + user].push_back(now);
+  failures_["a:" + address].push_back(now);
+  // Bound memory under a flood of distinct names or addresses.
+  if (failures_.size() > 100000) failures_.clear();
+}
+
+void AuthService::ClearFailures(const std::string& user, const std::string& address) {
+  std::lock_guard lock(throttle_mu_);
+  failures_.erase("u:" + user);
+  failures_.erase("a:" + address);
+}
+
+util::Result<std::string> AuthService::Login(const std::string& user, const std::string& password,
+                                             const std::string& client_address) {
+  if (Throttled(user, client_address)) {
+    return Fail(ErrorCode::kRateLimited, "too many failed logins; try again later");
+  }
+  auto account = users_.Get(user);
+  if (!account && account.error().code != ErrorCode::kNotFound) {
+    return tl::unexpected(account.error());
+  }
+  // Verify against a fixed hash for unknown users too, so timing does not reveal which exist.
+  static const std::string kDummyHash = util::HashPassword("dummy-password-for-timing");
+  const bool ok = util::VerifyPassword(password, account ? account->password_hash : kDummyHash);
+  if (!account || !ok) {
+    RecordFailure(user, client_address);
+    return Fail(ErrorCode::kUnauthenticated, "wrong user or password");
+  }
+  ClearFailures(user, client_address);
+  return IssueToken(user);
+}
+
+std::string AuthService::IssueToken(const std::string& user) {
+  boost::json::object claims;
+  claims["user"] = user;
+  claims["iss"] = options_.issuer;
+  claims["exp"] = util::ToUnixSeconds(clock_.Now()) + options_.jwt_expire_seconds;
+  const std::string signing_input =
+      JwtHeader() + "." + util::Base64UrlEncode(boost::json::serialize(claims));
+  return signing_input + "." +
+         util::Base64UrlEncode(util::HmacSha256(options_.jwt_secret, signing_input));
+}
+
+util::Result<std::string> AuthService::VerifyToken(std::string_view token) {
+  auto invalid = [] { return Fail(ErrorCode::kUnauthenticated, "invalid or expired token"); };
+  const auto dot1 = token.find('.');
+  const auto dot2 = token.rfind('.');
+  if (dot1 == std::string_view::npos || dot1 == dot2) return invalid();
+  const std::string_view signing_input = token.substr(0, dot2);
+  if (token.substr(0, dot1) != JwtHeader()) return invalid();
+  const std::string expected =
+      util::Base64UrlEncode(util::HmacSha256(options_.jwt_secret, signing_input));
+  if (!util::ConstantTimeEquals(expected, token.substr(dot2 + 1))) return invalid();
+  std::string payload;
+  if (!util::Base64UrlDecode(token.substr(dot1 + 1, dot2 - dot1 - 1), payload)) return invalid();
+  auto claims = util::ParseJson(payload);
+  if (!claims || !claims->is_object()) return invalid();
+  const auto& obj = claims->as_object();
+  auto user = obj.find("user");
+  auto exp = obj.find("exp");
+  if (user == obj.end() || !user->value().is_string() || exp == obj.end() ||
+      !exp->value().is_int64()) {
+    return invalid();
+  }
+  if (exp->value().as_int64() <= util::ToUnixSeconds(clock_.Now())) return invalid();
+  std::string name(user->value().as_string());
+  {
+    std::shared_lock lock(cache_mu_);
+    if (known_users_.count(name)) return name;
+  }
+  auto account = users_.Get(name);
+  if (!account) {
+    if (account.error().code == ErrorCode::kNotFound) return invalid();
+    return tl::unexpected(account.error());
+  }
+  std::unique_lock lock(cache_mu_);
+  known_users_[name] = true;
+  return name;
+}
+
+util::Result<void> AuthService::ChangePassword(const std::string& user, const std::string& current,
+                                               const std::string& next) {
+  if (!options_.allow_modify_login_info) {
+    return Fail(ErrorCode::kPermissionDenied, "changing login info is disabled on this instance");
+  }
+  auto account = users_.Get(user);
+  if (!account) return tl::unexpected(account.error());
+  if (!util::VerifyPassword(current, account->password_hash)) {
+    return Fail(ErrorCode::kInvalidArgument, "current_password is wrong");
+  }
+  if (auto ok = CheckPassword(next); !ok) return ok;
+  const std::string hash = util::HashPassword(next);
+  if (hash.empty()) return Fail(ErrorCode::kInternal, "password hashing failed");
+  return users_.UpdatePassword(user, hash, clock_.Now());
+}
+
+util::Result<void> AuthService::ResetPassword(const std::string& user,
+                                              const std::string& recovery_key,
+                                              const std::string& next) {
+  if (!util::ConstantTimeEquals(recovery_key, options_.recovery_key) || recovery_key.empty()) {
+    return Fail(ErrorCode::kPermissionDenied, "recovery_key is wrong");
+  }
+  if (auto ok = CheckPassword(next); !ok) return ok;
+  auto account = users_.Get(user);
+  if (!account) {
+    if (account.error().code == ErrorCode::kNotFound) {
+      return Fail(ErrorCode::kNotFound, "user '" + user + "' does not exist");
+    }
+    return tl::unexpected(account.error());
+  }
+  const std::string hash = util::HashPassword(next);
+  if (hash.empty()) return Fail(ErrorCode::kInternal, "password hashing failed");
+  return users_.UpdatePassword(user, hash, clock_.Now());
+}
+
+util::Result<domain::User> AuthService::GetUser(const std::string& user) {
+  return users_.Get(user);
+}
+
+util::Result<CreatedApiKey> AuthService::CreateApiKey(const std::string& name,
+                                                      const std::string& description) {
+  if (name.empty() || name.size() > 255) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "name must be a non-empty string of at most 255 bytes");
+  }
+  CreatedApiKey created;
+  created.key = kApiKeyPrefix + util::RandomUrlSafe(kApiKeyRandomChars);
+  auto& rec = created.record;
+  rec.name = name;
+  rec.description = description;
+  rec.key_hash = util::Sha256Hex(created.key);
+  rec.masked_key = MaskKey(created.key);
+  rec.created_at = rec.updated_at = clock_.Now();
+  auto id = keys_.Insert(rec);
+  if (!id) return tl::unexpected(id.error());
+  rec.id = *id;
+  return created;
+}
+
+util::Result<std::vector<domain::ApiKey>> AuthService::ListApiKeys() { return keys_.List(); }
+
+util::Result<domain::ApiKey> AuthService::GetApiKey(std::int64_t id) {
+  auto r = keys_.Get(id);
+  if (!r && r.error().code == ErrorCode::kNotFound) {
+    return Fail(ErrorCode::kNotFound, fmt::format("API key {} does not exist", id));
+  }
+  return r;
+}
+
+util::Result<void> AuthService::UpdateApiKey(std::int64_t id,
+                                             const std::optional<std::string>& name,
+                                             const std::optional<std::string>& description) {
+  auto current = GetApiKey(id);
+  if (!current) return tl::unexpected(current.error());
+  if (name) {
+    if (name->empty() || name->size() > 255) {
+      return Fail(ErrorCode::kInvalidArgument,
+                  "name must be a non-empty string of at most 255 bytes");
+    }
+    current->name = *name;
+  }
+  if (description) current->description = *description;
+  current->updated_at = clock_.Now();
+  {
+    std::unique_lock lock(cache_mu_);
+    key_cache_.clear();
+  }
+  return keys_.Update(*current);
+}
+
+util::Result<void> AuthService::DeleteApiKey(std::int64_t id) {
+  {
+    std::unique_lock lock(cache_mu_);
+    key_cache_.clear();
+  }
+  auto r = keys_.Delete(id);
+  {
+    // Again after the delete: a check running in between may have cached the key anew.
+    std::unique_lock lock(cache_mu_);
+    key_cache_.clear();
+  }
+  if (!r && r.error().code == ErrorCode::kNotFound) {
+    return Fail(ErrorCode::kNotFound, fmt::format("API key {} does not exist", id));
+  }
+  return r;
+}
+
+util::Result<domain::ApiKey> AuthService::VerifyApiKey(std::string_view key) {
+  const std::string hash = util::Sha256Hex(key);
+  {
+    std::shared_lock lock(cache_mu_);
+    auto it = key_cache_.find(hash);
+    if (it != key_cache_.end()) return it->second;
+  }
+  // The lookup is by hash, an exact index match: no timing signal about stored keys.
+  auto found = keys_.FindByHash(hash);
+  if (!found) {
+    if (found.error().code == ErrorCode::kNotFound) {
+      return Fail(ErrorCode::kUnauthenticated, "invalid API key");
+    }
+    return tl::unexpected(found.error());
+  }
+  std::unique_lock lock(cache_mu_);
+  if (key_cache_.size() > 10000) key_cache_.clear();
+  key_cache_[hash] = *found;
+  return *found;
+}
+
+}  // namespace sb::services

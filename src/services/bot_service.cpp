@@ -1,0 +1,180 @@
+#include "services/bot_service.hpp"
+
+#include <fmt/format.h>
+
+#include "services/config_schema.hpp"
+
+namespace sb::services {
+namespace {
+
+using util::ErrorCode;
+using util::Fail;
+
+util::Error NotFound(const util::BotId& id) {
+  return {ErrorCode::kNotFound, fmt::format("bot {} does not exist", id.str())};
+}
+
+}  // namespace
+
+BotService::BotService(domain::BotRepository& bots, domain::BotLogRepository& logs,
+                       domain::PipelineRepository& pipelines, const domain::Catalogue& adapters,
+                       domain::BotRuntime* runtime, const util::Clock& clock,
+                       BotServiceOptions options)
+    : bots_(bots),
+      logs_(logs),
+      pipelines_(pipelines),
+      adapters_(adapters),
+      runtime_(runtime),
+      clock_(clock),
+      options_(options) {}
+
+util::Result<void> BotService::Check(domain::Bot& bot) const {
+  if (bot.name.empty() || bot.name.size() > 255) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "name must be a non-empty string of at most 255 bytes");
+  }
+  if (bot.description.size() > 4096) {
+    return Fail(ErrorCode::kInvalidArgument, "description must be at most 4096 bytes");
+  }
+  const domain::CatalogueEntry* adapter = adapters_.Find(bot.adapter);
+  if (!adapter) {
+    return Fail(
+        ErrorCode::kInvalidArgument,
+        fmt::format("adapter '{}' is not a known adapter (see GET /api/v1/platform/adapters)",
+                    bot.adapter.substr(0, 64)));
+  }
+  auto config =
+      ApplyConfigSchema(domain::ConfigItems(adapter->descriptor), bot.adapter_config, "config");
+  if (!config) return tl::unexpected(config.error());
+  bot.adapter_config = std::move(*config);
+  if (!bot.use_pipeline_uuid) {
+    auto def = pipelines_.GetDefault();
+    if (!def) return tl::unexpected(def.error());
+    bot.use_pipeline_uuid = def->uuid;
+  }
+  return util::Ok();
+}
+
+domain::RuntimeStatus BotService::StatusOf(const domain::Bot& bot) const {
+  if (runtime_) {
+    if (auto s = runtime_->Status(bot.uuid)) return *s;
+  }
+  domain::RuntimeStatus s;
+  s.since = bot.updated_at;
+  return s;
+}
+
+util::Result<std::vector<BotView>> BotService::List() {
+  auto bots = bots_.List();
+  if (!bots) return tl::unexpected(bots.error());
+  std::vector<BotView> out;
+  out.reserve(bots->size());
+  for (auto& b : *bots) {
+    auto status = StatusOf(b);
+    out.push_back({std::move(b), std::move(status)});
+  }
+  return out;
+}
+
+util::Result<BotView> BotService::Get(const util::BotId& id) {
+  auto b = bots_.Get(id);
+  if (!b) {
+    if (b.error().code == ErrorCode::kNotFound) return tl::unexpected(NotFound(id));
+    return tl::unexpected(b.error());
+  }
+  auto status = StatusOf(*b);
+  return BotView{std::move(*b), std::move(status)};
+}
+
+util::Result<util::BotId> BotService::Create(const BotDraft& draft) {
+  domain::Bot bot;
+  bot.uuid = util::BotId::Generate();
+  bot.name = draft.name;
+  bot.description = draft.description;
+  bot.adapter = draft.adapter;
+  bot.adapter_config = draft.config;
+  bot.enable = draft.enable;
+  bot.use_pipeline_uuid = draft.use_pipeline_uuid;
+  bot.created_at = bot.updated_at = clock_.Now();
+  if (auto ok = Check(bot); !ok) return tl::unexpected(ok.error());
+  if (auto r = bots_.Insert(bot); !r) {
+    if (r.error().code == ErrorCode::kInvalidArgument) {
+      return Fail(ErrorCode::kInvalidArgument, fmt::format("use_pipeline_uuid {} names no pipeline",
+                                                           bot.use_pipeline_uuid->str()));
+    }
+    return tl::unexpected(r.error());
+  }
+  if (runtime_) runtime_->Apply(bot);
+  return bot.uuid;
+}
+
+util::Result<void> BotService::Update(const util::BotId& id, const BotPatch& patch) {
+  auto current = bots_.Get(id);
+  if (!current) {
+    if (current.error().code == ErrorCode::kNotFound) return tl::unexpected(NotFound(id));
+    return tl::unexpected(current.error());
+  }
+  domain::Bot bot = *current;
+  if (patch.name) bot.name = *patch.name;
+  if (patch.description) bot.description = *patch.description;
+  if (patch.adapter) bot.adapter = *patch.adapter;
+  if (patch.config) bot.adapter_config = *patch.config;
+  if (patch.enable) bot.enable = *patch.enable;
+  if (patch.use_pipeline_uuid) bot.use_pipeline_uuid = *patch.use_pipeline_uuid;
+  bot.updated_at = clock_.Now();
+  if (auto ok = Check(bot); !ok) return ok;
+  if (auto r = bots_.Update(bot); !r) {
+    if (r.error().code == ErrorCode::kNotFound) return tl::unexpected(NotFound(id));
+    if (r.error().code == ErrorCode::kInvalidArgument) {
+      return Fail(ErrorCode::kInvalidArgument, fmt::format("use_pipeline_uuid {} names no pipeline",
+                                                           bot.use_pipeline_uuid->str()));
+    }
+    return r;
+  }
+  const bool runtime_relevant =
+      bot.adapter != current->adapter || bot.adapter_config != current->adapter_config ||
+      bot.enable != current->enable || bot.use_pipeline_uuid != current->use_pipeline_uuid;
+  if (runtime_ && runtime_relevant) runtime_->Apply(bot);
+  return util::Ok();
+}
+
+util::Result<void> BotService::Delete(const util::BotId& id) {
+  auto r = bots_.Delete(id);
+  if (!r) {
+    if (r.error().code == ErrorCode::kNotFound) return tl::unexpected(NotFound(id));
+    return r;
+  }
+  if (runtime_) runtime_->Remove(id);
+  return util::Ok();
+}
+
+util::Result<domain::BotLogPage> BotService::Logs(const util::BotId& id, std::int64_t from_index,
+                                                  int max_count) {
+  auto bot = bots_.Get(id);
+  if (!bot) {
+    if (bot.error().code == ErrorCode::kNotFound) return tl::unexpected(NotFound(id));
+    return tl::unexpected(bot.error());
+  }
+  return logs_.Page(id, from_index, max_count);
+}
+
+util::Result<std::int64_t> BotService::AppendLog(const util::BotId& id,
+                                                 const domain::BotLogEntry& entry) {
+  return logs_.Append(id, entry, options_.log_retention);
+}
+
+util::Result<domain::SendReceipt> BotService::SendMessage(const util::BotId& id,
+                                                          const domain::OutgoingMessage& message) {
+  auto bot = bots_.Get(id);
+  if (!bot) {
+    if (bot.error().code == ErrorCode::kNotFound) return tl::unexpected(NotFound(id));
+    return tl::unexpected(bot.error());
+  }
+  const auto status = StatusOf(*bot);
+  if (!runtime_ || status.state != domain::RuntimeState::kRunning) {
+    return Fail(ErrorCode::kConflict, fmt::format("bot {} is not running", id.str()));
+  }
+  return runtime_->Send(id, message);
+}
+
+}  // namespace sb::services

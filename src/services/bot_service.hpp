@@ -1,0 +1,83 @@
+// Rules for bots: the adapter must be in the catalogue and the config must satisfy its schema;
+// a bot without a pipeline gets the default one; changes reach the runtime (when one is wired
+// in) only when adapter, config, enable or pipeline changed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "domain/bot.hpp"
+#include "domain/bot_log.hpp"
+#include "domain/bot_runtime.hpp"
+#include "domain/catalogue.hpp"
+#include "domain/pipeline.hpp"
+#include "util/clock.hpp"
+
+namespace sb::services {
+
+struct BotDraft {
+  std::string name;
+  std::string description;
+  std::string adapter;
+  util::JsonObject config;
+  bool enable = false;
+  std::optional<util::PipelineId> use_pipeline_uuid;
+};
+
+struct BotPatch {
+  std::optional<std::string> name;
+  std::optional<std::string> description;
+  std::optional<std::string> adapter;
+  std::optional<util::JsonObject> config;
+  std::optional<bool> enable;
+  std::optional<util::PipelineId> use_pipeline_uuid;
+};
+
+struct BotView {
+  domain::Bot bot;
+  domain::RuntimeStatus runtime;
+};
+
+struct BotServiceOptions {
+  int log_retention = 1000;  // entries kept per bot
+};
+
+// Thread-safe; blocking (call from the blocking pool).
+class BotService {
+ public:
+  // `runtime` may be null: every bot is then reported stopped and cannot send.
+  BotService(domain::BotRepository& bots, domain::BotLogRepository& logs,
+             domain::PipelineRepository& pipelines, const domain::Catalogue& adapters,
+             domain::BotRuntime* runtime, const util::Clock& clock, BotServiceOptions options);
+
+  util::Result<std::vector<BotView>> List();
+  util::Result<BotView> Get(const util::BotId& id);
+  util::Result<util::BotId> Create(const BotDraft& draft);
+  util::Result<void> Update(const util::BotId& id, const BotPatch& patch);
+  util::Result<void> Delete(const util::BotId& id);
+
+  // kNotFound for an unknown bot. Arguments are checked at the edge.
+  util::Result<domain::BotLogPage> Logs(const util::BotId& id, std::int64_t from_index,
+                                        int max_count);
+  util::Result<std::int64_t> AppendLog(const util::BotId& id, const domain::BotLogEntry& entry);
+
+  // kNotFound for an unknown bot, kConflict when it is not running, then the runtime's errors.
+  util::Result<domain::SendReceipt> SendMessage(const util::BotId& id,
+                                                const domain::OutgoingMessage& message);
+
+ private:
+  util::Result<void> Check(domain::Bot& bot) const;
+  domain::RuntimeStatus StatusOf(const domain::Bot& bot) const;
+
+  domain::BotRepository& bots_;
+  domain::BotLogRepository& logs_;
+  domain::PipelineRepository& pipelines_;
+  const domain::Catalogue& adapters_;
+  domain::BotRuntime* runtime_;
+  const util::Clock& clock_;
+  BotServiceOptions options_;
+};
+
+}  // namespace sb::services

@@ -1,0 +1,116 @@
+#include "services/config_schema.hpp"
+
+#include <fmt/format.h>
+
+namespace sb::services {
+namespace {
+
+using util::ErrorCode;
+using util::Json;
+
+std::string_view StringField(const util::JsonObject& o, std::string_view key) {
+  auto it = o.find(key);
+  if (it == o.end() || !it->value().is_string()) return {};
+  return it->value().as_string();
+}
+
+bool IsInteger(const Json& v) {
+  if (v.is_int64() || v.is_uint64()) return true;
+  return false;
+}
+
+// The allowed `name`s of a select item's options.
+bool OptionAllowed(const util::JsonObject& item, const Json& value) {
+  auto it = item.find("options");
+  if (it == item.end() || !it->value().is_array() || it->value().as_array().empty()) return true;
+  for (const auto& opt : it->value().as_array()) {
+    if (opt.is_object()) {
+      auto n = opt.as_object().find("name");
+      if (n != opt.as_object().end() && n->value() == value) return true;
+    } else if (opt == value) {
+      return true;
+    }
+  }
+  return false;
+}
+
+util::Result<void> CheckValue(const util::JsonObject& item, const Json& value,
+                              const std::string& path) {
+  const std::string_view type = StringField(item, "type");
+  auto wrong = [&](const char* expected) {
+    return util::Fail(
+        ErrorCode::kInvalidArgument,
+        fmt::format("{} must be {}, not {}", path, expected, util::JsonKindName(value)));
+  };
+  if (type == "string" || type == "text" || type == "secret" || type == "prompt-editor-text" ||
+      type == "password") {
+    if (!value.is_string()) return wrong("a string");
+  } else if (type == "integer" || type == "int") {
+    if (!IsInteger(value)) return wrong("an integer");
+  } else if (type == "float" || type == "number") {
+    if (!value.is_number()) return wrong("a number");
+  } else if (type == "boolean" || type == "bool") {
+    if (!value.is_bool()) return wrong("a boolean");
+  } else if (type == "array[string]") {
+    if (!value.is_array()) return wrong("an array of strings");
+    for (const auto& e : value.as_array()) {
+      if (!e.is_string()) return wrong("an array of strings");
+    }
+  } else if (type == "array" || type.rfind("array[", 0) == 0) {
+    if (!value.is_array()) return wrong("an array");
+  } else if (type == "object") {
+    if (!value.is_object()) return wrong("an object");
+  } else if (type == "select") {
+    if (!OptionAllowed(item, value)) {
+      return util::Fail(ErrorCode::kInvalidArgument,
+                        fmt::format("{} has a value that is not one of its options", path));
+    }
+  }
+  // Other types (selectors of models, knowledge bases, bots; editors) carry values whose shape
+  // the console decides; they are stored as given.
+  return util::Ok();
+}
+
+util::Result<util::JsonObject> Apply(const util::JsonArray& items, const util::JsonObject& config,
+                                     std::string_view where, bool fill) {
+  util::JsonObject out = config;
+  for (const auto& raw : items) {
+    if (!raw.is_object()) continue;
+    const auto& item = raw.as_object();
+    const std::string_view name = StringField(item, "name");
+    if (name.empty()) continue;
+    const std::string path = fmt::format("{}.{}", where, name);
+    auto it = out.find(name);
+    if (it == out.end() || (it->value().is_null() && fill)) {
+      auto def = item.find("default");
+      const bool required = item.contains("required") && item.at("required") == Json(true);
+      if (def != item.end() && fill) {
+        out[name] = def->value();
+        continue;
+      }
+      if (required) {
+        return util::Fail(ErrorCode::kInvalidArgument, fmt::format("{} is required", path));
+      }
+      continue;
+    }
+    if (auto ok = CheckValue(item, it->value(), path); !ok) return tl::unexpected(ok.error());
+  }
+  return out;
+}
+
+}  // namespace
+
+util::Result<util::JsonObject> ApplyConfigSchema(const util::JsonArray& items,
+                                                 const util::JsonObject& config,
+                                                 std::string_view where) {
+  return Apply(items, config, where, true);
+}
+
+util::Result<void> CheckConfigTypes(const util::JsonArray& items, const util::JsonObject& config,
+                                    std::string_view where) {
+  auto r = Apply(items, config, where, false);
+  if (!r) return tl::unexpected(r.error());
+  return util::Ok();
+}
+
+}  // namespace sb::services

@@ -1,0 +1,58 @@
+// Rules for pipelines: configs are deep-merged over the default config and checked against the
+// metadata; one default pipeline always exists; a pipeline in use cannot be deleted.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "domain/pipeline.hpp"
+#include "domain/pipeline_template.hpp"
+#include "util/clock.hpp"
+
+namespace sb::services {
+
+struct PipelineDraft {
+  std::string name;
+  std::string description;
+  std::string emoji;
+  util::JsonObject config;
+};
+
+struct PipelinePatch {
+  std::optional<std::string> name;
+  std::optional<std::string> description;
+  std::optional<std::string> emoji;
+  std::optional<util::JsonObject> config;
+  std::optional<util::JsonObject> extensions_preferences;
+};
+
+// Thread-safe; blocking (call from the blocking pool).
+class PipelineService {
+ public:
+  PipelineService(domain::PipelineRepository& repo, const domain::PipelineTemplate& tmpl,
+                  const util::Clock& clock);
+
+  // Creates the default pipeline ("ChatPipeline") unless one exists. Called at start.
+  util::Result<util::PipelineId> EnsureDefault();
+
+  util::Result<std::vector<domain::Pipeline>> List();
+  util::Result<domain::Pipeline> Get(const util::PipelineId& id);
+  util::Result<util::PipelineId> Create(const PipelineDraft& draft);
+  util::Result<void> Update(const util::PipelineId& id, const PipelinePatch& patch);
+  util::Result<util::PipelineId> Copy(const util::PipelineId& id);
+  // kConflict for the default pipeline or one that bots use.
+  util::Result<void> Delete(const util::PipelineId& id);
+  // {configs:[...]} as LangBot's `GET /pipelines/_/metadata` answers.
+  util::JsonObject Metadata() const;
+
+ private:
+  util::Result<util::JsonObject> MergeAndCheck(const util::JsonObject& config) const;
+  domain::Pipeline NewPipeline(const PipelineDraft& draft, util::JsonObject config) const;
+
+  domain::PipelineRepository& repo_;
+  const domain::PipelineTemplate& template_;
+  const util::Clock& clock_;
+};
+
+}  // namespace sb::services

@@ -1,0 +1,117 @@
+#include "services/provider_service.hpp"
+
+#include <fmt/format.h>
+
+namespace sb::services {
+namespace {
+
+using util::ErrorCode;
+using util::Fail;
+
+util::Error NotFound(const util::ProviderId& id) {
+  return {ErrorCode::kNotFound, fmt::format("provider {} does not exist", id.str())};
+}
+
+}  // namespace
+
+bool IsHttpUrl(std::string_view url) {
+  std::string_view rest;
+  if (url.rfind("http://", 0) == 0) {
+    rest = url.substr(7);
+  } else if (url.rfind("https://", 0) == 0) {
+    rest = url.substr(8);
+  } else {
+    return false;
+  }
+  if (rest.empty() || rest.front() == '/' || rest.front() == ':') return false;
+  for (char c : url) {
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) return false;
+  }
+  return true;
+}
+
+ProviderService::ProviderService(domain::ProviderRepository& repo,
+                                 const domain::Catalogue& requesters, const util::Clock& clock)
+    : repo_(repo), requesters_(requesters), clock_(clock) {}
+
+util::Result<void> ProviderService::Check(const domain::Provider& p) const {
+  if (p.name.empty() || p.name.size() > 255) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "name must be a non-empty string of at most 255 bytes");
+  }
+  if (!requesters_.Find(p.requester)) {
+    return Fail(ErrorCode::kInvalidArgument,
+                fmt::format("requester '{}' is not a known requester (see "
+                            "GET /api/v1/provider/requesters)",
+                            p.requester.substr(0, 64)));
+  }
+  if (!IsHttpUrl(p.base_url)) {
+    return Fail(ErrorCode::kInvalidArgument, "base_url must be an http:// or https:// URL");
+  }
+  for (const auto& key : p.api_keys) {
+    if (key.size() > 4096) {
+      return Fail(ErrorCode::kInvalidArgument, "api_keys holds a key longer than 4096 bytes");
+    }
+  }
+  return util::Ok();
+}
+
+util::Result<std::vector<domain::ProviderUsage>> ProviderService::List() { return repo_.List(); }
+
+util::Result<domain::ProviderUsage> ProviderService::Get(const util::ProviderId& id) {
+  auto r = repo_.Get(id);
+  if (!r && r.error().code == ErrorCode::kNotFound) return tl::unexpected(NotFound(id));
+  return r;
+}
+
+util::Result<util::ProviderId> ProviderService::Create(const ProviderDraft& draft) {
+  domain::Provider p;
+  p.uuid = util::ProviderId::Generate();
+  p.name = draft.name;
+  p.requester = draft.requester;
+  p.base_url = draft.base_url;
+  p.api_keys = draft.api_keys;
+  p.created_at = p.updated_at = clock_.Now();
+  if (auto ok = Check(p); !ok) return tl::unexpected(ok.error());
+  if (auto r = repo_.Insert(p); !r) return tl::unexpected(r.error());
+  return p.uuid;
+}
+
+util::Result<void> ProviderService::Update(const util::ProviderId& id, const ProviderPatch& patch) {
+  auto current = Get(id);
+  if (!current) return tl::unexpected(current.error());
+  domain::Provider p = current->provider;
+  if (patch.name) p.name = *patch.name;
+  if (patch.requester) p.requester = *patch.requester;
+  if (patch.base_url) p.base_url = *patch.base_url;
+  if (patch.api_keys) p.api_keys = *patch.api_keys;
+  p.updated_at = clock_.Now();
+  if (auto ok = Check(p); !ok) return ok;
+  auto r = repo_.Update(p);
+  if (!r && r.error().code == ErrorCode::kNotFound) return tl::unexpected(NotFound(id));
+  return r;
+}
+
+util::Result<void> ProviderService::Delete(const util::ProviderId& id) {
+  auto current = Get(id);
+  if (!current) return tl::unexpected(current.error());
+  auto in_use = [&](int llm, int embedding) {
+    return Fail(ErrorCode::kInvalidArgument,
+                fmt::format("provider {} is still used by {} LLM model(s) and {} embedding "
+                            "model(s); delete or move them first",
+                            id.str(), llm, embedding));
+  };
+  if (current->llm_count > 0 || current->embedding_count > 0) {
+    return in_use(current->llm_count, current->embedding_count);
+  }
+  auto r = repo_.Delete(id);
+  if (!r && r.error().code == ErrorCode::kNotFound) return tl::unexpected(NotFound(id));
+  if (!r && r.error().code == ErrorCode::kConflict) {
+    // A model was added between the check and the delete.
+    auto now = repo_.Get(id);
+    return in_use(now ? now->llm_count : 1, now ? now->embedding_count : 0);
+  }
+  return r;
+}
+
+}  // namespace sb::services

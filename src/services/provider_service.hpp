@@ -1,0 +1,55 @@
+// Rules for model providers: the requester must be in the catalogue, the base URL must be an
+// http(s) URL, and a provider still used by models cannot be deleted.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "domain/catalogue.hpp"
+#include "domain/provider.hpp"
+#include "util/clock.hpp"
+
+namespace sb::services {
+
+struct ProviderDraft {
+  std::string name;
+  std::string requester;
+  std::string base_url;
+  std::vector<std::string> api_keys;
+};
+
+struct ProviderPatch {
+  std::optional<std::string> name;
+  std::optional<std::string> requester;
+  std::optional<std::string> base_url;
+  std::optional<std::vector<std::string>> api_keys;
+};
+
+// Thread-safe; blocking (call from the blocking pool).
+class ProviderService {
+ public:
+  ProviderService(domain::ProviderRepository& repo, const domain::Catalogue& requesters,
+                  const util::Clock& clock);
+
+  util::Result<std::vector<domain::ProviderUsage>> List();
+  // kNotFound naming the uuid.
+  util::Result<domain::ProviderUsage> Get(const util::ProviderId& id);
+  // kInvalidArgument naming the field at fault.
+  util::Result<util::ProviderId> Create(const ProviderDraft& draft);
+  util::Result<void> Update(const util::ProviderId& id, const ProviderPatch& patch);
+  // kInvalidArgument (the seed's 400) naming the counts when models still reference it.
+  util::Result<void> Delete(const util::ProviderId& id);
+
+ private:
+  util::Result<void> Check(const domain::Provider& p) const;
+
+  domain::ProviderRepository& repo_;
+  const domain::Catalogue& requesters_;
+  const util::Clock& clock_;
+};
+
+// http:// or https:// with a host.
+bool IsHttpUrl(std::string_view url);
+
+}  // namespace sb::services

@@ -1,0 +1,57 @@
+#include "services/system_service.hpp"
+
+namespace sb::services {
+namespace {
+
+constexpr const char* kWizardStatusKey = "wizard_status";
+constexpr const char* kWizardProgressKey = "wizard_progress";
+
+}  // namespace
+
+SystemService::SystemService(domain::SettingsRepository& settings, SystemInfo defaults)
+    : settings_(settings), info_(std::move(defaults)) {}
+
+util::Result<void> SystemService::Load() {
+  auto status = settings_.Get(kWizardStatusKey);
+  if (!status) return tl::unexpected(status.error());
+  auto progress = settings_.Get(kWizardProgressKey);
+  if (!progress) return tl::unexpected(progress.error());
+  std::lock_guard lock(mu_);
+  if (*status) info_.wizard_status = **status;
+  if (*progress) {
+    auto parsed = util::ParseJson(**progress);
+    info_.wizard_progress = parsed ? *parsed : util::Json();
+  }
+  generation_.fetch_add(1, std::memory_order_release);
+  return util::Ok();
+}
+
+SystemInfo SystemService::Info() const {
+  std::lock_guard lock(mu_);
+  return info_;
+}
+
+util::Result<void> SystemService::SetWizardStatus(const std::string& status) {
+  if (status != "none" && status != "skipped" && status != "completed") {
+    return util::Fail(util::ErrorCode::kInvalidArgument,
+                      "status must be one of none, skipped, completed");
+  }
+  std::lock_guard lock(mu_);  // held across the write so memory and database agree
+  if (auto r = settings_.Set(kWizardStatusKey, status); !r) return r;
+  info_.wizard_status = status;
+  generation_.fetch_add(1, std::memory_order_release);
+  return util::Ok();
+}
+
+util::Result<void> SystemService::SetWizardProgress(const util::Json& progress) {
+  if (!progress.is_object() && !progress.is_null()) {
+    return util::Fail(util::ErrorCode::kInvalidArgument, "progress must be an object or null");
+  }
+  std::lock_guard lock(mu_);
+  if (auto r = settings_.Set(kWizardProgressKey, util::SerializeJson(progress)); !r) return r;
+  info_.wizard_progress = progress;
+  generation_.fetch_add(1, std::memory_order_release);
+  return util::Ok();
+}
+
+}  // namespace sb::services

@@ -1,0 +1,26 @@
+// BotLogRepository over SQLite: a per-bot sequence row hands out seq_ids, so they keep
+// increasing after retention has deleted the oldest entries.
+#pragma once
+
+#include "domain/bot_log.hpp"
+#include "storage/sqlite/database.hpp"
+
+namespace sb::storage::sqlite {
+
+// Thread-safe; every method is one transaction on `db`, which must outlive this object.
+class SqliteBotLogRepository final : public domain::BotLogRepository {
+ public:
+  explicit SqliteBotLogRepository(Database& db) : db_(db) {}
+
+  // kNotFound when the bot does not exist; kInvalidArgument when retention < 1.
+  util::Result<std::int64_t> Append(const util::BotId& bot, const domain::BotLogEntry& entry,
+                                    int retention) override;
+  // Any negative from_index means the newest. An unknown bot has an empty log.
+  util::Result<domain::BotLogPage> Page(const util::BotId& bot, std::int64_t from_index,
+                                        int max_count) override;
+
+ private:
+  Database& db_;
+};
+
+}  // namespace sb::storage::sqlite

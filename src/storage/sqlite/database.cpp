@@ -1,0 +1,319 @@
+#include "storage/sqlite/database.hpp"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace sb::storage::sqlite {
+
+namespace {
+
+constexpr int kBusyTimeoutMs = 5000;
+// Enough SQL to find the statement in the code, short enough for a log line.
+constexpr std::size_t kSqlInMessage = 80;
+
+bool IsBlank(std::string_view text) {
+  return std::all_of(text.begin(), text.end(),
+                     [](unsigned char ch) { return std::isspace(ch) || ch == ';'; });
+}
+
+// Runs a parameterless cached statement (BEGIN, COMMIT, ...): cheaper than sqlite3_exec, which
+// parses the text each time, and these run on every request.
+util::Result<void> RunCached(Connection& c, std::string_view sql) {
+  auto stmt = c.Prepare(sql);
+  if (!stmt) return tl::make_unexpected(stmt.error());
+  return stmt->Run();
+}
+
+// Leaves `c` outside any transaction. Some errors (SQLITE_FULL, ...) already rolled back, and a
+// second ROLLBACK would fail, hence the autocommit check.
+void RollbackIfActive(Connection& c) {
+  if (c.handle() != nullptr && sqlite3_get_autocommit(c.handle()) == 0) {
+    sqlite3_exec(c.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+}
+
+}  // namespace
+
+util::Error SqliteError(sqlite3* db, int rc, std::string_view sql) {
+  const char* detail = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  std::string shown(sql.substr(0, kSqlInMessage));
+  std::replace(shown.begin(), shown.end(), '\n', ' ');
+  if (sql.size() > kSqlInMessage) shown += "...";
+  return util::Error{util::ErrorCode::kInternal,
+                     fmt::format("database error {}: {} (in \"{}\")", rc, detail, shown)};
+}
+
+Statement::Statement(Statement&& other) noexcept
+    : stmt_(std::exchange(other.stmt_, nullptr)),
+      in_use_(std::exchange(other.in_use_, nullptr)),
+      last_error_(other.last_error_),
+      bind_error_(other.bind_error_) {}
+
+Statement::~Statement() {
+  if (stmt_ == nullptr) return;
+  if (in_use_ != nullptr) {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+    *in_use_ = false;
+  } else {
+    sqlite3_finalize(stmt_);
+  }
+}
+
+Statement& Statement::Bind(int index, std::int64_t value) {
+  const int rc = sqlite3_bind_int64(stmt_, index, value);
+  if (rc != SQLITE_OK && bind_error_ == 0) bind_error_ = rc;
+  return *this;
+}
+
+Statement& Statement::Bind(int index, double value) {
+  const int rc = sqlite3_bind_double(stmt_, index, value);
+  if (rc != SQLITE_OK && bind_error_ == 0) bind_error_ = rc;
+  return *this;
+}
+
+Statement& Statement::Bind(int index, std::string_view value) {
+  // A non-null pointer even for an empty view, so '' is stored as text rather than NULL.
+  const char* data = value.data() != nullptr ? value.data() : "";
+  const int rc =
+      sqlite3_bind_text64(stmt_, index, data, value.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+  if (rc != SQLITE_OK && bind_error_ == 0) bind_error_ = rc;
+  return *this;
+}
+
+Statement& Statement::BindNull(int index) {
+  const int rc = sqlite3_bind_null(stmt_, index);
+  if (rc != SQLITE_OK && bind_error_ == 0) bind_error_ = rc;
+  return *this;
+}
+
+util::Result<bool> Statement::Step() {
+  if (bind_error_ != 0) {
+    last_error_ = bind_error_;
+    return tl::make_unexpected(
+        SqliteError(sqlite3_db_handle(stmt_), bind_error_, sqlite3_sql(stmt_)));
+  }
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  last_error_ = rc;
+  return tl::make_unexpected(SqliteError(sqlite3_db_handle(stmt_), rc, sqlite3_sql(stmt_)));
+}
+
+util::Result<void> Statement::Run() {
+  for (;;) {
+    auto row = Step();
+    if (!row) return tl::make_unexpected(row.error());
+    if (!*row) return util::Ok();
+  }
+}
+
+bool Statement::IsNull(int column) const {
+  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
+}
+
+std::int64_t Statement::Int64(int column) const { return sqlite3_column_int64(stmt_, column); }
+
+double Statement::Double(int column) const { return sqlite3_column_double(stmt_, column); }
+
+std::string Statement::Text(int column) const {
+  const auto* text = sqlite3_column_text(stmt_, column);
+  if (text == nullptr) return {};
+  const int size = sqlite3_column_bytes(stmt_, column);
+  return std::string(reinterpret_cast<const char*>(text), static_cast<std::size_t>(size));
+}
+
+bool Statement::FailedOnUnique() const {
+  return last_error_ == SQLITE_CONSTRAINT_UNIQUE || last_error_ == SQLITE_CONSTRAINT_PRIMARYKEY;
+}
+
+bool Statement::FailedOnForeignKey() const { return last_error_ == SQLITE_CONSTRAINT_FOREIGNKEY; }
+
+Connection::~Connection() { Close(); }
+
+util::Result<std::unique_ptr<Connection>> Connection::Open(const std::string& path, bool create) {
+  // NOMUTEX: the Database never lets two threads use one connection at once, so SQLite's own
+  // per-connection mutex would be pure overhead.
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+  if (create) flags |= SQLITE_OPEN_CREATE;
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    util::Error error{util::ErrorCode::kInternal,
+                      fmt::format("cannot open database {}: {}", path,
+                                  db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc))};
+    sqlite3_close_v2(db);
+    return tl::make_unexpected(std::move(error));
+  }
+  std::unique_ptr<Connection> c(new Connection(db));
+  sqlite3_extended_result_codes(db, 1);
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  // foreign_keys is per connection and off by default; synchronous=NORMAL is durable across
+  // process crashes in WAL mode and only risks the last commits on power loss.
+  auto pragmas = c->Exec("PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;");
+  if (!pragmas) return tl::make_unexpected(pragmas.error());
+  return c;
+}
+
+util::Result<Statement> Connection::Prepare(std::string_view sql) {
+  auto it = cache_.find(sql);
+  const bool duplicate = it != cache_.end() && it->second.in_use;
+  if (it != cache_.end() && !duplicate) {
+    it->second.in_use = true;
+    return Statement(it->second.stmt, &it->second.in_use);
+  }
+  sqlite3_stmt* stmt = nullptr;
+  const char* tail = nullptr;
+  const int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
+                                    duplicate ? 0 : SQLITE_PREPARE_PERSISTENT, &stmt, &tail);
+  if (rc != SQLITE_OK) return tl::make_unexpected(SqliteError(db_, rc, sql));
+  const std::string_view rest = tail != nullptr
+                                    ? sql.substr(static_cast<std::size_t>(tail - sql.data()))
+                                    : std::string_view();
+  if (stmt == nullptr || !IsBlank(rest)) {
+    sqlite3_finalize(stmt);
+    return util::Fail(util::ErrorCode::kInternal,
+                      fmt::format("Prepare needs exactly one SQL statement, got \"{}\"",
+                                  sql.substr(0, kSqlInMessage)));
+  }
+  if (duplicate) return Statement(stmt, nullptr);
+  auto [slot, inserted] = cache_.emplace(std::string(sql), CachedStatement{stmt, true});
+  (void)inserted;
+  return Statement(slot->second.stmt, &slot->second.in_use);
+}
+
+util::Result<void> Connection::Exec(const std::string& sql) {
+  const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK) return tl::make_unexpected(SqliteError(db_, rc, sql));
+  return util::Ok();
+}
+
+std::int64_t Connection::LastInsertRowId() const { return sqlite3_last_insert_rowid(db_); }
+
+int Connection::Changes() const { return sqlite3_changes(db_); }
+
+void Connection::Close() {
+  if (db_ == nullptr) return;
+  for (auto& [sql, cached] : cache_) sqlite3_finalize(cached.stmt);
+  cache_.clear();
+  sqlite3_close_v2(db_);
+  db_ = nullptr;
+}
+
+util::Result<std::unique_ptr<Database>> Database::Open(const std::string& path,
+                                                       int read_connections) {
+  if (sqlite3_threadsafe() == 0) {
+    return util::Fail(util::ErrorCode::kInternal, "SQLite was built without thread support");
+  }
+  std::unique_ptr<Database> db(new Database(path));
+  auto writer = Connection::Open(path, /*create=*/true);
+  if (!writer) return tl::make_unexpected(writer.error());
+  db->writer_ = std::move(*writer);
+
+  {
+    // journal_mode answers with the mode in force; anything but "wal" (an in-memory database, a
+    // file system without shared memory) would make readers block the writer.
+    auto mode = db->writer_->Prepare("PRAGMA journal_mode=WAL");
+    if (!mode) return tl::make_unexpected(mode.error());
+    auto row = mode->Step();
+    if (!row) return tl::make_unexpected(row.error());
+    const std::string got = *row ? mode->Text(0) : std::string();
+    if (got != "wal") {
+      return util::Fail(util::ErrorCode::kInternal,
+                        fmt::format("cannot enable WAL on {} (journal_mode is '{}')", path, got));
+    }
+  }
+
+  for (int i = 0; i < std::max(1, read_connections); ++i) {
+    auto reader = Connection::Open(path, /*create=*/false);
+    if (!reader) return tl::make_unexpected(reader.error());
+    // A read connection that writes would bypass the write mutex; make that an error.
+    auto query_only = (*reader)->Exec("PRAGMA query_only=ON");
+    if (!query_only) return tl::make_unexpected(query_only.error());
+    db->idle_readers_.push_back(reader->get());
+    db->readers_.push_back(std::move(*reader));
+  }
+  return db;
+}
+
+Database::~Database() { Close(); }
+
+void Database::Close() {
+  {
+    std::unique_lock lock(pool_mutex_);
+    closed_ = true;
+    pool_cv_.notify_all();
+    pool_cv_.wait(lock, [&] { return idle_readers_.size() == readers_.size(); });
+    for (auto& reader : readers_) reader->Close();
+    idle_readers_.clear();
+    readers_.clear();
+  }
+  std::lock_guard lock(write_mutex_);
+  if (!writer_) return;
+  // With every reader gone, TRUNCATE folds the whole WAL into the main file and empties it, so
+  // the file is self-contained for backups.
+  sqlite3_exec(writer_->handle(), "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr);
+  writer_->Close();
+  writer_.reset();
+}
+
+util::Result<void> Database::Transaction(bool write, const Body& body) {
+  return write ? WriteTransaction(body) : ReadTransaction(body);
+}
+
+util::Result<void> Database::WriteTransaction(const Body& body) {
+  std::lock_guard lock(write_mutex_);
+  if (!writer_) return util::Fail(util::ErrorCode::kUnavailable, "database is closed");
+  Connection& c = *writer_;
+  // IMMEDIATE takes the write lock up front, so a read-then-write body cannot fail half way with
+  // SQLITE_BUSY when another process holds the file.
+  if (auto begin = RunCached(c, "BEGIN IMMEDIATE"); !begin) return begin;
+  util::Result<void> result;
+  try {
+    result = body(c);
+  } catch (...) {
+    RollbackIfActive(c);
+    throw;
+  }
+  if (result) result = RunCached(c, "COMMIT");
+  if (!result) RollbackIfActive(c);
+  return result;
+}
+
+util::Result<void> Database::ReadTransaction(const Body& body) {
+  Connection* c = nullptr;
+  {
+    std::unique_lock lock(pool_mutex_);
+    pool_cv_.wait(lock, [&] { return closed_ || !idle_readers_.empty(); });
+    if (closed_) return util::Fail(util::ErrorCode::kUnavailable, "database is closed");
+    c = idle_readers_.back();
+    idle_readers_.pop_back();
+  }
+  struct ReturnToPool {
+    Database* db;
+    Connection* c;
+    ~ReturnToPool() {
+      std::lock_guard lock(db->pool_mutex_);
+      db->idle_readers_.push_back(c);
+      db->pool_cv_.notify_all();
+    }
+  } give_back{this, c};
+
+  // One read transaction so a body with several queries (a count and a page) sees one snapshot.
+  if (auto begin = RunCached(*c, "BEGIN"); !begin) return begin;
+  util::Result<void> result;
+  try {
+    result = body(*c);
+  } catch (...) {
+    RollbackIfActive(*c);
+    throw;
+  }
+  if (result) result = RunCached(*c, "COMMIT");
+  if (!result) RollbackIfActive(*c);
+  return result;
+}
+
+}  // namespace sb::storage::sqlite

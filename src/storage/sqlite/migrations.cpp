@@ -1,0 +1,198 @@
+#include "storage/sqlite/migrations.hpp"
+
+#include <fmt/format.h>
+
+#include "util/clock.hpp"
+
+namespace sb::storage::sqlite {
+
+namespace {
+
+// Conventions: uuids and JSON as TEXT, timestamps as INTEGER unix milliseconds, booleans as 0/1.
+// Every list is ordered by (created_at, rowid), so the indexes below lead with created_at.
+constexpr Migration kMigrations[] = {
+    {1, R"sql(
+CREATE TABLE providers (
+  uuid        TEXT PRIMARY KEY NOT NULL,
+  name        TEXT NOT NULL,
+  requester   TEXT NOT NULL,
+  base_url    TEXT NOT NULL,
+  api_keys    TEXT NOT NULL DEFAULT '[]',
+  created_at  INTEGER NOT NULL,
+  updated_at  INTEGER NOT NULL
+);
+CREATE INDEX providers_created ON providers (created_at);
+
+CREATE TABLE models (
+  uuid              TEXT PRIMARY KEY NOT NULL,
+  kind              TEXT NOT NULL CHECK (kind IN ('llm', 'embedding')),
+  name              TEXT NOT NULL,
+  description       TEXT NOT NULL DEFAULT '',
+  provider_uuid     TEXT NOT NULL REFERENCES providers (uuid) ON DELETE RESTRICT,
+  requester_config  TEXT NOT NULL DEFAULT '{}',
+  abilities         TEXT NOT NULL DEFAULT '[]',
+  extra_args        TEXT NOT NULL DEFAULT '{}',
+  prefered_ranking  INTEGER NOT NULL DEFAULT 0,
+  dimensions        INTEGER,
+  created_at        INTEGER NOT NULL,
+  updated_at        INTEGER NOT NULL
+);
+CREATE INDEX models_kind_created ON models (kind, created_at);
+-- Also serves the foreign key check when a provider is deleted.
+CREATE INDEX models_provider ON models (provider_uuid, kind);
+
+CREATE TABLE pipelines (
+  uuid                    TEXT PRIMARY KEY NOT NULL,
+  name                    TEXT NOT NULL,
+  description             TEXT NOT NULL DEFAULT '',
+  emoji                   TEXT NOT NULL DEFAULT '',
+  config                  TEXT NOT NULL DEFAULT '{}',
+  stages                  TEXT NOT NULL DEFAULT '[]',
+  is_default              INTEGER NOT NULL DEFAULT 0 CHECK (is_default IN (0, 1)),
+  for_version             TEXT NOT NULL DEFAULT '',
+  extensions_preferences  TEXT NOT NULL DEFAULT '{}',
+  created_at              INTEGER NOT NULL,
+  updated_at              INTEGER NOT NULL
+);
+CREATE INDEX pipelines_created ON pipelines (created_at);
+CREATE UNIQUE INDEX pipelines_one_default ON pipelines (is_default) WHERE is_default = 1;
+
+CREATE TABLE bots (
+  uuid               TEXT PRIMARY KEY NOT NULL,
+  name               TEXT NOT NULL,
+  description        TEXT NOT NULL DEFAULT '',
+  adapter            TEXT NOT NULL,
+  adapter_config     TEXT NOT NULL DEFAULT '{}',
+  enable             INTEGER NOT NULL DEFAULT 0 CHECK (enable IN (0, 1)),
+  use_pipeline_uuid  TEXT REFERENCES pipelines (uuid) ON DELETE RESTRICT,
+  created_at         INTEGER NOT NULL,
+  updated_at         INTEGER NOT NULL
+);
+CREATE INDEX bots_created ON bots (created_at);
+CREATE INDEX bots_pipeline ON bots (use_pipeline_uuid);
+
+-- The last seq_id given per bot. Kept apart from bot_logs so retention, which deletes the oldest
+-- rows, can never make a number be given twice.
+CREATE TABLE bot_log_sequences (
+  bot_uuid  TEXT PRIMARY KEY NOT NULL REFERENCES bots (uuid) ON DELETE CASCADE,
+  last_seq  INTEGER NOT NULL
+);
+
+CREATE TABLE bot_logs (
+  bot_uuid            TEXT NOT NULL REFERENCES bots (uuid) ON DELETE CASCADE,
+  seq_id              INTEGER NOT NULL,
+  timestamp           INTEGER NOT NULL,
+  level               TEXT NOT NULL,
+  text                TEXT NOT NULL,
+  images              TEXT NOT NULL DEFAULT '[]',
+  message_session_id  TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (bot_uuid, seq_id)
+) WITHOUT ROWID;
+
+-- AUTOINCREMENT: a task id is never reused, so a client polling an old id never sees another task.
+CREATE TABLE tasks (
+  id              INTEGER PRIMARY KEY AUTOINCREMENT,
+  task_type       TEXT NOT NULL,
+  kind            TEXT NOT NULL,
+  name            TEXT NOT NULL DEFAULT '',
+  label           TEXT NOT NULL DEFAULT '',
+  status          TEXT NOT NULL,
+  current_action  TEXT NOT NULL DEFAULT '',
+  log             TEXT NOT NULL DEFAULT '',
+  metadata        TEXT NOT NULL DEFAULT '{}',
+  exception       TEXT NOT NULL DEFAULT '',
+  result          TEXT NOT NULL DEFAULT 'null',
+  created_at      INTEGER NOT NULL,
+  updated_at      INTEGER NOT NULL
+);
+CREATE INDEX tasks_status ON tasks (status);
+
+CREATE TABLE users (
+  username       TEXT PRIMARY KEY NOT NULL,
+  password_hash  TEXT NOT NULL,
+  created_at     INTEGER NOT NULL,
+  updated_at     INTEGER NOT NULL
+);
+
+CREATE TABLE api_keys (
+  id           INTEGER PRIMARY KEY AUTOINCREMENT,
+  name         TEXT NOT NULL,
+  description  TEXT NOT NULL DEFAULT '',
+  key_hash     TEXT NOT NULL UNIQUE,
+  masked_key   TEXT NOT NULL,
+  created_at   INTEGER NOT NULL,
+  updated_at   INTEGER NOT NULL
+);
+
+CREATE TABLE settings (
+  key    TEXT PRIMARY KEY NOT NULL,
+  value  TEXT NOT NULL
+);
+)sql"},
+};
+
+constexpr const char* kCreateMigrationsTable = R"sql(
+CREATE TABLE IF NOT EXISTS schema_migrations (
+  version     INTEGER PRIMARY KEY NOT NULL,
+  applied_at  INTEGER NOT NULL
+))sql";
+
+}  // namespace
+
+std::span<const Migration> SchemaMigrations() { return kMigrations; }
+
+util::Result<int> ApplyMigrations(Database& db, std::span<const Migration> migrations) {
+  auto created = db.Write([](Connection& c) { return c.Exec(kCreateMigrationsTable); });
+  if (!created) return tl::make_unexpected(created.error());
+
+  const int known = migrations.empty() ? 0 : migrations.back().version;
+  auto newest = db.Read([](Connection& c) -> util::Result<int> {
+    auto stmt = c.Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
+    if (!stmt) return tl::make_unexpected(stmt.error());
+    auto row = stmt->Step();
+    if (!row) return tl::make_unexpected(row.error());
+    return stmt->Int(0);
+  });
+  if (!newest) return tl::make_unexpected(newest.error());
+  if (*newest > known) {
+    // Running older code on a newer schema would misread or corrupt rows: refuse to start.
+    return util::Fail(util::ErrorCode::kInternal,
+                      fmt::format("database {} has schema version {}, newer than this build's {}",
+                                  db.path(), *newest, known));
+  }
+
+  int applied = 0;
+  int previous = 0;
+  for (const Migration& m : migrations) {
+    if (m.version <= previous) {
+      return util::Fail(util::ErrorCode::kInternal,
+                        fmt::format("migration versions out of order at {}", m.version));
+    }
+    previous = m.version;
+    // The check runs in the same write transaction as the migration, so two processes opening
+    // the same new file cannot both apply it.
+    auto ran = db.Write([&](Connection& c) -> util::Result<bool> {
+      auto seen = c.Prepare("SELECT 1 FROM schema_migrations WHERE version = ?");
+      if (!seen) return tl::make_unexpected(seen.error());
+      seen->Bind(1, m.version);
+      auto row = seen->Step();
+      if (!row) return tl::make_unexpected(row.error());
+      if (*row) return false;
+      if (auto r = c.Exec(m.sql); !r) {
+        util::Error e = r.error();
+        e.message = fmt::format("migration {} failed: {}", m.version, e.message);
+        return tl::make_unexpected(std::move(e));
+      }
+      auto record = c.Prepare("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)");
+      if (!record) return tl::make_unexpected(record.error());
+      record->Bind(1, m.version).Bind(2, util::ToUnixMillis(util::SystemClock().Now()));
+      if (auto r = record->Run(); !r) return tl::make_unexpected(r.error());
+      return true;
+    });
+    if (!ran) return tl::make_unexpected(ran.error());
+    if (*ran) ++applied;
+  }
+  return applied;
+}
+
+}  // namespace sb::storage::sqlite

@@ -1,0 +1,27 @@
+// ModelRepository over SQLite: LLM and embedding models share the `models` table, told apart
+// by its `kind` column; a model of the other kind is treated as absent.
+#pragma once
+
+#include "domain/model.hpp"
+#include "storage/sqlite/database.hpp"
+
+namespace sb::storage::sqlite {
+
+// Thread-safe; every method is one transaction on `db`, which must outlive this object.
+class SqliteModelRepository final : public domain::ModelRepository {
+ public:
+  explicit SqliteModelRepository(Database& db) : db_(db) {}
+
+  util::Result<std::vector<domain::Model>> List(
+      domain::ModelKind kind, const std::optional<util::ProviderId>& provider) override;
+  util::Result<domain::Model> Get(domain::ModelKind kind, const util::ModelId& id) override;
+  // Also kConflict when the uuid is taken (by a model of either kind).
+  util::Result<void> Insert(const domain::Model& model) override;
+  util::Result<void> Update(const domain::Model& model) override;
+  util::Result<void> Delete(domain::ModelKind kind, const util::ModelId& id) override;
+
+ private:
+  Database& db_;
+};
+
+}  // namespace sb::storage::sqlite

@@ -1,0 +1,60 @@
+// The SQLite backend of domain::Storage: one database file, migrated at open, and one repository
+// of each kind over it. The composition root opens it once and closes it last.
+//   auto storage = SqliteStorage::Open("data/switchboard.db");
+//   if (!storage) return storage.error();  // kInternal: unreadable file, failed migration
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "domain/storage.hpp"
+#include "storage/sqlite/account_repositories.hpp"
+#include "storage/sqlite/bot_log_repository.hpp"
+#include "storage/sqlite/bot_repository.hpp"
+#include "storage/sqlite/database.hpp"
+#include "storage/sqlite/model_repository.hpp"
+#include "storage/sqlite/pipeline_repository.hpp"
+#include "storage/sqlite/provider_repository.hpp"
+#include "storage/sqlite/settings_repository.hpp"
+#include "storage/sqlite/task_repository.hpp"
+#include "util/error.hpp"
+
+namespace sb::storage::sqlite {
+
+// Thread-safe. Repositories stay valid as long as this object; after Close() their calls fail with
+// kUnavailable.
+class SqliteStorage final : public domain::Storage {
+ public:
+  // Creates the file (and its parent directory) when missing and applies pending migrations.
+  static util::Result<std::unique_ptr<SqliteStorage>> Open(const std::string& path);
+  ~SqliteStorage() override;
+
+  // Waits for running transactions, checkpoints the WAL and closes the file. Idempotent.
+  void Close();
+
+  domain::ProviderRepository& providers() override { return providers_; }
+  domain::ModelRepository& models() override { return models_; }
+  domain::BotRepository& bots() override { return bots_; }
+  domain::BotLogRepository& bot_logs() override { return bot_logs_; }
+  domain::PipelineRepository& pipelines() override { return pipelines_; }
+  domain::TaskRepository& tasks() override { return tasks_; }
+  domain::UserRepository& users() override { return users_; }
+  domain::ApiKeyRepository& api_keys() override { return api_keys_; }
+  domain::SettingsRepository& settings() override { return settings_; }
+
+ private:
+  explicit SqliteStorage(std::unique_ptr<Database> db);
+
+  std::unique_ptr<Database> db_;  // declared first: the repositories refer to it
+  SqliteProviderRepository providers_;
+  SqliteModelRepository models_;
+  SqliteBotRepository bots_;
+  SqliteBotLogRepository bot_logs_;
+  SqlitePipelineRepository pipelines_;
+  SqliteTaskRepository tasks_;
+  SqliteUserRepository users_;
+  SqliteApiKeyRepository api_keys_;
+  SqliteSettingsRepository settings_;
+};
+
+}  // namespace sb::storage::sqlite

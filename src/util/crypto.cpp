@@ -1,0 +1,147 @@
+#include "util/crypto.hpp"
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <sodium.h>
+
+#include <cstdlib>
+
+namespace sb::util {
+namespace {
+
+constexpr char kUrlAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+struct SodiumInit {
+  SodiumInit() {
+    if (sodium_init() < 0) std::abort();
+  }
+};
+
+void EnsureSodium() { static SodiumInit once; }
+
+}  // namespace
+
+void RandomBytes(unsigned char* out, std::size_t n) {
+  if (RAND_bytes(out, static_cast<int>(n)) != 1) std::abort();
+}
+
+std::string RandomUrlSafe(std::size_t n) {
+  std::string out;
+  out.reserve(n);
+  unsigned char buf[64];
+  while (out.size() < n) {
+    RandomBytes(buf, sizeof buf);
+    // 64 symbols divide 256 evenly, so masking keeps the distribution uniform.
+    for (unsigned char b : buf) {
+      if (out.size() == n) break;
+      out.push_back(kUrlAlphabet[b & 63]);
+    }
+  }
+  return out;
+}
+
+std::string Sha256Hex(std::string_view data) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr);
+  return HexEncode(std::string_view(reinterpret_cast<const char*>(md), len));
+}
+
+std::string HmacSha256(std::string_view key, std::string_view data) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char*>(data.data()), data.size(), md, &len);
+  return std::string(reinterpret_cast<const char*>(md), len);
+}
+
+std::string HexEncode(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out.push_back(kHex[c >> 4]);
+    out.push_back(kHex[c & 0x0f]);
+  }
+  return out;
+}
+
+std::string Base64UrlEncode(std::string_view bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  size_t i = 0;
+  auto at = [&](size_t k) { return static_cast<unsigned char>(bytes[k]); };
+  for (; i + 2 < bytes.size(); i += 3) {
+    const unsigned v = (at(i) << 16) | (at(i + 1) << 8) | at(i + 2);
+    out.push_back(kUrlAlphabet[(v >> 18) & 63]);
+    out.push_back(kUrlAlphabet[(v >> 12) & 63]);
+    out.push_back(kUrlAlphabet[(v >> 6) & 63]);
+    out.push_back(kUrlAlphabet[v & 63]);
+  }
+  if (bytes.size() - i == 1) {
+    const unsigned v = at(i) << 16;
+    out.push_back(kUrlAlphabet[(v >> 18) & 63]);
+    out.push_back(kUrlAlphabet[(v >> 12) & 63]);
+  } else if (bytes.size() - i == 2) {
+    const unsigned v = (at(i) << 16) | (at(i + 1) << 8);
+    out.push_back(kUrlAlphabet[(v >> 18) & 63]);
+    out.push_back(kUrlAlphabet[(v >> 12) & 63]);
+    out.push_back(kUrlAlphabet[(v >> 6) & 63]);
+  }
+  return out;
+}
+
+bool Base64UrlDecode(std::string_view text, std::string& out) {
+  out.clear();
+  unsigned buffer = 0;
+  int bits = 0;
+  for (char c : text) {
+    int v;
+    if (c >= 'A' && c <= 'Z') {
+      v = c - 'A';
+    } else if (c >= 'a' && c <= 'z') {
+      v = c - 'a' + 26;
+    } else if (c >= '0' && c <= '9') {
+      v = c - '0' + 52;
+    } else if (c == '-') {
+      v = 62;
+    } else if (c == '_') {
+      v = 63;
+    } else {
+      return false;
+    }
+    buffer = (buffer << 6) | static_cast<unsigned>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((buffer >> bits) & 0xff));
+    }
+  }
+  return true;
+}
+
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+std::string HashPassword(std::string_view password) {
+  EnsureSodium();
+  char out[crypto_pwhash_STRBYTES];
+  if (crypto_pwhash_str(out, password.data(), password.size(), crypto_pwhash_OPSLIMIT_INTERACTIVE,
+                        crypto_pwhash_MEMLIMIT_INTERACTIVE) != 0) {
+    return {};
+  }
+  return std::string(out);
+}
+
+bool VerifyPassword(std::string_view password, std::string_view encoded_hash) {
+  EnsureSodium();
+  const std::string hash(encoded_hash);
+  return crypto_pwhash_str_verify(hash.c_str(), password.data(), password.size()) == 0;
+}
+
+}  // namespace sb::util

@@ -1,0 +1,33 @@
+// Free-form JSON values (adapter configs, pipeline configs, schemas) and the few operations the
+// services need on them. Typed fields are decoded at the HTTP edge; only values whose shape is
+// defined by a schema at run time travel as Json.
+//   auto parsed = ParseJson(body);            // kInvalidArgument with the offset on bad input
+//   DeepMerge(defaults, user_config);          // user_config wins, objects merge recursively
+#pragma once
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/string.hpp>
+#include <boost/json/value.hpp>
+#include <string>
+#include <string_view>
+
+#include "util/error.hpp"
+
+namespace sb::util {
+
+using Json = boost::json::value;
+using JsonObject = boost::json::object;
+using JsonArray = boost::json::array;
+
+// Whole-document parse; fails with kInvalidArgument "malformed JSON at offset N: <reason>".
+Result<Json> ParseJson(std::string_view text);
+std::string SerializeJson(const Json& value);
+
+// Copies `overlay` onto `base`: nested objects merge key by key, anything else replaces.
+void DeepMerge(JsonObject& base, const JsonObject& overlay);
+
+// JSON type name for messages ("string", "object", ...).
+const char* JsonKindName(const Json& value);
+
+}  // namespace sb::util

@@ -1,0 +1,1075 @@
+// Tests of the SQLite storage backend against a real database file per test: every repository
+// method and error code, migrations across reopen, transactions and concurrency.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "storage/sqlite/database.hpp"
+#include "storage/sqlite/migrations.hpp"
+#include "storage/sqlite/row_codec.hpp"
+#include "storage/sqlite/sqlite_storage.hpp"
+#include "util/clock.hpp"
+#include "util/ids.hpp"
+#include "util/json.hpp"
+
+namespace sb::storage::sqlite {
+namespace {
+
+namespace fs = std::filesystem;
+using domain::ModelKind;
+using util::ErrorCode;
+
+util::TimePoint At(std::int64_t ms) { return util::FromUnixMillis(ms); }
+
+util::JsonObject Obj(const char* text) { return util::ParseJson(text).value().as_object(); }
+
+// Fails the test with the error's message when `r` holds an error.
+#define ASSERT_OK(r) ASSERT_TRUE(r) << (r).error().message
+#define EXPECT_CODE(r, c)                                                                     \
+  do {                                                                                        \
+    auto&& result_ = (r);                                                                     \
+    ASSERT_FALSE(result_) << "expected " << util::ErrorCodeName(c);                           \
+    EXPECT_EQ(util::ErrorCodeName(result_.error().code), std::string(util::ErrorCodeName(c))) \
+        << result_.error().message;                                                           \
+  } while (0)
+
+class TempDir {
+ public:
+  TempDir() : path_(fs::temp_directory_path() / ("sb-storage-test-" + util::NewUuid())) {
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+class StorageTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Open(); }
+
+  void Open() {
+    auto s = SqliteStorage::Open(path_);
+    ASSERT_TRUE(s) << s.error().message;
+    storage_ = std::move(*s);
+  }
+  void Reopen() {
+    storage_.reset();
+    Open();
+  }
+
+  domain::Provider MakeProvider(std::int64_t t, std::string name = "p") {
+    domain::Provider p;
+    p.uuid = util::ProviderId::Generate();
+    p.name = std::move(name);
+    p.requester = "openai-chat-completions";
+    p.base_url = "https://api.example.com/v1";
+    p.api_keys = {"sk-one", "sk-two"};
+    p.created_at = At(t);
+    p.updated_at = At(t);
+    return p;
+  }
+  domain::Provider AddProvider(std::int64_t t = 1000) {
+    auto p = MakeProvider(t);
+    EXPECT_TRUE(storage_->providers().Insert(p));
+    return p;
+  }
+
+  domain::Model MakeModel(ModelKind kind, const util::ProviderId& provider, std::int64_t t = 1000) {
+    domain::Model m;
+    m.kind = kind;
+    m.uuid = util::ModelId::Generate();
+    m.name = kind == ModelKind::kLlm ? "gpt-4o" : "text-embedding-3-small";
+    m.description = "a model";
+    m.provider_uuid = provider;
+    m.requester_config = Obj(R"({"model":"gpt-4o","args":{"temperature":0.5}})");
+    if (kind == ModelKind::kLlm) m.abilities = {"chat", "vision"};
+    m.extra_args = Obj(R"({"top_p":1})");
+    m.prefered_ranking = 3;
+    if (kind == ModelKind::kEmbedding) m.dimensions = 1536;
+    m.created_at = At(t);
+    m.updated_at = At(t);
+    return m;
+  }
+
+  domain::Pipeline MakePipeline(bool is_default, std::int64_t t = 1000) {
+    domain::Pipeline p;
+    p.uuid = util::PipelineId::Generate();
+    p.name = "ChatPipeline";
+    p.description = "default pipeline";
+    p.emoji = "⚙️";
+    p.config = Obj(R"({"ai":{"runner":{"runner":"local-agent"}}})");
+    p.stages = util::ParseJson(R"(["trigger","safety"])").value().as_array();
+    p.is_default = is_default;
+    p.for_version = "v4.0.0";
+    p.extensions_preferences = Obj(R"({"enable_all_plugins":true})");
+    p.created_at = At(t);
+    p.updated_at = At(t);
+    return p;
+  }
+  domain::Pipeline AddPipeline(bool is_default = false, std::int64_t t = 1000) {
+    auto p = MakePipeline(is_default, t);
+    EXPECT_TRUE(storage_->pipelines().Insert(p));
+    return p;
+  }
+
+  domain::Bot MakeBot(std::optional<util::PipelineId> pipeline, std::int64_t t = 1000) {
+    domain::Bot b;
+    b.uuid = util::BotId::Generate();
+    b.name = "helper";
+    b.description = "a bot";
+    b.adapter = "telegram";
+    b.adapter_config = Obj(R"({"token":"123:abc","markdown_card":false})");
+    b.enable = true;
+    b.use_pipeline_uuid = std::move(pipeline);
+    b.created_at = At(t);
+    b.updated_at = At(t);
+    return b;
+  }
+  domain::Bot AddBot(std::int64_t t = 1000) {
+    auto b = MakeBot(std::nullopt, t);
+    EXPECT_TRUE(storage_->bots().Insert(b));
+    return b;
+  }
+
+  domain::Task MakeTask(std::string type, std::string kind, std::int64_t t) {
+    domain::Task task;
+    task.task_type = std::move(type);
+    task.kind = std::move(kind);
+    task.name = "install";
+    task.label = "Install plugin";
+    task.status = domain::TaskStatus::kPending;
+    task.metadata = Obj(R"({"progress":0})");
+    task.created_at = At(t);
+    task.updated_at = At(t);
+    return task;
+  }
+
+  domain::BotLogEntry Entry(std::string text) {
+    domain::BotLogEntry e;
+    e.timestamp = At(5000);
+    e.level = domain::LogLevel::kWarning;
+    e.text = std::move(text);
+    e.images = {"https://img/1.png"};
+    e.message_session_id = "person_42";
+    return e;
+  }
+
+  TempDir dir_;
+  std::string path_ = (dir_.path() / "data" / "switchboard.db").string();
+  std::unique_ptr<SqliteStorage> storage_;
+};
+
+// Database and migrations
+
+TEST_F(StorageTest, MigrationsAreRecordedAndNotReappliedOnReopen) {
+  storage_.reset();
+  auto db = Database::Open(path_);
+  ASSERT_OK(db);
+  auto count_and_time = [&]() {
+    return (*db)->Read([](Connection& c) -> util::Result<std::pair<std::int64_t, std::int64_t>> {
+      auto n = QueryInt(c, "SELECT COUNT(*) FROM schema_migrations");
+      auto t = QueryInt(c, "SELECT MAX(applied_at) FROM schema_migrations");
+      if (!n || !t) return util::Fail(ErrorCode::kInternal, "query failed");
+      return std::make_pair(*n, *t);
+    });
+  };
+  auto before = count_and_time();
+  ASSERT_OK(before);
+  EXPECT_EQ(before->first, static_cast<std::int64_t>(SchemaMigrations().size()));
+
+  auto again = ApplyMigrations(**db);
+  ASSERT_OK(again);
+  EXPECT_EQ(*again, 0);
+  (*db)->Close();
+
+  Open();  // through SqliteStorage as the server does
+  storage_.reset();
+  auto db2 = Database::Open(path_);
+  ASSERT_OK(db2);
+  auto after =
+      (*db2)->Read([](Connection& c) -> util::Result<std::pair<std::int64_t, std::int64_t>> {
+        auto n = QueryInt(c, "SELECT COUNT(*) FROM schema_migrations");
+        auto t = QueryInt(c, "SELECT MAX(applied_at) FROM schema_migrations");
+        if (!n || !t) return util::Fail(ErrorCode::kInternal, "query failed");
+        return std::make_pair(*n, *t);
+      });
+  ASSERT_OK(after);
+  EXPECT_EQ(*after, *before);
+}
+
+TEST_F(StorageTest, NewMigrationAppliesOnceAndFailedMigrationLeavesNothing) {
+  storage_.reset();
+  auto db = Database::Open(path_);
+  ASSERT_OK(db);
+  std::vector<Migration> list(SchemaMigrations().begin(), SchemaMigrations().end());
+  const int next = list.back().version + 1;
+  list.push_back({next, "CREATE TABLE extra (a INTEGER); INSERT INTO extra VALUES (7);"});
+  auto first = ApplyMigrations(**db, list);
+  ASSERT_OK(first);
+  EXPECT_EQ(*first, 1);
+  auto second = ApplyMigrations(**db, list);
+  ASSERT_OK(second);
+  EXPECT_EQ(*second, 0);
+
+  list.push_back({next + 1, "CREATE TABLE half (a INTEGER); INSERT INTO missing VALUES (1);"});
+  EXPECT_CODE(ApplyMigrations(**db, list), ErrorCode::kInternal);
+  auto half = (*db)->Read(
+      [](Connection& c) { return Exists(c, "SELECT 1 FROM sqlite_master WHERE name = 'half'"); });
+  ASSERT_OK(half);
+  EXPECT_FALSE(*half) << "a failed migration must roll back entirely";
+  auto recorded = (*db)->Read([&](Connection& c) {
+    return QueryInt(c, "SELECT COUNT(*) FROM schema_migrations WHERE version = ?", next + 1);
+  });
+  ASSERT_OK(recorded);
+  EXPECT_EQ(*recorded, 0);
+}
+
+TEST_F(StorageTest, RefusesSchemaNewerThanBuild) {
+  storage_.reset();
+  {
+    auto db = Database::Open(path_);
+    ASSERT_OK(db);
+    ASSERT_OK((*db)->Write([](Connection& c) {
+      return Execute(c, "INSERT INTO schema_migrations (version, applied_at) VALUES (9999, 0)");
+    }));
+  }
+  auto s = SqliteStorage::Open(path_);
+  EXPECT_CODE(s, ErrorCode::kInternal);
+}
+
+TEST_F(StorageTest, WriteRollsBackOnErrorAndOnException) {
+  auto& db_path = path_;
+  storage_.reset();
+  auto db = Database::Open(db_path);
+  ASSERT_OK(db);
+  Database& d = **db;
+
+  auto failed = d.Write([](Connection& c) -> util::Result<void> {
+    auto r = Execute(c, "INSERT INTO settings (key, value) VALUES ('a', '1')");
+    if (!r) return tl::make_unexpected(r.error());
+    return util::Fail(ErrorCode::kConflict, "changed my mind");
+  });
+  EXPECT_CODE(failed, ErrorCode::kConflict);
+
+  EXPECT_THROW(d.Write([](Connection& c) -> util::Result<void> {
+    auto r = Execute(c, "INSERT INTO settings (key, value) VALUES ('b', '1')");
+    if (!r) return tl::make_unexpected(r.error());
+    throw std::runtime_error("boom");
+  }),
+               std::runtime_error);
+
+  auto n = d.Read([](Connection& c) { return QueryInt(c, "SELECT COUNT(*) FROM settings"); });
+  ASSERT_OK(n);
+  EXPECT_EQ(*n, 0);
+
+  // The write connection is usable again after both rollbacks.
+  ASSERT_OK(d.Write([](Connection& c) {
+    return Execute(c, "INSERT INTO settings (key, value) VALUES ('c', '1')");
+  }));
+}
+
+TEST_F(StorageTest, ReadConnectionsCannotWrite) {
+  storage_.reset();
+  auto db = Database::Open(path_);
+  ASSERT_OK(db);
+  auto r = (*db)->Read([](Connection& c) {
+    return Execute(c, "INSERT INTO settings (key, value) VALUES ('a', '1')");
+  });
+  EXPECT_CODE(r, ErrorCode::kInternal);
+}
+
+TEST_F(StorageTest, StatementCacheHandlesNestedUseOfTheSameSql) {
+  storage_.reset();
+  auto db = Database::Open(path_);
+  ASSERT_OK(db);
+  ASSERT_OK((*db)->Write([](Connection& c) -> util::Result<void> {
+    for (int i = 0; i < 3; ++i) {
+      auto r = Execute(c, "INSERT INTO settings (key, value) VALUES (?, ?)",
+                       "k" + std::to_string(i), std::to_string(i));
+      if (!r) return tl::make_unexpected(r.error());
+    }
+    return util::Ok();
+  }));
+  auto sum = (*db)->Read([](Connection& c) -> util::Result<std::int64_t> {
+    constexpr const char* kSql = "SELECT value FROM settings ORDER BY key";
+    auto outer = c.Prepare(kSql);
+    if (!outer) return tl::make_unexpected(outer.error());
+    std::int64_t total = 0;
+    for (;;) {
+      auto row = outer->Step();
+      if (!row) return tl::make_unexpected(row.error());
+      if (!*row) break;
+      // Same SQL while the outer statement is mid-iteration: must not reset it.
+      auto inner = c.Prepare(kSql);
+      if (!inner) return tl::make_unexpected(inner.error());
+      auto inner_row = inner->Step();
+      if (!inner_row || !*inner_row) return util::Fail(ErrorCode::kInternal, "inner failed");
+      total += std::stoi(outer->Text(0)) * 10 + std::stoi(inner->Text(0));
+    }
+    return total;
+  });
+  ASSERT_OK(sum);
+  EXPECT_EQ(*sum, 30);  // (0+1+2)*10 + 3*0
+}
+
+TEST_F(StorageTest, ErrorsDoNotLeakBoundValues) {
+  ASSERT_OK(storage_->users().Insert({"admin", "hash", At(1), At(1)}, false));
+  storage_.reset();
+  auto db = Database::Open(path_);
+  ASSERT_OK(db);
+  auto r = (*db)->Write([](Connection& c) {
+    return Execute(c, "INSERT INTO users (username, password_hash, created_at) VALUES (?, ?, 1)",
+                   "admin", "super-secret-value");
+  });
+  EXPECT_CODE(r, ErrorCode::kInternal);
+  EXPECT_EQ(r.error().message.find("super-secret-value"), std::string::npos) << r.error().message;
+}
+
+TEST_F(StorageTest, CallsAfterCloseAreUnavailable) {
+  storage_->Close();
+  storage_->Close();  // idempotent
+  EXPECT_CODE(storage_->settings().Get("a"), ErrorCode::kUnavailable);
+  EXPECT_CODE(storage_->settings().Set("a", "b"), ErrorCode::kUnavailable);
+  // Close checkpointed the WAL into the main file.
+  std::error_code ec;
+  const auto wal_size = fs::file_size(path_ + "-wal", ec);
+  EXPECT_TRUE(ec || wal_size == 0);
+}
+
+TEST_F(StorageTest, OpenFailsForUnusablePath) {
+  auto s = SqliteStorage::Open((dir_.path() / "data").string());  // a directory, not a file
+  EXPECT_CODE(s, ErrorCode::kInternal);
+}
+
+// Providers
+
+TEST_F(StorageTest, ProviderCrudAndOrdering) {
+  auto& repo = storage_->providers();
+  auto later = MakeProvider(2000, "later");
+  auto earlier = MakeProvider(1000, "earlier");
+  ASSERT_OK(repo.Insert(later));
+  ASSERT_OK(repo.Insert(earlier));
+
+  auto list = repo.List();
+  ASSERT_OK(list);
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[0].provider.name, "earlier");
+  EXPECT_EQ((*list)[1].provider.name, "later");
+
+  auto got = repo.Get(earlier.uuid);
+  ASSERT_OK(got);
+  EXPECT_EQ(got->provider.uuid, earlier.uuid);
+  EXPECT_EQ(got->provider.requester, earlier.requester);
+  EXPECT_EQ(got->provider.base_url, earlier.base_url);
+  EXPECT_EQ(got->provider.api_keys, earlier.api_keys);
+  EXPECT_EQ(got->provider.created_at, earlier.created_at);
+  EXPECT_EQ(got->llm_count, 0);
+
+  earlier.name = "renamed";
+  earlier.api_keys = {};
+  earlier.created_at = At(99999);  // must be ignored
+  earlier.updated_at = At(3000);
+  ASSERT_OK(repo.Update(earlier));
+  got = repo.Get(earlier.uuid);
+  ASSERT_OK(got);
+  EXPECT_EQ(got->provider.name, "renamed");
+  EXPECT_TRUE(got->provider.api_keys.empty());
+  EXPECT_EQ(got->provider.created_at, At(1000));
+  EXPECT_EQ(got->provider.updated_at, At(3000));
+
+  EXPECT_CODE(repo.Insert(later), ErrorCode::kConflict);
+  auto missing = MakeProvider(1);
+  EXPECT_CODE(repo.Get(missing.uuid), ErrorCode::kNotFound);
+  EXPECT_CODE(repo.Update(missing), ErrorCode::kNotFound);
+  EXPECT_CODE(repo.Delete(missing.uuid), ErrorCode::kNotFound);
+
+  ASSERT_OK(repo.Delete(later.uuid));
+  EXPECT_CODE(repo.Get(later.uuid), ErrorCode::kNotFound);
+}
+
+TEST_F(StorageTest, ProviderCountsModelsAndRefusesDeleteWhileReferenced) {
+  auto p = AddProvider();
+  auto other = AddProvider(2000);
+  auto& models = storage_->models();
+  ASSERT_OK(models.Insert(MakeModel(ModelKind::kLlm, p.uuid)));
+  ASSERT_OK(models.Insert(MakeModel(ModelKind::kLlm, p.uuid)));
+  auto emb = MakeModel(ModelKind::kEmbedding, p.uuid);
+  ASSERT_OK(models.Insert(emb));
+
+  auto list = storage_->providers().List();
+  ASSERT_OK(list);
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[0].llm_count, 2);
+  EXPECT_EQ((*list)[0].embedding_count, 1);
+  EXPECT_EQ((*list)[1].llm_count, 0);
+  EXPECT_EQ((*list)[1].embedding_count, 0);
+  auto got = storage_->providers().Get(p.uuid);
+  ASSERT_OK(got);
+  EXPECT_EQ(got->llm_count, 2);
+  EXPECT_EQ(got->embedding_count, 1);
+
+  EXPECT_CODE(storage_->providers().Delete(p.uuid), ErrorCode::kConflict);
+  EXPECT_TRUE(storage_->providers().Get(p.uuid));
+  ASSERT_OK(storage_->providers().Delete(other.uuid));
+}
+
+// Models
+
+TEST_F(StorageTest, ModelCrudRoundTripsEveryField) {
+  auto p = AddProvider();
+  auto& repo = storage_->models();
+  auto m = MakeModel(ModelKind::kEmbedding, p.uuid);
+  ASSERT_OK(repo.Insert(m));
+  auto got = repo.Get(ModelKind::kEmbedding, m.uuid);
+  ASSERT_OK(got);
+  EXPECT_EQ(got->kind, ModelKind::kEmbedding);
+  EXPECT_EQ(got->name, m.name);
+  EXPECT_EQ(got->description, m.description);
+  EXPECT_EQ(got->provider_uuid, p.uuid);
+  EXPECT_EQ(got->requester_config, m.requester_config);
+  EXPECT_EQ(got->abilities, m.abilities);
+  EXPECT_EQ(got->extra_args, m.extra_args);
+  EXPECT_EQ(got->prefered_ranking, 3);
+  EXPECT_EQ(got->dimensions, std::optional<int>(1536));
+  EXPECT_EQ(got->created_at, m.created_at);
+
+  auto p2 = AddProvider(2000);
+  m.name = "renamed";
+  m.provider_uuid = p2.uuid;
+  m.dimensions.reset();
+  m.abilities = {"x"};
+  m.updated_at = At(7000);
+  ASSERT_OK(repo.Update(m));
+  got = repo.Get(ModelKind::kEmbedding, m.uuid);
+  ASSERT_OK(got);
+  EXPECT_EQ(got->name, "renamed");
+  EXPECT_EQ(got->provider_uuid, p2.uuid);
+  EXPECT_FALSE(got->dimensions.has_value());
+  EXPECT_EQ(got->abilities, std::vector<std::string>{"x"});
+  EXPECT_EQ(got->updated_at, At(7000));
+
+  EXPECT_CODE(repo.Insert(m), ErrorCode::kConflict);
+  ASSERT_OK(repo.Delete(ModelKind::kEmbedding, m.uuid));
+  EXPECT_CODE(repo.Get(ModelKind::kEmbedding, m.uuid), ErrorCode::kNotFound);
+  EXPECT_CODE(repo.Delete(ModelKind::kEmbedding, m.uuid), ErrorCode::kNotFound);
+  EXPECT_CODE(repo.Update(m), ErrorCode::kNotFound);
+}
+
+TEST_F(StorageTest, ModelOfTheOtherKindIsAbsent) {
+  auto p = AddProvider();
+  auto& repo = storage_->models();
+  auto llm = MakeModel(ModelKind::kLlm, p.uuid);
+  ASSERT_OK(repo.Insert(llm));
+  EXPECT_CODE(repo.Get(ModelKind::kEmbedding, llm.uuid), ErrorCode::kNotFound);
+  EXPECT_CODE(repo.Delete(ModelKind::kEmbedding, llm.uuid), ErrorCode::kNotFound);
+  auto as_embedding = llm;
+  as_embedding.kind = ModelKind::kEmbedding;
+  EXPECT_CODE(repo.Update(as_embedding), ErrorCode::kNotFound);
+  EXPECT_TRUE(repo.Get(ModelKind::kLlm, llm.uuid));
+}
+
+TEST_F(StorageTest, ModelWithMissingProviderIsInvalid) {
+  auto p = AddProvider();
+  auto& repo = storage_->models();
+  auto ghost = util::ProviderId::Generate();
+  auto m = MakeModel(ModelKind::kLlm, ghost);
+  auto r = repo.Insert(m);
+  EXPECT_CODE(r, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(r.error().message, "provider " + ghost.str() + " does not exist");
+
+  m.provider_uuid = p.uuid;
+  ASSERT_OK(repo.Insert(m));
+  m.provider_uuid = ghost;
+  EXPECT_CODE(repo.Update(m), ErrorCode::kInvalidArgument);
+  auto got = repo.Get(ModelKind::kLlm, m.uuid);
+  ASSERT_OK(got);
+  EXPECT_EQ(got->provider_uuid, p.uuid);
+}
+
+TEST_F(StorageTest, ModelListFiltersByKindAndProviderOldestFirst) {
+  auto a = AddProvider(1);
+  auto b = AddProvider(2);
+  auto& repo = storage_->models();
+  auto m3 = MakeModel(ModelKind::kLlm, a.uuid, 3000);
+  auto m1 = MakeModel(ModelKind::kLlm, b.uuid, 1000);
+  auto m2 = MakeModel(ModelKind::kLlm, a.uuid, 2000);
+  auto e1 = MakeModel(ModelKind::kEmbedding, a.uuid, 500);
+  for (const auto& m : {m3, m1, m2, e1}) ASSERT_OK(repo.Insert(m));
+
+  auto all = repo.List(ModelKind::kLlm, std::nullopt);
+  ASSERT_OK(all);
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].uuid, m1.uuid);
+  EXPECT_EQ((*all)[1].uuid, m2.uuid);
+  EXPECT_EQ((*all)[2].uuid, m3.uuid);
+
+  auto of_a = repo.List(ModelKind::kLlm, a.uuid);
+  ASSERT_OK(of_a);
+  ASSERT_EQ(of_a->size(), 2u);
+  EXPECT_EQ((*of_a)[0].uuid, m2.uuid);
+  EXPECT_EQ((*of_a)[1].uuid, m3.uuid);
+
+  auto embeddings = repo.List(ModelKind::kEmbedding, std::nullopt);
+  ASSERT_OK(embeddings);
+  ASSERT_EQ(embeddings->size(), 1u);
+  EXPECT_EQ((*embeddings)[0].uuid, e1.uuid);
+  auto none = repo.List(ModelKind::kEmbedding, b.uuid);
+  ASSERT_OK(none);
+  EXPECT_TRUE(none->empty());
+}
+
+// Pipelines
+
+TEST_F(StorageTest, PipelineCrudAndDefault) {
+  auto& repo = storage_->pipelines();
+  EXPECT_CODE(repo.GetDefault(), ErrorCode::kNotFound);
+  auto def = AddPipeline(true, 2000);
+  auto other = AddPipeline(false, 1000);
+
+  auto got = repo.GetDefault();
+  ASSERT_OK(got);
+  EXPECT_EQ(got->uuid, def.uuid);
+  EXPECT_TRUE(got->is_default);
+  EXPECT_EQ(got->config, def.config);
+  EXPECT_EQ(got->stages, def.stages);
+  EXPECT_EQ(got->emoji, def.emoji);
+  EXPECT_EQ(got->for_version, def.for_version);
+  EXPECT_EQ(got->extensions_preferences, def.extensions_preferences);
+
+  auto list = repo.List();
+  ASSERT_OK(list);
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[0].uuid, other.uuid);
+  EXPECT_EQ((*list)[1].uuid, def.uuid);
+
+  EXPECT_CODE(repo.Insert(MakePipeline(true)), ErrorCode::kConflict);
+  EXPECT_CODE(repo.Insert(other), ErrorCode::kConflict);
+
+  // Update never moves the default flag.
+  other.is_default = true;
+  other.name = "renamed";
+  other.stages = util::JsonArray{};
+  ASSERT_OK(repo.Update(other));
+  auto updated = repo.Get(other.uuid);
+  ASSERT_OK(updated);
+  EXPECT_FALSE(updated->is_default);
+  EXPECT_EQ(updated->name, "renamed");
+  EXPECT_TRUE(updated->stages.empty());
+  EXPECT_EQ(repo.GetDefault()->uuid, def.uuid);
+
+  auto missing = MakePipeline(false);
+  EXPECT_CODE(repo.Get(missing.uuid), ErrorCode::kNotFound);
+  EXPECT_CODE(repo.Update(missing), ErrorCode::kNotFound);
+  EXPECT_CODE(repo.Delete(missing.uuid), ErrorCode::kNotFound);
+
+  EXPECT_CODE(repo.Delete(def.uuid), ErrorCode::kConflict);
+  ASSERT_OK(repo.Delete(other.uuid));
+  EXPECT_CODE(repo.Get(other.uuid), ErrorCode::kNotFound);
+}
+
+TEST_F(StorageTest, PipelineUsedByBotCannotBeDeleted) {
+  auto pipeline = AddPipeline(false);
+  auto& bots = storage_->bots();
+  auto b1 = MakeBot(pipeline.uuid);
+  auto b2 = MakeBot(pipeline.uuid);
+  ASSERT_OK(bots.Insert(b1));
+  ASSERT_OK(bots.Insert(b2));
+  auto n = storage_->pipelines().CountBotsUsing(pipeline.uuid);
+  ASSERT_OK(n);
+  EXPECT_EQ(*n, 2);
+  EXPECT_CODE(storage_->pipelines().Delete(pipeline.uuid), ErrorCode::kConflict);
+
+  ASSERT_OK(bots.Delete(b1.uuid));
+  b2.use_pipeline_uuid.reset();
+  ASSERT_OK(bots.Update(b2));
+  EXPECT_EQ(*storage_->pipelines().CountBotsUsing(pipeline.uuid), 0);
+  ASSERT_OK(storage_->pipelines().Delete(pipeline.uuid));
+}
+
+TEST_F(StorageTest, OnlyOneDefaultPipelineUnderConcurrentInserts) {
+  constexpr int kThreads = 8;
+  std::atomic<int> ok{0}, conflict{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&] {
+      auto r = storage_->pipelines().Insert(MakePipeline(true));
+      if (r) {
+        ++ok;
+      } else if (r.error().code == ErrorCode::kConflict) {
+        ++conflict;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 1);
+  EXPECT_EQ(conflict.load(), kThreads - 1);
+}
+
+// Bots
+
+TEST_F(StorageTest, BotCrud) {
+  auto pipeline = AddPipeline(true);
+  auto& repo = storage_->bots();
+  auto late = MakeBot(pipeline.uuid, 2000);
+  auto early = MakeBot(std::nullopt, 1000);
+  ASSERT_OK(repo.Insert(late));
+  ASSERT_OK(repo.Insert(early));
+
+  auto list = repo.List();
+  ASSERT_OK(list);
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[0].uuid, early.uuid);
+  EXPECT_EQ((*list)[1].uuid, late.uuid);
+
+  auto got = repo.Get(late.uuid);
+  ASSERT_OK(got);
+  EXPECT_EQ(got->name, late.name);
+  EXPECT_EQ(got->adapter, "telegram");
+  EXPECT_EQ(got->adapter_config, late.adapter_config);
+  EXPECT_TRUE(got->enable);
+  EXPECT_EQ(got->use_pipeline_uuid, late.use_pipeline_uuid);
+  EXPECT_FALSE(repo.Get(early.uuid)->use_pipeline_uuid.has_value());
+
+  late.enable = false;
+  late.use_pipeline_uuid.reset();
+  late.adapter_config = Obj(R"({"token":"new"})");
+  late.created_at = At(1);
+  late.updated_at = At(9000);
+  ASSERT_OK(repo.Update(late));
+  got = repo.Get(late.uuid);
+  ASSERT_OK(got);
+  EXPECT_FALSE(got->enable);
+  EXPECT_FALSE(got->use_pipeline_uuid.has_value());
+  EXPECT_EQ(got->adapter_config, late.adapter_config);
+  EXPECT_EQ(got->created_at, At(2000));
+  EXPECT_EQ(got->updated_at, At(9000));
+
+  EXPECT_CODE(repo.Insert(late), ErrorCode::kConflict);
+  auto missing = MakeBot(std::nullopt);
+  EXPECT_CODE(repo.Get(missing.uuid), ErrorCode::kNotFound);
+  EXPECT_CODE(repo.Update(missing), ErrorCode::kNotFound);
+  EXPECT_CODE(repo.Delete(missing.uuid), ErrorCode::kNotFound);
+  ASSERT_OK(repo.Delete(late.uuid));
+  EXPECT_CODE(repo.Get(late.uuid), ErrorCode::kNotFound);
+}
+
+TEST_F(StorageTest, BotWithUnknownPipelineIsInvalid) {
+  auto& repo = storage_->bots();
+  auto ghost = util::PipelineId::Generate();
+  EXPECT_CODE(repo.Insert(MakeBot(ghost)), ErrorCode::kInvalidArgument);
+  auto b = AddBot();
+  b.use_pipeline_uuid = ghost;
+  EXPECT_CODE(repo.Update(b), ErrorCode::kInvalidArgument);
+  auto list = repo.List();
+  ASSERT_OK(list);
+  EXPECT_EQ(list->size(), 1u);
+}
+
+// Bot logs
+
+TEST_F(StorageTest, BotLogAppendAndPage) {
+  auto bot = AddBot();
+  auto& logs = storage_->bot_logs();
+  for (int i = 1; i <= 10; ++i) {
+    auto seq = logs.Append(bot.uuid, Entry("line " + std::to_string(i)), 100);
+    ASSERT_OK(seq);
+    EXPECT_EQ(*seq, i);
+  }
+
+  auto newest = logs.Page(bot.uuid, -1, 3);
+  ASSERT_OK(newest);
+  EXPECT_EQ(newest->total_count, 10);
+  ASSERT_EQ(newest->entries.size(), 3u);
+  EXPECT_EQ(newest->entries[0].seq_id, 8);  // oldest first
+  EXPECT_EQ(newest->entries[2].seq_id, 10);
+  EXPECT_EQ(newest->entries[2].text, "line 10");
+  EXPECT_EQ(newest->entries[2].level, domain::LogLevel::kWarning);
+  EXPECT_EQ(newest->entries[2].images, std::vector<std::string>{"https://img/1.png"});
+  EXPECT_EQ(newest->entries[2].message_session_id, "person_42");
+  EXPECT_EQ(newest->entries[2].timestamp, At(5000));
+
+  auto older = logs.Page(bot.uuid, 5, 3);
+  ASSERT_OK(older);
+  ASSERT_EQ(older->entries.size(), 3u);
+  EXPECT_EQ(older->entries[0].seq_id, 3);
+  EXPECT_EQ(older->entries[2].seq_id, 5);
+
+  auto start = logs.Page(bot.uuid, 2, 10);
+  ASSERT_OK(start);
+  ASSERT_EQ(start->entries.size(), 2u);
+  EXPECT_EQ(start->entries[0].seq_id, 1);
+
+  auto beyond = logs.Page(bot.uuid, 1000, 2);
+  ASSERT_OK(beyond);
+  ASSERT_EQ(beyond->entries.size(), 2u);
+  EXPECT_EQ(beyond->entries[1].seq_id, 10);
+
+  auto zero = logs.Page(bot.uuid, -1, 0);
+  ASSERT_OK(zero);
+  EXPECT_TRUE(zero->entries.empty());
+  EXPECT_EQ(zero->total_count, 10);
+
+  auto unknown = logs.Page(util::BotId::Generate(), -1, 10);
+  ASSERT_OK(unknown);
+  EXPECT_TRUE(unknown->entries.empty());
+  EXPECT_EQ(unknown->total_count, 0);
+}
+
+TEST_F(StorageTest, BotLogRetentionKeepsNewestAndSeqNeverRestarts) {
+  auto bot = AddBot();
+  auto other = AddBot();
+  auto& logs = storage_->bot_logs();
+  for (int i = 1; i <= 10; ++i) ASSERT_OK(logs.Append(bot.uuid, Entry("x"), 4));
+  ASSERT_OK(logs.Append(other.uuid, Entry("y"), 4));
+
+  auto page = logs.Page(bot.uuid, -1, 100);
+  ASSERT_OK(page);
+  EXPECT_EQ(page->total_count, 4);
+  ASSERT_EQ(page->entries.size(), 4u);
+  EXPECT_EQ(page->entries.front().seq_id, 7);
+  EXPECT_EQ(page->entries.back().seq_id, 10);
+
+  // Shrinking retention drops more; the next number still follows the last one given.
+  auto seq = logs.Append(bot.uuid, Entry("z"), 1);
+  ASSERT_OK(seq);
+  EXPECT_EQ(*seq, 11);
+  page = logs.Page(bot.uuid, -1, 100);
+  ASSERT_OK(page);
+  EXPECT_EQ(page->total_count, 1);
+  EXPECT_EQ(page->entries.at(0).seq_id, 11);
+
+  // Sequences are per bot and survive a restart.
+  Reopen();
+  auto next = storage_->bot_logs().Append(bot.uuid, Entry("after restart"), 4);
+  ASSERT_OK(next);
+  EXPECT_EQ(*next, 12);
+  auto other_next = storage_->bot_logs().Append(other.uuid, Entry("y"), 4);
+  ASSERT_OK(other_next);
+  EXPECT_EQ(*other_next, 2);
+}
+
+TEST_F(StorageTest, BotLogErrors) {
+  auto& logs = storage_->bot_logs();
+  EXPECT_CODE(logs.Append(util::BotId::Generate(), Entry("x"), 10), ErrorCode::kNotFound);
+  auto bot = AddBot();
+  EXPECT_CODE(logs.Append(bot.uuid, Entry("x"), 0), ErrorCode::kInvalidArgument);
+  auto page = logs.Page(bot.uuid, -1, 10);
+  ASSERT_OK(page);
+  EXPECT_EQ(page->total_count, 0);
+}
+
+TEST_F(StorageTest, DeletingBotDeletesItsLogAndSequence) {
+  auto bot = AddBot();
+  for (int i = 0; i < 3; ++i) ASSERT_OK(storage_->bot_logs().Append(bot.uuid, Entry("x"), 10));
+  ASSERT_OK(storage_->bots().Delete(bot.uuid));
+  auto page = storage_->bot_logs().Page(bot.uuid, -1, 10);
+  ASSERT_OK(page);
+  EXPECT_EQ(page->total_count, 0);
+  storage_.reset();
+  auto db = Database::Open(path_);
+  ASSERT_OK(db);
+  auto seqs = (*db)->Read(
+      [](Connection& c) { return QueryInt(c, "SELECT COUNT(*) FROM bot_log_sequences"); });
+  ASSERT_OK(seqs);
+  EXPECT_EQ(*seqs, 0);
+}
+
+// Tasks
+
+TEST_F(StorageTest, TaskInsertGetUpdate) {
+  auto& repo = storage_->tasks();
+  auto id1 = repo.Insert(MakeTask("plugin-operation", "plugin-install", 1000));
+  auto id2 = repo.Insert(MakeTask("plugin-operation", "plugin-install", 1000));
+  ASSERT_OK(id1);
+  ASSERT_OK(id2);
+  EXPECT_GT(*id2, *id1);
+
+  auto got = repo.Get(*id1);
+  ASSERT_OK(got);
+  EXPECT_EQ(got->id, *id1);
+  EXPECT_EQ(got->kind, "plugin-install");
+  EXPECT_EQ(got->status, domain::TaskStatus::kPending);
+  EXPECT_TRUE(got->result.is_null());
+  EXPECT_EQ(got->metadata, Obj(R"({"progress":0})"));
+
+  domain::Task t = *got;
+  t.status = domain::TaskStatus::kSucceeded;
+  t.current_action = "done";
+  t.log = "step 1\nstep 2\n";
+  t.metadata = Obj(R"({"progress":100})");
+  t.result = util::ParseJson(R"({"plugin":"x"})").value();
+  t.updated_at = At(4000);
+  ASSERT_OK(repo.Update(t));
+  got = repo.Get(*id1);
+  ASSERT_OK(got);
+  EXPECT_EQ(got->status, domain::TaskStatus::kSucceeded);
+  EXPECT_EQ(got->current_action, "done");
+  EXPECT_EQ(got->log, t.log);
+  EXPECT_EQ(got->metadata, t.metadata);
+  EXPECT_EQ(got->result, t.result);
+  EXPECT_EQ(got->created_at, At(1000));
+  EXPECT_EQ(got->updated_at, At(4000));
+
+  EXPECT_CODE(repo.Get(999), ErrorCode::kNotFound);
+  t.id = 999;
+  EXPECT_CODE(repo.Update(t), ErrorCode::kNotFound);
+}
+
+TEST_F(StorageTest, TaskListNewestFirstWithFilters) {
+  auto& repo = storage_->tasks();
+  auto a = *repo.Insert(MakeTask("plugin-operation", "plugin-install", 1000));
+  auto b = *repo.Insert(MakeTask("plugin-operation", "plugin-delete", 2000));
+  auto c = *repo.Insert(MakeTask("kb-operation", "plugin-install", 3000));
+  auto d = *repo.Insert(MakeTask("plugin-operation", "plugin-install", 3000));
+
+  auto ids = [](const std::vector<domain::Task>& tasks) {
+    std::vector<std::int64_t> out;
+    for (const auto& t : tasks) out.push_back(t.id);
+    return out;
+  };
+  auto all = repo.List({});
+  ASSERT_OK(all);
+  EXPECT_EQ(ids(*all), (std::vector<std::int64_t>{d, c, b, a}));
+  auto by_type = repo.List({"plugin-operation", std::nullopt});
+  ASSERT_OK(by_type);
+  EXPECT_EQ(ids(*by_type), (std::vector<std::int64_t>{d, b, a}));
+  auto by_kind = repo.List({std::nullopt, "plugin-install"});
+  ASSERT_OK(by_kind);
+  EXPECT_EQ(ids(*by_kind), (std::vector<std::int64_t>{d, c, a}));
+  auto both = repo.List({"plugin-operation", "plugin-install"});
+  ASSERT_OK(both);
+  EXPECT_EQ(ids(*both), (std::vector<std::int64_t>{d, a}));
+  auto none = repo.List({"nothing", std::nullopt});
+  ASSERT_OK(none);
+  EXPECT_TRUE(none->empty());
+}
+
+TEST_F(StorageTest, TaskFailUnfinished) {
+  auto& repo = storage_->tasks();
+  auto pending = *repo.Insert(MakeTask("t", "k", 1));
+  auto running_task = MakeTask("t", "k", 2);
+  running_task.status = domain::TaskStatus::kRunning;
+  auto running = *repo.Insert(running_task);
+  auto done_task = MakeTask("t", "k", 3);
+  done_task.status = domain::TaskStatus::kSucceeded;
+  auto done = *repo.Insert(done_task);
+
+  auto n = repo.FailUnfinished("interrupted by restart", At(9000));
+  ASSERT_OK(n);
+  EXPECT_EQ(*n, 2);
+  for (auto id : {pending, running}) {
+    auto t = repo.Get(id);
+    ASSERT_OK(t);
+    EXPECT_EQ(t->status, domain::TaskStatus::kFailed);
+    EXPECT_EQ(t->exception, "interrupted by restart");
+    EXPECT_EQ(t->updated_at, At(9000));
+  }
+  auto t = repo.Get(done);
+  ASSERT_OK(t);
+  EXPECT_EQ(t->status, domain::TaskStatus::kSucceeded);
+  EXPECT_EQ(*repo.FailUnfinished("again", At(9001)), 0);
+}
+
+// Users, API keys, settings
+
+TEST_F(StorageTest, UserRepository) {
+  auto& repo = storage_->users();
+  EXPECT_EQ(*repo.Count(), 0);
+  EXPECT_CODE(repo.Get("admin"), ErrorCode::kNotFound);
+  ASSERT_OK(repo.Insert({"admin", "$argon2id$1", At(1000), At(1000)}, true));
+  EXPECT_EQ(*repo.Count(), 1);
+  EXPECT_CODE(repo.Insert({"second", "h", At(1), At(1)}, true), ErrorCode::kConflict);
+  EXPECT_CODE(repo.Insert({"admin", "h", At(1), At(1)}, false), ErrorCode::kConflict);
+  ASSERT_OK(repo.Insert({"second", "h", At(1), At(1)}, false));
+  EXPECT_EQ(*repo.Count(), 2);
+
+  auto u = repo.Get("admin");
+  ASSERT_OK(u);
+  EXPECT_EQ(u->password_hash, "$argon2id$1");
+  EXPECT_EQ(u->created_at, At(1000));
+
+  ASSERT_OK(repo.UpdatePassword("admin", "$argon2id$2", At(5000)));
+  u = repo.Get("admin");
+  ASSERT_OK(u);
+  EXPECT_EQ(u->password_hash, "$argon2id$2");
+  EXPECT_EQ(u->created_at, At(1000));
+  EXPECT_EQ(u->updated_at, At(5000));
+  EXPECT_CODE(repo.UpdatePassword("nobody", "h", At(1)), ErrorCode::kNotFound);
+}
+
+TEST_F(StorageTest, OnlyIfNoneAdmitsExactlyOneConcurrentFirstUser) {
+  constexpr int kThreads = 16;
+  std::atomic<int> ok{0}, conflict{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      auto r = storage_->users().Insert({"user" + std::to_string(i), "h", At(i), At(i)}, true);
+      if (r) {
+        ++ok;
+      } else if (r.error().code == ErrorCode::kConflict) {
+        ++conflict;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 1);
+  EXPECT_EQ(conflict.load(), kThreads - 1);
+  EXPECT_EQ(*storage_->users().Count(), 1);
+}
+
+TEST_F(StorageTest, ApiKeyRepository) {
+  auto& repo = storage_->api_keys();
+  domain::ApiKey k1{0, "ci", "for CI", "hash-1", "lbk_abcd...wxyz", At(2000), At(2000)};
+  domain::ApiKey k2{0, "ops", "", "hash-2", "lbk_efgh...stuv", At(1000), At(1000)};
+  auto id1 = repo.Insert(k1);
+  auto id2 = repo.Insert(k2);
+  ASSERT_OK(id1);
+  ASSERT_OK(id2);
+  EXPECT_NE(*id1, *id2);
+
+  auto list = repo.List();
+  ASSERT_OK(list);
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[0].id, *id2);  // oldest first
+  EXPECT_EQ((*list)[1].id, *id1);
+
+  auto got = repo.Get(*id1);
+  ASSERT_OK(got);
+  EXPECT_EQ(got->name, "ci");
+  EXPECT_EQ(got->description, "for CI");
+  EXPECT_EQ(got->key_hash, "hash-1");
+  EXPECT_EQ(got->masked_key, "lbk_abcd...wxyz");
+  auto found = repo.FindByHash("hash-2");
+  ASSERT_OK(found);
+  EXPECT_EQ(found->id, *id2);
+  EXPECT_CODE(repo.FindByHash("hash-3"), ErrorCode::kNotFound);
+
+  auto dup = k2;
+  dup.name = "dup";
+  EXPECT_CODE(repo.Insert(dup), ErrorCode::kConflict);
+
+  k1.id = *id1;
+  k1.name = "ci-renamed";
+  k1.description = "changed";
+  k1.key_hash = "ignored";
+  k1.updated_at = At(3000);
+  ASSERT_OK(repo.Update(k1));
+  got = repo.Get(*id1);
+  ASSERT_OK(got);
+  EXPECT_EQ(got->name, "ci-renamed");
+  EXPECT_EQ(got->description, "changed");
+  EXPECT_EQ(got->key_hash, "hash-1");
+
+  ASSERT_OK(repo.Delete(*id1));
+  EXPECT_CODE(repo.Get(*id1), ErrorCode::kNotFound);
+  EXPECT_CODE(repo.Delete(*id1), ErrorCode::kNotFound);
+  EXPECT_CODE(repo.Update(k1), ErrorCode::kNotFound);
+}
+
+TEST_F(StorageTest, SettingsRepository) {
+  auto& repo = storage_->settings();
+  auto missing = repo.Get("wizard_status");
+  ASSERT_OK(missing);
+  EXPECT_FALSE(missing->has_value());
+  ASSERT_OK(repo.Set("wizard_status", "pending"));
+  ASSERT_OK(repo.Set("wizard_status", "done"));
+  ASSERT_OK(repo.Set("empty", ""));
+  EXPECT_EQ(repo.Get("wizard_status")->value_or("?"), "done");
+  EXPECT_EQ(repo.Get("empty")->value_or("?"), "");
+}
+
+// Persistence and concurrency
+
+TEST_F(StorageTest, DataPersistsAcrossReopen) {
+  auto provider = AddProvider();
+  auto model = MakeModel(ModelKind::kLlm, provider.uuid);
+  ASSERT_OK(storage_->models().Insert(model));
+  auto pipeline = AddPipeline(true);
+  auto bot = MakeBot(pipeline.uuid);
+  ASSERT_OK(storage_->bots().Insert(bot));
+  ASSERT_OK(storage_->bot_logs().Append(bot.uuid, Entry("hello"), 10));
+  auto task = storage_->tasks().Insert(MakeTask("t", "k", 1));
+  ASSERT_OK(task);
+  ASSERT_OK(storage_->users().Insert({"admin", "h", At(1), At(1)}, true));
+  auto key = storage_->api_keys().Insert({0, "k", "", "hash", "m", At(1), At(1)});
+  ASSERT_OK(key);
+  ASSERT_OK(storage_->settings().Set("a", "b"));
+
+  Reopen();
+  auto p = storage_->providers().Get(provider.uuid);
+  ASSERT_OK(p);
+  EXPECT_EQ(p->llm_count, 1);
+  EXPECT_EQ(storage_->models().Get(ModelKind::kLlm, model.uuid)->name, model.name);
+  EXPECT_EQ(storage_->pipelines().GetDefault()->uuid, pipeline.uuid);
+  EXPECT_EQ(storage_->bots().Get(bot.uuid)->use_pipeline_uuid, pipeline.uuid);
+  EXPECT_EQ(storage_->bot_logs().Page(bot.uuid, -1, 10)->entries.at(0).text, "hello");
+  EXPECT_TRUE(storage_->tasks().Get(*task));
+  EXPECT_TRUE(storage_->users().Get("admin"));
+  EXPECT_EQ(storage_->api_keys().FindByHash("hash")->id, *key);
+  EXPECT_EQ(storage_->settings().Get("a")->value_or(""), "b");
+}
+
+TEST_F(StorageTest, ConcurrentWritersLoseNoRows) {
+  constexpr int kThreads = 16;
+  constexpr int kPerThread = 40;
+  auto bot = AddBot();
+  std::atomic<int> failures{0};
+  std::atomic<bool> writing{true};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      for (int j = 0; j < kPerThread; ++j) {
+        if (!storage_->tasks().Insert(MakeTask("t" + std::to_string(i), "k", j))) ++failures;
+        if (!storage_->bot_logs().Append(bot.uuid, Entry("x"), 1'000'000)) ++failures;
+        if (!storage_->settings().Set("s" + std::to_string(i), std::to_string(j))) ++failures;
+      }
+    });
+  }
+  // Readers run alongside the writers (WAL) and never see a torn state.
+  std::thread reader([&] {
+    while (writing) {
+      auto page = storage_->bot_logs().Page(bot.uuid, -1, 5);
+      if (!page || (!page->entries.empty() && page->entries.back().seq_id != page->total_count)) {
+        ++failures;
+      }
+    }
+  });
+  for (auto& t : threads) t.join();
+  writing = false;
+  reader.join();
+  EXPECT_EQ(failures.load(), 0);
+
+  auto tasks = storage_->tasks().List({});
+  ASSERT_OK(tasks);
+  EXPECT_EQ(tasks->size(), static_cast<std::size_t>(kThreads * kPerThread));
+  std::set<std::int64_t> task_ids;
+  for (const auto& t : *tasks) task_ids.insert(t.id);
+  EXPECT_EQ(task_ids.size(), tasks->size());
+
+  auto page = storage_->bot_logs().Page(bot.uuid, -1, kThreads * kPerThread + 10);
+  ASSERT_OK(page);
+  EXPECT_EQ(page->total_count, kThreads * kPerThread);
+  ASSERT_EQ(page->entries.size(), static_cast<std::size_t>(kThreads * kPerThread));
+  for (std::size_t i = 0; i < page->entries.size(); ++i) {
+    EXPECT_EQ(page->entries[i].seq_id, static_cast<std::int64_t>(i + 1));
+  }
+  for (int i = 0; i < kThreads; ++i) {
+    EXPECT_EQ(storage_->settings().Get("s" + std::to_string(i))->value_or(""),
+              std::to_string(kPerThread - 1));
+  }
+}
+
+}  // namespace
+}  // namespace sb::storage::sqlite

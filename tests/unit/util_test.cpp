@@ -1,0 +1,99 @@
+#include <gtest/gtest.h>
+
+#include "util/clock.hpp"
+#include "util/crypto.hpp"
+#include "util/ids.hpp"
+#include "util/json.hpp"
+
+namespace sb::util {
+namespace {
+
+TEST(Uuid, GeneratedIsVersion4AndValid) {
+  const std::string id = NewUuid();
+  EXPECT_TRUE(IsUuid(id));
+  EXPECT_EQ(id[14], '4');
+  EXPECT_NE(NewUuid(), id);
+}
+
+TEST(Uuid, RejectsMalformed) {
+  EXPECT_FALSE(IsUuid(""));
+  EXPECT_FALSE(IsUuid("not-a-uuid"));
+  EXPECT_FALSE(IsUuid("123e4567-e89b-12d3-a456-42661417400"));    // short
+  EXPECT_FALSE(IsUuid("123e4567-e89b-12d3-a456-4266141740000"));  // long
+  EXPECT_FALSE(IsUuid("123e4567xe89b-12d3-a456-426614174000"));   // bad dash
+  EXPECT_FALSE(IsUuid("123e4567-e89b-12d3-a456-42661417400g"));   // bad hex
+  EXPECT_TRUE(IsUuid("123E4567-E89B-12D3-A456-426614174000"));
+}
+
+TEST(TypedId, ParseNamesTheField) {
+  auto r = BotId::Parse("nope");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(r.error().message.find("bot uuid"), std::string::npos);
+}
+
+TEST(Crypto, Sha256KnownVector) {
+  EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(Crypto, HmacSha256KnownVector) {
+  // RFC 4231 test case 2.
+  EXPECT_EQ(HexEncode(HmacSha256("Jefe", "what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+}
+
+TEST(Crypto, Base64UrlRoundTrip) {
+  for (std::string s : std::vector<std::string>{"", "f", "fo", "foo", "foob", "fooba", "foobar",
+                                                std::string("\xff\x00\x01", 3)}) {
+    std::string back;
+    ASSERT_TRUE(Base64UrlDecode(Base64UrlEncode(s), back));
+    EXPECT_EQ(back, s);
+  }
+  EXPECT_EQ(Base64UrlEncode("foobar"), "Zm9vYmFy");
+  std::string out;
+  EXPECT_FALSE(Base64UrlDecode("ab+c", out));
+}
+
+TEST(Crypto, RandomUrlSafeHasLengthAndAlphabet) {
+  const auto s = RandomUrlSafe(43);
+  ASSERT_EQ(s.size(), 43u);
+  for (char c : s) EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_');
+}
+
+TEST(Crypto, ConstantTimeEquals) {
+  EXPECT_TRUE(ConstantTimeEquals("abc", "abc"));
+  EXPECT_FALSE(ConstantTimeEquals("abc", "abd"));
+  EXPECT_FALSE(ConstantTimeEquals("abc", "abcd"));
+}
+
+TEST(Crypto, PasswordHashVerifies) {
+  const auto hash = HashPassword("correct horse");
+  ASSERT_FALSE(hash.empty());
+  EXPECT_EQ(hash.rfind("$argon2id$", 0), 0u);
+  EXPECT_TRUE(VerifyPassword("correct horse", hash));
+  EXPECT_FALSE(VerifyPassword("wrong horse", hash));
+}
+
+TEST(Json, ParseErrorsAreInvalidArgumentWithOffset) {
+  auto r = ParseJson("{\"a\": }");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(r.error().message.find("offset"), std::string::npos);
+  EXPECT_FALSE(ParseJson("{} trailing"));
+  EXPECT_FALSE(ParseJson(""));
+}
+
+TEST(Json, DeepMergeRecursesIntoObjects) {
+  auto base = ParseJson(R"({"a":{"x":1,"y":2},"b":[1],"c":3})")->as_object();
+  auto over = ParseJson(R"({"a":{"y":20,"z":30},"b":[2,3]})")->as_object();
+  DeepMerge(base, over);
+  EXPECT_EQ(SerializeJson(base), R"({"a":{"x":1,"y":20,"z":30},"b":[2,3],"c":3})");
+}
+
+TEST(Clock, Rfc3339IsUtcWithMillis) {
+  EXPECT_EQ(FormatRfc3339(FromUnixMillis(1795397917120)), "2026-11-22T01:38:37.120Z");
+  EXPECT_EQ(FormatRfc3339(FromUnixMillis(0)), "1970-01-01T00:00:00.000Z");
+}
+
+}  // namespace
+}  // namespace sb::util
