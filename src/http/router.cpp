@@ -56,9 +56,16 @@ void Router::Add(Route route) {
     c.is_param.push_back(param);
     if (!param) ++c.literal_count;
   }
+  // Two templates clash when they differ only in parameter names.
+  auto same_shape = [&c](const Compiled& other) {
+    if (other.is_param != c.is_param) return false;
+    for (size_t i = 0; i < c.segments.size(); ++i) {
+      if (!c.is_param[i] && c.segments[i] != other.segments[i]) return false;
+    }
+    return true;
+  };
   for (const auto& other : compiled_) {
-    if (other.route->method == route.method && other.segments == c.segments &&
-        other.is_param == c.is_param) {
+    if (other.route->method == route.method && same_shape(other)) {
       throw std::logic_error("duplicate route " + route.method + " " + route.path_template);
     }
   }

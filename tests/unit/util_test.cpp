@@ -91,7 +91,7 @@ TEST(Json, DeepMergeRecursesIntoObjects) {
 }
 
 TEST(Clock, Rfc3339IsUtcWithMillis) {
-  EXPECT_EQ(FormatRfc3339(FromUnixMillis(1795397917120)), "2026-11-22T01:38:37.120Z");
+  EXPECT_EQ(FormatRfc3339(FromUnixMillis(1795397917120)), "2026-11-23T01:38:37.120Z");
   EXPECT_EQ(FormatRfc3339(FromUnixMillis(0)), "1970-01-01T00:00:00.000Z");
 }
 
