@@ -12,8 +12,13 @@ class AuthGuard final : public Authenticator {
  public:
   explicit AuthGuard(services::AuthService& auth) : auth_(auth) {}
   util::Result<Principal> Authenticate(const Request& request, AuthClass auth) override;
+  std::optional<util::Result<Principal>> AuthenticateWithoutBlocking(const Request& request,
+                                                                     AuthClass auth) override;
 
  private:
+  std::optional<util::Result<Principal>> Resolve(const Request& request, AuthClass auth,
+                                                 bool may_block);
+
   services::AuthService& auth_;
 };
 

@@ -101,6 +101,26 @@ RouteMatch Router::Match(const Request& request) const {
   return best;
 }
 
+std::optional<Response> Router::TryHandleWithoutBlocking(const RouteMatch& match,
+                                                         Request& request) const {
+  if (!match.route || match.route->execution == Execution::kInline) return Handle(match, request);
+  if (!match.route->fast_path) return std::nullopt;
+  request.path_params = match.params;
+  if (match.route->auth != AuthClass::kNone) {
+    auto principal = authenticator_.AuthenticateWithoutBlocking(request, match.route->auth);
+    if (!principal) return std::nullopt;
+    if (!*principal) return JsonError(principal->error(), request.request_id);
+    request.principal = std::move(**principal);
+  }
+  try {
+    return match.route->fast_path(request);
+  } catch (const std::exception& e) {
+    spdlog::error("request {} {} {} failed: {}", request.request_id, request.method, request.path,
+                  e.what());
+  }
+  return JsonError({util::ErrorCode::kInternal, "handler threw"}, request.request_id);
+}
+
 Response Router::Handle(const RouteMatch& match, Request& request) const {
   if (!match.route) {
     if (match.path_known) {

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ const char* AuthClassName(AuthClass auth);
 enum class Execution { kInline, kBlocking };
 
 using Handler = std::function<Response(Request&)>;
+// Answers from memory (a cache) without blocking, or nullopt to fall back to the Handler.
+using FastHandler = std::function<std::optional<Response>(Request&)>;
 
 struct Route {
   std::string method;
@@ -32,6 +35,7 @@ struct Route {
   AuthClass auth = AuthClass::kEither;
   Handler handler;
   Execution execution = Execution::kBlocking;
+  FastHandler fast_path = {};  // optional, tried on the I/O thread before a kBlocking handler
 };
 
 // Establishes the principal of a request for a route's auth class. Thread-safe.
@@ -40,6 +44,13 @@ class Authenticator {
   virtual ~Authenticator() = default;
   // kUnauthenticated when the credential is absent, invalid or of the wrong kind.
   virtual util::Result<Principal> Authenticate(const Request& request, AuthClass auth) = 0;
+  // The same answer when it can be given from memory; nullopt when it needs blocking work.
+  virtual std::optional<util::Result<Principal>> AuthenticateWithoutBlocking(const Request& request,
+                                                                             AuthClass auth) {
+    (void)request;
+    (void)auth;
+    return std::nullopt;
+  }
 };
 
 struct RouteMatch {
@@ -62,6 +73,9 @@ class Router {
   RouteMatch Match(const Request& request) const;
   // Authenticates, runs the handler and turns anything it throws into a 500 with the request id.
   Response Handle(const RouteMatch& match, Request& request) const;
+  // On the I/O thread: the response when it needs no blocking work (kInline routes, and fast
+  // paths that hit), nullopt when Handle must run on the blocking pool.
+  std::optional<Response> TryHandleWithoutBlocking(const RouteMatch& match, Request& request) const;
 
   const std::vector<std::unique_ptr<Route>>& routes() const { return routes_; }
 

@@ -298,15 +298,15 @@ asio::awaitable<void> HttpServer::Impl::Session(tcp::socket socket) {
         out.content_type.clear();
       } else {
         RouteMatch match = router.Match(req);
-        if (match.route && match.route->execution == Execution::kBlocking) {
+        if (auto quick = router.TryHandleWithoutBlocking(match, req)) {
+          out = std::move(*quick);
+        } else {
           out = co_await asio::co_spawn(
               blocking,
               [this, &match, &req]() -> asio::awaitable<Response> {
                 co_return router.Handle(match, req);
               },
               asio::use_awaitable);
-        } else {
-          out = router.Handle(match, req);
         }
       }
     }

@@ -143,7 +143,7 @@ std::string AuthService::IssueToken(const std::string& user) {
          util::Base64UrlEncode(util::HmacSha256(options_.jwt_secret, signing_input));
 }
 
-util::Result<std::string> AuthService::VerifyToken(std::string_view token) {
+util::Result<std::string> AuthService::CheckTokenSignature(std::string_view token) const {
   auto invalid = [] { return Fail(ErrorCode::kUnauthenticated, "invalid or expired token"); };
   const auto dot1 = token.find('.');
   const auto dot2 = token.rfind('.');
@@ -165,18 +165,30 @@ util::Result<std::string> AuthService::VerifyToken(std::string_view token) {
     return invalid();
   }
   if (exp->value().as_int64() <= util::ToUnixSeconds(clock_.Now())) return invalid();
-  std::string name(user->value().as_string());
-  {
-    std::shared_lock lock(cache_mu_);
-    if (known_users_.count(name)) return name;
-  }
-  auto account = users_.Get(name);
+  return std::string(user->value().as_string());
+}
+
+std::optional<util::Result<std::string>> AuthService::VerifyTokenCached(std::string_view token) {
+  auto name = CheckTokenSignature(token);
+  if (!name) return name;
+  std::shared_lock lock(cache_mu_);
+  if (known_users_.count(*name)) return name;
+  return std::nullopt;
+}
+
+util::Result<std::string> AuthService::VerifyToken(std::string_view token) {
+  if (auto cached = VerifyTokenCached(token)) return *cached;
+  auto name = CheckTokenSignature(token);
+  if (!name) return name;
+  auto account = users_.Get(*name);
   if (!account) {
-    if (account.error().code == ErrorCode::kNotFound) return invalid();
+    if (account.error().code == ErrorCode::kNotFound) {
+      return Fail(ErrorCode::kUnauthenticated, "invalid or expired token");
+    }
     return tl::unexpected(account.error());
   }
   std::unique_lock lock(cache_mu_);
-  known_users_[name] = true;
+  known_users_[*name] = true;
   return name;
 }
 
@@ -287,13 +299,17 @@ util::Result<void> AuthService::DeleteApiKey(std::int64_t id) {
   return r;
 }
 
-util::Result<domain::ApiKey> AuthService::VerifyApiKey(std::string_view key) {
+std::optional<util::Result<domain::ApiKey>> AuthService::VerifyApiKeyCached(std::string_view key) {
   const std::string hash = util::Sha256Hex(key);
-  {
-    std::shared_lock lock(cache_mu_);
-    auto it = key_cache_.find(hash);
-    if (it != key_cache_.end()) return it->second;
-  }
+  std::shared_lock lock(cache_mu_);
+  auto it = key_cache_.find(hash);
+  if (it != key_cache_.end()) return it->second;
+  return std::nullopt;
+}
+
+util::Result<domain::ApiKey> AuthService::VerifyApiKey(std::string_view key) {
+  if (auto cached = VerifyApiKeyCached(key)) return *cached;
+  const std::string hash = util::Sha256Hex(key);
   // The lookup is by hash, an exact index match: no timing signal about stored keys.
   auto found = keys_.FindByHash(hash);
   if (!found) {

@@ -54,6 +54,8 @@ class AuthService {
                                   const std::string& client_address);
   // The username of a valid, unexpired token of an existing account; kUnauthenticated otherwise.
   util::Result<std::string> VerifyToken(std::string_view token);
+  // VerifyToken without the database: nullopt when the account has not been seen yet.
+  std::optional<util::Result<std::string>> VerifyTokenCached(std::string_view token);
   std::string IssueToken(const std::string& user);
 
   // kInvalidArgument when `current` is wrong or `next` too short; kPermissionDenied when login
@@ -73,9 +75,13 @@ class AuthService {
   util::Result<void> DeleteApiKey(std::int64_t id);
   // The key record for a presented key; kUnauthenticated when unknown.
   util::Result<domain::ApiKey> VerifyApiKey(std::string_view key);
+  // VerifyApiKey without the database: nullopt when the key is not in the cache.
+  std::optional<util::Result<domain::ApiKey>> VerifyApiKeyCached(std::string_view key);
 
  private:
   util::Result<void> CheckPassword(const std::string& password) const;
+  // Signature, header and expiry of a JWT; the username it names.
+  util::Result<std::string> CheckTokenSignature(std::string_view token) const;
   bool Throttled(const std::string& user, const std::string& address);
   void RecordFailure(const std::string& user, const std::string& address);
   void ClearFailures(const std::string& user, const std::string& address);

@@ -121,6 +121,7 @@ util::Result<util::ModelId> ModelService::Create(domain::ModelKind kind, const M
     return Fail(ErrorCode::kInvalidArgument, "provider_uuid is required");
   }
   if (auto r = repo_.Insert(m); !r) return tl::unexpected(r.error());
+  providers_.NoteModelsChanged();
   return m.uuid;
 }
 
@@ -143,6 +144,7 @@ util::Result<void> ModelService::Update(domain::ModelKind kind, const util::Mode
   NormalizeRequesterConfig(m);
   if (auto ok = Check(m); !ok) return ok;
   auto r = repo_.Update(m);
+  providers_.NoteModelsChanged();
   if (!r && r.error().code == ErrorCode::kNotFound) return tl::unexpected(NotFound(kind, id));
   if (!r && r.error().code == ErrorCode::kInvalidArgument && patch.provider_uuid) {
     return Fail(ErrorCode::kInvalidArgument,
@@ -153,6 +155,7 @@ util::Result<void> ModelService::Update(domain::ModelKind kind, const util::Mode
 
 util::Result<void> ModelService::Delete(domain::ModelKind kind, const util::ModelId& id) {
   auto r = repo_.Delete(kind, id);
+  providers_.NoteModelsChanged();
   if (!r && r.error().code == ErrorCode::kNotFound) return tl::unexpected(NotFound(kind, id));
   return r;
 }

@@ -74,6 +74,7 @@ util::Result<util::ProviderId> ProviderService::Create(const ProviderDraft& draf
   p.created_at = p.updated_at = clock_.Now();
   if (auto ok = Check(p); !ok) return tl::unexpected(ok.error());
   if (auto r = repo_.Insert(p); !r) return tl::unexpected(r.error());
+  Changed();
   return p.uuid;
 }
 
@@ -88,6 +89,7 @@ util::Result<void> ProviderService::Update(const util::ProviderId& id, const Pro
   p.updated_at = clock_.Now();
   if (auto ok = Check(p); !ok) return ok;
   auto r = repo_.Update(p);
+  Changed();
   if (!r && r.error().code == ErrorCode::kNotFound) return tl::unexpected(NotFound(id));
   return r;
 }
@@ -105,6 +107,7 @@ util::Result<void> ProviderService::Delete(const util::ProviderId& id) {
     return in_use(current->llm_count, current->embedding_count);
   }
   auto r = repo_.Delete(id);
+  Changed();
   if (!r && r.error().code == ErrorCode::kNotFound) return tl::unexpected(NotFound(id));
   if (!r && r.error().code == ErrorCode::kConflict) {
     // A model was added between the check and the delete.

@@ -2,6 +2,8 @@
 // http(s) URL, and a provider still used by models cannot be deleted.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,12 +43,21 @@ class ProviderService {
   // kInvalidArgument (the seed's 400) naming the counts when models still reference it.
   util::Result<void> Delete(const util::ProviderId& id);
 
+  // Grows after every committed change to providers or to the model counts, so renderings of
+  // List() can be cached (see http/api/rendered_cache.hpp). Single-process: with a shared
+  // database and several instances, changes made elsewhere do not move it.
+  std::uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+  // Called by ModelService after a model is added, moved or removed (the counts change).
+  void NoteModelsChanged() { Changed(); }
+
  private:
+  void Changed() { generation_.fetch_add(1, std::memory_order_acq_rel); }
   util::Result<void> Check(const domain::Provider& p) const;
 
   domain::ProviderRepository& repo_;
   const domain::Catalogue& requesters_;
   const util::Clock& clock_;
+  std::atomic<std::uint64_t> generation_{1};
 };
 
 // http:// or https:// with a host.

@@ -1,9 +1,12 @@
 #include <fmt/format.h>
 
+#include <memory>
+
 #include "http/api/api.hpp"
 #include "http/api/encoders.hpp"
 #include "http/api/field_reader.hpp"
 #include "http/api/handler_support.hpp"
+#include "http/api/rendered_cache.hpp"
 
 namespace sb::http::api {
 namespace {
@@ -45,15 +48,31 @@ void RegisterProviderRoutes(Router& router, ApiContext& ctx) {
          return JsonOk(util::JsonObject{{"requester", e->descriptor}});
        }});
 
-  router.Add({"GET", "/api/v1/provider/providers", AuthClass::kEither, [&ctx](Request& req) {
-                auto list = ctx.providers.List();
-                if (!list) return Fail(req, list.error());
-                const bool secret = QueryFlag(req, "include_secret", true);
-                util::JsonArray out;
-                out.reserve(list->size());
-                for (const auto& p : *list) out.push_back(EncodeProvider(p, secret));
-                return JsonOk(util::JsonObject{{"providers", std::move(out)}});
-              }});
+  // The hottest authenticated read: served from a rendering cached until providers or models
+  // change, on the I/O thread.
+  auto list_cache = std::make_shared<RenderedCache>();
+  Route list{"GET", "/api/v1/provider/providers", AuthClass::kEither,
+             [&ctx, list_cache](Request& req) {
+               const bool secret = QueryFlag(req, "include_secret", true);
+               const auto generation = ctx.providers.generation();
+               auto list = ctx.providers.List();
+               if (!list) return Fail(req, list.error());
+               util::JsonArray out;
+               out.reserve(list->size());
+               for (const auto& p : *list) out.push_back(EncodeProvider(p, secret));
+               Response r = JsonOk(util::JsonObject{{"providers", std::move(out)}});
+               list_cache->Put(generation, secret ? 1 : 0, r.body);
+               return r;
+             }};
+  list.fast_path = [&ctx, list_cache](Request& req) -> std::optional<Response> {
+    auto body =
+        list_cache->Get(ctx.providers.generation(), QueryFlag(req, "include_secret", true) ? 1 : 0);
+    if (!body) return std::nullopt;
+    Response r;
+    r.body = std::move(*body);
+    return r;
+  };
+  router.Add(std::move(list));
 
   router.Add({"POST", "/api/v1/provider/providers", AuthClass::kEither, [&ctx](Request& req) {
                 auto body = FieldReader::Parse(req.body);
