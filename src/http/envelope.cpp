@@ -1,8 +1,5 @@
 #include "http/envelope.hpp"
 
-#include <boost/json/serialize.hpp>
-#include <boost/json/string.hpp>
-
 namespace sb::http {
 
 int HttpStatusFor(util::ErrorCode code) {
@@ -36,9 +33,9 @@ int HttpStatusFor(util::ErrorCode code) {
 
 Response JsonOk(const util::Json& data) {
   Response r;
-  r.body.reserve(64);
+  r.body.reserve(256);
   r.body = "{\"code\":0,\"msg\":\"ok\",\"data\":";
-  r.body += boost::json::serialize(data);
+  util::AppendJson(r.body, data);
   r.body += '}';
   return r;
 }
@@ -60,7 +57,7 @@ Response JsonError(const util::Error& error, std::string_view request_id) {
   } else {
     body["msg"] = error.message;
   }
-  r.body = boost::json::serialize(body);
+  r.body = util::SerializeJson(body);
   return r;
 }
 

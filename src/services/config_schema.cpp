@@ -84,16 +84,25 @@ util::Result<util::JsonObject> Apply(const util::JsonArray& items, const util::J
     if (it == out.end() || (it->value().is_null() && fill)) {
       auto def = item.find("default");
       const bool required = item.contains("required") && item.at("required") == Json(true);
-      if (def != item.end() && fill) {
+      // An empty default of a required item is a placeholder, not a value (webhook secret).
+      const bool usable_default = def != item.end() && !(required && def->value().is_string() &&
+                                                         def->value().as_string().empty());
+      if (usable_default && fill) {
         out[name] = def->value();
         continue;
       }
-      if (required) {
+      // Only a fill pass enforces `required`: CheckConfigTypes checks the types of what is
+      // there (a pipeline config need not name every item of its metadata).
+      if (required && fill) {
         return util::Fail(ErrorCode::kInvalidArgument, fmt::format("{} is required", path));
       }
       continue;
     }
     if (auto ok = CheckValue(item, it->value(), path); !ok) return tl::unexpected(ok.error());
+    const bool required = item.contains("required") && item.at("required") == Json(true);
+    if (fill && required && it->value().is_string() && it->value().as_string().empty()) {
+      return util::Fail(ErrorCode::kInvalidArgument, fmt::format("{} must not be empty", path));
+    }
   }
   return out;
 }

@@ -19,7 +19,8 @@ util::Result<util::JsonObject> ApplyConfigSchema(const util::JsonArray& items,
                                                  const util::JsonObject& config,
                                                  std::string_view where);
 
-// Only the type checks of ApplyConfigSchema, for a config that must already be complete.
+// Only the type (and select option) checks of ApplyConfigSchema: absent items, required or
+// not, are no error and nothing is filled in.
 util::Result<void> CheckConfigTypes(const util::JsonArray& items, const util::JsonObject& config,
                                     std::string_view where);
 

@@ -15,11 +15,13 @@ util::Error NotFound(domain::ModelKind kind, const util::ModelId& id) {
           fmt::format("{} {} does not exist", domain::ModelKindName(kind), id.str())};
 }
 
-// requester_config always has a string `model` (default: the name) and an object `args`.
+// requester_config always has a string `model` (default: the name) and an object `args`. A
+// `model` of another type is left for Check to reject: wrong types are errors, not defaults.
 void NormalizeRequesterConfig(domain::Model& m) {
   auto& rc = m.requester_config;
   auto model = rc.find("model");
-  if (model == rc.end() || !model->value().is_string() || model->value().as_string().empty()) {
+  if (model == rc.end() || model->value().is_null() ||
+      (model->value().is_string() && model->value().as_string().empty())) {
     rc["model"] = m.name;
   }
   if (!rc.contains("args")) rc["args"] = util::JsonObject();

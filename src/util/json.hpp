@@ -22,7 +22,9 @@ using JsonArray = boost::json::array;
 
 // Whole-document parse; fails with kInvalidArgument "malformed JSON at offset N: <reason>".
 Result<Json> ParseJson(std::string_view text);
+// Compact JSON; doubles in their shortest round-trip form ("1.5", not Boost's "1.5E0").
 std::string SerializeJson(const Json& value);
+void AppendJson(std::string& out, const Json& value);
 
 // Copies `overlay` onto `base`: nested objects merge key by key, anything else replaces.
 void DeepMerge(JsonObject& base, const JsonObject& overlay);

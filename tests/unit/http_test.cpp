@@ -146,10 +146,10 @@ TEST(RouteTable, EveryRegisteredRouteIsListedWithItsAuthClass) {
   Metrics metrics;
   AuthGuard guard((*core)->auth());
   Router router(guard);
-  api::ApiContext ctx{(*core)->auth(),      (*core)->system(),    (*core)->providers(),
-                      (*core)->models(),    (*core)->bots(),      (*core)->pipelines(),
-                      (*core)->tasks(),     (*core)->requesters(), (*core)->adapters(),
-                      metrics,              [] { return true; },  {"http://h", "", ""}};
+  api::ApiContext ctx{(*core)->auth(),   (*core)->system(),     (*core)->providers(),
+                      (*core)->models(), (*core)->bots(),       (*core)->pipelines(),
+                      (*core)->tasks(),  (*core)->requesters(), (*core)->adapters(),
+                      metrics,           [] { return true; },   {"http://h", "", ""}};
   api::RegisterAllRoutes(router, ctx);
 
   std::set<std::string> registered;

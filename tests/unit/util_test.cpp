@@ -97,3 +97,21 @@ TEST(Clock, Rfc3339IsUtcWithMillis) {
 
 }  // namespace
 }  // namespace sb::util
+
+namespace sb::util {
+namespace {
+
+TEST(Json, SerializeWritesReadableNumbersAndEscapes) {
+  auto v =
+      ParseJson(R"({"d":1.5,"z":0.0,"i":-3,"big":1e300,"s":"a\"b\\c\n\u0001é","a":[true,null]})");
+  ASSERT_TRUE(v);
+  EXPECT_EQ(SerializeJson(*v),
+            R"({"d":1.5,"z":0.0,"i":-3,"big":1e+300,"s":"a\"b\\c\n\u0001é","a":[true,null]})");
+  // What we write reads back as the same value.
+  auto back = ParseJson(SerializeJson(*v));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(*back, *v);
+}
+
+}  // namespace
+}  // namespace sb::util

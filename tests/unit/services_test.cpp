@@ -1,0 +1,363 @@
+// Service rules over the real SQLite storage with a simulated clock.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "llm/requester_catalogue.hpp"
+#include "pipeline/pipeline_template_data.hpp"
+#include "platforms/adapter_catalogue.hpp"
+#include "services/auth_service.hpp"
+#include "services/bot_service.hpp"
+#include "services/config_schema.hpp"
+#include "services/model_service.hpp"
+#include "services/pipeline_service.hpp"
+#include "services/provider_service.hpp"
+#include "services/system_service.hpp"
+#include "services/task_service.hpp"
+#include "storage/sqlite/sqlite_storage.hpp"
+#include "util/crypto.hpp"
+
+namespace sb::services {
+namespace {
+
+using util::ErrorCode;
+
+class FakeClock final : public util::Clock {
+ public:
+  util::TimePoint Now() const override { return now_; }
+  void Advance(std::chrono::seconds s) { now_ += s; }
+
+ private:
+  util::TimePoint now_ = util::FromUnixMillis(1'790'000'000'000);
+};
+
+#define EXPECT_CODE(result, expected)                             \
+  do {                                                            \
+    const auto& r_ = (result);                                    \
+    ASSERT_FALSE(r_) << "expected an error";                      \
+    EXPECT_EQ(r_.error().code, (expected)) << r_.error().message; \
+  } while (0)
+
+class ServicesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("sb-svc-" + util::RandomUrlSafe(8));
+    auto st = storage::sqlite::SqliteStorage::Open((dir_ / "db.sqlite").string());
+    ASSERT_TRUE(st) << st.error().message;
+    storage_ = std::move(*st);
+    requesters_ = *llm::LoadRequesterCatalogue();
+    adapters_ = *platforms::LoadAdapterCatalogue();
+    template_ = *pipeline::LoadPipelineTemplate();
+    AuthOptions auth_options;
+    auth_options.jwt_secret = "test-secret-test-secret";
+    auth_options.recovery_key = "recovery-key-recovery-key";
+    auth_options.login_max_failures = 3;
+    auth_options.login_window_seconds = 60;
+    auth_ = std::make_unique<AuthService>(storage_->users(), storage_->api_keys(), clock_,
+                                          auth_options);
+    providers_ = std::make_unique<ProviderService>(storage_->providers(), requesters_, clock_);
+    models_ = std::make_unique<ModelService>(storage_->models(), *providers_, clock_);
+    pipelines_ = std::make_unique<PipelineService>(storage_->pipelines(), template_, clock_);
+    ASSERT_TRUE(pipelines_->EnsureDefault());
+    bots_ =
+        std::make_unique<BotService>(storage_->bots(), storage_->bot_logs(), storage_->pipelines(),
+                                     adapters_, nullptr, clock_, BotServiceOptions{5});
+  }
+
+  void TearDown() override {
+    storage_->Close();
+    std::filesystem::remove_all(dir_);
+  }
+
+  util::ProviderId MakeProvider() {
+    auto id = providers_->Create(
+        {"p", "openai-chat-completions", "https://api.example.com/v1", {"sk-aaaaaaaaaaaaaaaa"}});
+    EXPECT_TRUE(id);
+    return *id;
+  }
+
+  std::filesystem::path dir_;
+  FakeClock clock_;
+  std::unique_ptr<storage::sqlite::SqliteStorage> storage_;
+  domain::Catalogue requesters_;
+  domain::Catalogue adapters_;
+  domain::PipelineTemplate template_;
+  std::unique_ptr<AuthService> auth_;
+  std::unique_ptr<ProviderService> providers_;
+  std::unique_ptr<ModelService> models_;
+  std::unique_ptr<PipelineService> pipelines_;
+  std::unique_ptr<BotService> bots_;
+};
+
+TEST(ConfigSchema, FillsDefaultsChecksTypesAndKeepsUnknownKeys) {
+  auto items = util::ParseJson(R"([
+    {"name":"token","type":"string","required":true},
+    {"name":"port","type":"integer","required":false,"default":8080},
+    {"name":"mode","type":"select","default":"a","options":[{"name":"a"},{"name":"b"}]},
+    {"name":"tags","type":"array[string]","default":[]}])")
+                   ->as_array();
+  auto ok = ApplyConfigSchema(items, util::ParseJson(R"({"token":"t","extra":1})")->as_object(),
+                              "config");
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(util::SerializeJson(*ok),
+            R"({"token":"t","extra":1,"port":8080,"mode":"a","tags":[]})");
+
+  auto missing = ApplyConfigSchema(items, {}, "config");
+  EXPECT_CODE(missing, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(missing.error().message, "config.token is required");
+
+  auto wrong = ApplyConfigSchema(
+      items, util::ParseJson(R"({"token":"t","port":"80"})")->as_object(), "config");
+  EXPECT_CODE(wrong, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(wrong.error().message, "config.port must be an integer, not string");
+
+  auto option = ApplyConfigSchema(
+      items, util::ParseJson(R"({"token":"t","mode":"c"})")->as_object(), "config");
+  EXPECT_CODE(option, ErrorCode::kInvalidArgument);
+  EXPECT_NE(option.error().message.find("config.mode"), std::string::npos);
+
+  auto list = ApplyConfigSchema(items, util::ParseJson(R"({"token":"t","tags":[1]})")->as_object(),
+                                "config");
+  EXPECT_CODE(list, ErrorCode::kInvalidArgument);
+
+  auto empty = ApplyConfigSchema(items, util::ParseJson(R"({"token":""})")->as_object(), "config");
+  EXPECT_CODE(empty, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(empty.error().message, "config.token must not be empty");
+}
+
+TEST_F(ServicesTest, InitOnceThenConflict) {
+  EXPECT_FALSE(*auth_->IsInitialized());
+  EXPECT_CODE(auth_->InitAdmin("admin", "short"), ErrorCode::kInvalidArgument);
+  ASSERT_TRUE(auth_->InitAdmin("admin", "long-enough-password"));
+  EXPECT_TRUE(*auth_->IsInitialized());
+  EXPECT_CODE(auth_->InitAdmin("other", "long-enough-password"), ErrorCode::kConflict);
+}
+
+TEST_F(ServicesTest, LoginThrottlesPerAccountAndRecoversAfterTheWindow) {
+  ASSERT_TRUE(auth_->InitAdmin("admin", "long-enough-password"));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_CODE(auth_->Login("admin", "wrong-password", "10.0.0.1"), ErrorCode::kUnauthenticated);
+  }
+  // Even the right password is refused while throttled, from another address too.
+  EXPECT_CODE(auth_->Login("admin", "long-enough-password", "10.0.0.2"), ErrorCode::kRateLimited);
+  clock_.Advance(std::chrono::seconds(61));
+  auto token = auth_->Login("admin", "long-enough-password", "10.0.0.2");
+  ASSERT_TRUE(token) << token.error().message;
+  EXPECT_EQ(*auth_->VerifyToken(*token), "admin");
+}
+
+TEST_F(ServicesTest, TokensExpireAndTamperingIsRefused) {
+  ASSERT_TRUE(auth_->InitAdmin("admin", "long-enough-password"));
+  const auto token = auth_->IssueToken("admin");
+  ASSERT_TRUE(auth_->VerifyToken(token));
+  std::string tampered = token;
+  tampered[tampered.size() - 2] = tampered[tampered.size() - 2] == 'a' ? 'b' : 'a';
+  EXPECT_CODE(auth_->VerifyToken(tampered), ErrorCode::kUnauthenticated);
+  EXPECT_CODE(auth_->VerifyToken("a.b.c"), ErrorCode::kUnauthenticated);
+  EXPECT_CODE(auth_->VerifyToken(auth_->IssueToken("ghost")), ErrorCode::kUnauthenticated);
+  clock_.Advance(std::chrono::hours(24 * 8));
+  EXPECT_CODE(auth_->VerifyToken(token), ErrorCode::kUnauthenticated);
+}
+
+TEST_F(ServicesTest, PasswordChangeAndRecoveryReset) {
+  ASSERT_TRUE(auth_->InitAdmin("admin", "long-enough-password"));
+  EXPECT_CODE(auth_->ChangePassword("admin", "wrong-current", "another-password"),
+              ErrorCode::kInvalidArgument);
+  ASSERT_TRUE(auth_->ChangePassword("admin", "long-enough-password", "another-password"));
+  EXPECT_TRUE(auth_->Login("admin", "another-password", "a"));
+  EXPECT_CODE(auth_->ResetPassword("admin", "not-the-key", "third-password"),
+              ErrorCode::kPermissionDenied);
+  ASSERT_TRUE(auth_->ResetPassword("admin", "recovery-key-recovery-key", "third-password"));
+  EXPECT_TRUE(auth_->Login("admin", "third-password", "a"));
+}
+
+TEST_F(ServicesTest, ApiKeysAreShownOnceStoredHashedAndRevocable) {
+  auto created = auth_->CreateApiKey("ci", "");
+  ASSERT_TRUE(created);
+  EXPECT_EQ(created->key.rfind("lbk_", 0), 0u);
+  EXPECT_EQ(created->key.size(), 4u + 43u);
+  EXPECT_EQ(created->record.key_hash, util::Sha256Hex(created->key));
+  EXPECT_EQ(created->record.masked_key.find(created->key.substr(10, 20)), std::string::npos);
+  auto verified = auth_->VerifyApiKey(created->key);
+  ASSERT_TRUE(verified);
+  EXPECT_EQ(verified->id, created->record.id);
+  ASSERT_TRUE(auth_->DeleteApiKey(created->record.id));
+  EXPECT_CODE(auth_->VerifyApiKey(created->key), ErrorCode::kUnauthenticated);
+  EXPECT_FALSE(auth_->VerifyApiKeyCached(created->key));
+}
+
+TEST_F(ServicesTest, ProviderRulesAndDeleteWhileReferenced) {
+  EXPECT_CODE(providers_->Create({"p", "no-such-requester", "https://x", {}}),
+              ErrorCode::kInvalidArgument);
+  EXPECT_CODE(providers_->Create({"p", "openai-chat-completions", "ftp://x", {}}),
+              ErrorCode::kInvalidArgument);
+  EXPECT_CODE(providers_->Create({"", "openai-chat-completions", "https://x", {}}),
+              ErrorCode::kInvalidArgument);
+  const auto before = providers_->generation();
+  const auto provider = MakeProvider();
+  EXPECT_GT(providers_->generation(), before);
+  ModelDraft draft;
+  draft.name = "gpt-test";
+  draft.provider_uuid = provider;
+  auto model = models_->Create(domain::ModelKind::kLlm, draft);
+  ASSERT_TRUE(model) << model.error().message;
+  auto view = models_->Get(domain::ModelKind::kLlm, *model);
+  ASSERT_TRUE(view);
+  EXPECT_EQ(view->model.requester_config.at("model"), util::Json("gpt-test"));
+  EXPECT_EQ(view->provider.uuid, provider);
+
+  auto del = providers_->Delete(provider);
+  EXPECT_CODE(del, ErrorCode::kInvalidArgument);
+  EXPECT_NE(del.error().message.find("1 LLM model(s) and 0 embedding model(s)"), std::string::npos);
+  ASSERT_TRUE(models_->Delete(domain::ModelKind::kLlm, *model));
+  EXPECT_TRUE(providers_->Delete(provider));
+  EXPECT_CODE(providers_->Get(provider), ErrorCode::kNotFound);
+}
+
+TEST_F(ServicesTest, ModelNeedsAnExistingProviderAndKnownAbilities) {
+  ModelDraft draft;
+  draft.name = "m";
+  draft.provider_uuid = util::ProviderId::Generate();
+  EXPECT_CODE(models_->Create(domain::ModelKind::kLlm, draft), ErrorCode::kInvalidArgument);
+  draft.provider_uuid = MakeProvider();
+  draft.abilities = {"chat", "telepathy"};
+  EXPECT_CODE(models_->Create(domain::ModelKind::kLlm, draft), ErrorCode::kInvalidArgument);
+  draft.provider_uuid.reset();
+  draft.abilities = {"chat"};
+  draft.inline_provider = ProviderDraft{"", "anthropic-messages", "https://api.anthropic.com", {}};
+  auto id = models_->Create(domain::ModelKind::kLlm, draft);
+  ASSERT_TRUE(id) << id.error().message;
+  EXPECT_EQ(models_->Get(domain::ModelKind::kLlm, *id)->provider.requester, "anthropic-messages");
+}
+
+TEST_F(ServicesTest, PipelineConfigIsMergedOverDefaultsAndValidated) {
+  auto again = pipelines_->EnsureDefault();
+  ASSERT_TRUE(again);
+  EXPECT_EQ(pipelines_->List()->size(), 1u);
+
+  PipelineDraft draft;
+  draft.name = "custom";
+  draft.config = util::ParseJson(R"({"safety":{"rate-limit":{"limitation":5}}})")->as_object();
+  auto id = pipelines_->Create(draft);
+  ASSERT_TRUE(id) << id.error().message;
+  auto p = pipelines_->Get(*id);
+  const auto& rate = p->config.at("safety").at("rate-limit").as_object();
+  EXPECT_EQ(rate.at("limitation"), util::Json(5));
+  EXPECT_EQ(rate.at("strategy"), util::Json("drop"));  // from the default config
+  EXPECT_TRUE(p->config.contains("trigger"));
+
+  draft.config =
+      util::ParseJson(R"({"safety":{"rate-limit":{"strategy":"explode"}}})")->as_object();
+  auto bad = pipelines_->Create(draft);
+  EXPECT_CODE(bad, ErrorCode::kInvalidArgument);
+  EXPECT_NE(bad.error().message.find("config.safety.rate-limit.strategy"), std::string::npos);
+
+  draft.config =
+      util::ParseJson(R"({"trigger":{"group-respond-rules":{"at":"yes"}}})")->as_object();
+  EXPECT_CODE(pipelines_->Create(draft), ErrorCode::kInvalidArgument);
+  draft.config = util::ParseJson(R"({"ai":"nope"})")->as_object();
+  EXPECT_CODE(pipelines_->Create(draft), ErrorCode::kInvalidArgument);
+}
+
+TEST_F(ServicesTest, DefaultAndUsedPipelinesCannotBeDeleted) {
+  auto def = pipelines_->EnsureDefault();
+  EXPECT_CODE(pipelines_->Delete(*def), ErrorCode::kConflict);
+  auto copy = pipelines_->Copy(*def);
+  ASSERT_TRUE(copy);
+  EXPECT_EQ(pipelines_->Get(*copy)->name, "ChatPipeline (Copy)");
+  EXPECT_FALSE(pipelines_->Get(*copy)->is_default);
+
+  BotDraft bot;
+  bot.name = "b";
+  bot.adapter = "webhook";
+  bot.config =
+      util::ParseJson(R"({"secret":"s3cret","callback_url":"http://127.0.0.1:9/cb"})")->as_object();
+  bot.use_pipeline_uuid = *copy;
+  auto bot_id = bots_->Create(bot);
+  ASSERT_TRUE(bot_id) << bot_id.error().message;
+  EXPECT_CODE(pipelines_->Delete(*copy), ErrorCode::kConflict);
+  ASSERT_TRUE(bots_->Delete(*bot_id));
+  EXPECT_TRUE(pipelines_->Delete(*copy));
+}
+
+TEST_F(ServicesTest, BotsGetTheDefaultPipelineAndSchemaDefaults) {
+  BotDraft bot;
+  bot.name = "tg";
+  bot.adapter = "telegram";
+  bot.config = util::ParseJson(R"({"token":"123:abc"})")->as_object();
+  auto id = bots_->Create(bot);
+  ASSERT_TRUE(id) << id.error().message;
+  auto view = bots_->Get(*id);
+  EXPECT_EQ(view->bot.use_pipeline_uuid, *pipelines_->EnsureDefault());
+  EXPECT_EQ(view->bot.adapter_config.at("api_base_url"), util::Json("https://api.telegram.org"));
+  EXPECT_EQ(view->runtime.state, domain::RuntimeState::kStopped);
+
+  bot.adapter = "no-such-adapter";
+  EXPECT_CODE(bots_->Create(bot), ErrorCode::kInvalidArgument);
+  bot.adapter = "webhook";
+  bot.config = {};
+  auto missing = bots_->Create(bot);
+  EXPECT_CODE(missing, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(missing.error().message, "config.secret is required");
+
+  domain::OutgoingMessage msg;
+  msg.target_id = "1";
+  msg.chain.push_back({});
+  EXPECT_CODE(bots_->SendMessage(*id, msg), ErrorCode::kConflict);
+  EXPECT_CODE(bots_->SendMessage(util::BotId::Generate(), msg), ErrorCode::kNotFound);
+}
+
+TEST_F(ServicesTest, BotLogsKeepTheNewestEntriesWithGrowingSequence) {
+  BotDraft bot;
+  bot.name = "w";
+  bot.adapter = "webhook";
+  bot.config =
+      util::ParseJson(R"({"secret":"s","callback_url":"http://127.0.0.1:9/cb"})")->as_object();
+  auto id = bots_->Create(bot);
+  ASSERT_TRUE(id);
+  for (int i = 0; i < 8; ++i) {
+    domain::BotLogEntry e;
+    e.text = "entry " + std::to_string(i);
+    e.timestamp = clock_.Now();
+    ASSERT_TRUE(bots_->AppendLog(*id, e));
+  }
+  auto page = bots_->Logs(*id, -1, 3);
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->total_count, 5);  // retention 5
+  ASSERT_EQ(page->entries.size(), 3u);
+  EXPECT_EQ(page->entries.front().text, "entry 5");  // entries 3..7 retained
+  EXPECT_EQ(page->entries.back().text, "entry 7");
+  EXPECT_EQ(page->entries.back().seq_id, 8);  // the first entry is 1
+  EXPECT_CODE(bots_->Logs(util::BotId::Generate(), -1, 3), ErrorCode::kNotFound);
+}
+
+TEST_F(ServicesTest, TasksInterruptedByARestartAreFailed) {
+  TaskService tasks(storage_->tasks(), clock_);
+  domain::Task t;
+  t.task_type = "plugin-operation";
+  t.kind = "plugin-install";
+  t.status = domain::TaskStatus::kRunning;
+  auto id = tasks.Create(t);
+  ASSERT_TRUE(id);
+  EXPECT_EQ(*tasks.FailInterrupted(), 1);
+  auto got = tasks.Get(*id);
+  EXPECT_EQ(got->status, domain::TaskStatus::kFailed);
+  EXPECT_NE(got->exception.find("interrupted"), std::string::npos);
+  EXPECT_CODE(tasks.Get(999), ErrorCode::kNotFound);
+}
+
+TEST_F(ServicesTest, WizardStatusIsValidatedAndPersisted) {
+  SystemService system(storage_->settings(), SystemInfo{});
+  ASSERT_TRUE(system.Load());
+  EXPECT_EQ(system.Info().wizard_status, "none");
+  EXPECT_CODE(system.SetWizardStatus("done"), ErrorCode::kInvalidArgument);
+  const auto g = system.generation();
+  ASSERT_TRUE(system.SetWizardStatus("completed"));
+  EXPECT_GT(system.generation(), g);
+  SystemService reloaded(storage_->settings(), SystemInfo{});
+  ASSERT_TRUE(reloaded.Load());
+  EXPECT_EQ(reloaded.Info().wizard_status, "completed");
+}
+
+}  // namespace
+}  // namespace sb::services
