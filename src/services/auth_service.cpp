@@ -49,16 +49,23 @@ util::Result<void> AuthService::CheckPassword(const std::string& password) const
   return util::Ok();
 }
 
-util::Result<void> AuthService::InitAdmin(const std::string& user, const std::string& password) {
+util::Result<std::string> AuthService::CheckAndHash(const std::string& user,
+                                                    const std::string& password) const {
   if (user.empty() || user.size() > 255) {
     return Fail(ErrorCode::kInvalidArgument,
                 "user must be a non-empty string of at most 255 bytes");
   }
-  if (auto ok = CheckPassword(password); !ok) return ok;
-  const std::string hash = util::HashPassword(password);
+  if (auto ok = CheckPassword(password); !ok) return tl::unexpected(ok.error());
+  std::string hash = util::HashPassword(password);
   if (hash.empty()) return Fail(ErrorCode::kInternal, "password hashing failed");
+  return hash;
+}
+
+util::Result<void> AuthService::InitAdmin(const std::string& user, const std::string& password) {
+  auto hash = CheckAndHash(user, password);
+  if (!hash) return tl::unexpected(hash.error());
   const auto now = clock_.Now();
-  auto r = users_.Insert({user, hash, now, now}, /*only_if_none=*/true);
+  auto r = users_.Insert({user, *hash, now, now}, /*only_if_none=*/true);
   if (!r && r.error().code == ErrorCode::kConflict) {
     return Fail(ErrorCode::kConflict, "the instance is already initialized");
   }
@@ -66,18 +73,13 @@ util::Result<void> AuthService::InitAdmin(const std::string& user, const std::st
 }
 
 util::Result<void> AuthService::UpsertUser(const std::string& user, const std::string& password) {
-  if (user.empty() || user.size() > 255) {
-    return Fail(ErrorCode::kInvalidArgument,
-                "user must be a non-empty string of at most 255 bytes");
-  }
-  if (auto ok = CheckPassword(password); !ok) return ok;
-  const std::string hash = util::HashPassword(password);
-  if (hash.empty()) return Fail(ErrorCode::kInternal, "password hashing failed");
+  auto hash = CheckAndHash(user, password);
+  if (!hash) return tl::unexpected(hash.error());
   const auto now = clock_.Now();
   auto existing = users_.Get(user);
-  if (existing) return users_.UpdatePassword(user, hash, now);
+  if (existing) return users_.UpdatePassword(user, *hash, now);
   if (existing.error().code != ErrorCode::kNotFound) return tl::unexpected(existing.error());
-  return users_.Insert({user, hash, now, now}, /*only_if_none=*/false);
+  return users_.Insert({user, *hash, now, now}, /*only_if_none=*/false);
 }
 
 bool AuthService::Throttled(const std::string& user, const std::string& address) {

@@ -80,6 +80,9 @@ class AuthService {
 
  private:
   util::Result<void> CheckPassword(const std::string& password) const;
+  // The argon2id hash of an acceptable user name and password.
+  util::Result<std::string> CheckAndHash(const std::string& user,
+                                         const std::string& password) const;
   // Signature, header and expiry of a JWT; the username it names.
   util::Result<std::string> CheckTokenSignature(std::string_view token) const;
   bool Throttled(const std::string& user, const std::string& address);
