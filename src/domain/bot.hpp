@@ -20,6 +20,7 @@ struct Bot {
   util::JsonObject adapter_config;
   bool enable = false;
   std::optional<util::PipelineId> use_pipeline_uuid;
+  std::optional<int> log_retention;  // log entries kept; unset: the instance default
   util::TimePoint created_at;
   util::TimePoint updated_at;
 };

@@ -10,6 +10,8 @@ namespace {
 using util::ErrorCode;
 using util::Fail;
 
+constexpr int kMaxLogRetention = 1000000;
+
 util::Error NotFound(const util::BotId& id) {
   return {ErrorCode::kNotFound, fmt::format("bot {} does not exist", id.str())};
 }
@@ -32,6 +34,10 @@ util::Result<void> BotService::Check(domain::Bot& bot) const {
   if (bot.name.empty() || bot.name.size() > 255) {
     return Fail(ErrorCode::kInvalidArgument,
                 "name must be a non-empty string of at most 255 bytes");
+  }
+  if (bot.log_retention && (*bot.log_retention < 1 || *bot.log_retention > kMaxLogRetention)) {
+    return Fail(ErrorCode::kInvalidArgument,
+                fmt::format("log_retention must be between 1 and {}", kMaxLogRetention));
   }
   if (bot.description.size() > 4096) {
     return Fail(ErrorCode::kInvalidArgument, "description must be at most 4096 bytes");
@@ -95,6 +101,7 @@ util::Result<util::BotId> BotService::Create(const BotDraft& draft) {
   bot.adapter_config = draft.config;
   bot.enable = draft.enable;
   bot.use_pipeline_uuid = draft.use_pipeline_uuid;
+  bot.log_retention = draft.log_retention;
   bot.created_at = bot.updated_at = clock_.Now();
   if (auto ok = Check(bot); !ok) return tl::unexpected(ok.error());
   if (auto r = bots_.Insert(bot); !r) {
@@ -121,6 +128,7 @@ util::Result<void> BotService::Update(const util::BotId& id, const BotPatch& pat
   if (patch.config) bot.adapter_config = *patch.config;
   if (patch.enable) bot.enable = *patch.enable;
   if (patch.use_pipeline_uuid) bot.use_pipeline_uuid = *patch.use_pipeline_uuid;
+  if (patch.log_retention) bot.log_retention = *patch.log_retention;
   bot.updated_at = clock_.Now();
   if (auto ok = Check(bot); !ok) return ok;
   if (auto r = bots_.Update(bot); !r) {
@@ -158,9 +166,13 @@ util::Result<domain::BotLogPage> BotService::Logs(const util::BotId& id, std::in
   return logs_.Page(id, from_index, max_count);
 }
 
-util::Result<std::int64_t> BotService::AppendLog(const util::BotId& id,
+int BotService::LogRetentionOf(const domain::Bot& bot) const {
+  return bot.log_retention.value_or(options_.log_retention);
+}
+
+util::Result<std::int64_t> BotService::AppendLog(const domain::Bot& bot,
                                                  const domain::BotLogEntry& entry) {
-  return logs_.Append(id, entry, options_.log_retention);
+  return logs_.Append(bot.uuid, entry, LogRetentionOf(bot));
 }
 
 util::Result<domain::SendReceipt> BotService::SendMessage(const util::BotId& id,

@@ -24,6 +24,7 @@ struct BotDraft {
   util::JsonObject config;
   bool enable = false;
   std::optional<util::PipelineId> use_pipeline_uuid;
+  std::optional<int> log_retention;
 };
 
 struct BotPatch {
@@ -33,6 +34,7 @@ struct BotPatch {
   std::optional<util::JsonObject> config;
   std::optional<bool> enable;
   std::optional<util::PipelineId> use_pipeline_uuid;
+  std::optional<int> log_retention;
 };
 
 struct BotView {
@@ -41,7 +43,7 @@ struct BotView {
 };
 
 struct BotServiceOptions {
-  int log_retention = 1000;  // entries kept per bot
+  int log_retention = 1000;  // entries kept per bot without its own setting
 };
 
 // Thread-safe; blocking (call from the blocking pool).
@@ -61,7 +63,9 @@ class BotService {
   // kNotFound for an unknown bot. Arguments are checked at the edge.
   util::Result<domain::BotLogPage> Logs(const util::BotId& id, std::int64_t from_index,
                                         int max_count);
-  util::Result<std::int64_t> AppendLog(const util::BotId& id, const domain::BotLogEntry& entry);
+  // Stores an entry and trims the bot's log to its retention.
+  util::Result<std::int64_t> AppendLog(const domain::Bot& bot, const domain::BotLogEntry& entry);
+  int LogRetentionOf(const domain::Bot& bot) const;
 
   // kNotFound for an unknown bot, kConflict when it is not running, then the runtime's errors.
   util::Result<domain::SendReceipt> SendMessage(const util::BotId& id,

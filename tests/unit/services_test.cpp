@@ -319,7 +319,7 @@ TEST_F(ServicesTest, BotLogsKeepTheNewestEntriesWithGrowingSequence) {
     domain::BotLogEntry e;
     e.text = "entry " + std::to_string(i);
     e.timestamp = clock_.Now();
-    ASSERT_TRUE(bots_->AppendLog(*id, e));
+    ASSERT_TRUE(bots_->AppendLog(bots_->Get(*id)->bot, e));
   }
   auto page = bots_->Logs(*id, -1, 3);
   ASSERT_TRUE(page);
@@ -329,6 +329,18 @@ TEST_F(ServicesTest, BotLogsKeepTheNewestEntriesWithGrowingSequence) {
   EXPECT_EQ(page->entries.back().text, "entry 7");
   EXPECT_EQ(page->entries.back().seq_id, 8);  // the first entry is 1
   EXPECT_CODE(bots_->Logs(util::BotId::Generate(), -1, 3), ErrorCode::kNotFound);
+
+  // A bot's own retention wins over the instance default.
+  BotPatch patch;
+  patch.log_retention = 2;
+  ASSERT_TRUE(bots_->Update(*id, patch));
+  const auto updated = bots_->Get(*id)->bot;
+  domain::BotLogEntry e;
+  e.text = "entry 8";
+  ASSERT_TRUE(bots_->AppendLog(updated, e));
+  EXPECT_EQ(bots_->Logs(*id, -1, 10)->total_count, 2);
+  patch.log_retention = 0;
+  EXPECT_CODE(bots_->Update(*id, patch), ErrorCode::kInvalidArgument);
 }
 
 TEST_F(ServicesTest, TasksInterruptedByARestartAreFailed) {

@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "http/api/api.hpp"
 #include "http/api/encoders.hpp"
 #include "http/api/field_reader.hpp"
@@ -15,6 +17,17 @@ std::optional<util::JsonObject> ReadConfig(FieldReader& body) {
   auto config = body.OptionalObject("config");
   if (!config) config = body.OptionalObject("adapter_config");
   return config;
+}
+
+// Optional per-bot log retention; the range is the service's rule.
+std::optional<int> ReadRetention(FieldReader& body) {
+  auto value = body.OptionalInt("log_retention");
+  if (!value) return std::nullopt;
+  if (*value < 0 || *value > std::numeric_limits<int>::max()) {
+    body.Set("log_retention is out of range");
+    return std::nullopt;
+  }
+  return static_cast<int>(*value);
 }
 
 // The send_message body, checked in the seed's order; each failure names the field.
@@ -128,6 +141,7 @@ void RegisterBotRoutes(Router& router, ApiContext& ctx) {
                 d.description = body->OptionalString("description").value_or("");
                 d.enable = body->OptionalBool("enable").value_or(false);
                 d.use_pipeline_uuid = body->OptionalId<util::PipelineId>("use_pipeline_uuid");
+                d.log_retention = ReadRetention(*body);
                 if (auto e = body->error()) return Fail(req, *e);
                 d.config = std::move(*config);
                 auto id = ctx.bots.Create(d);
@@ -157,6 +171,7 @@ void RegisterBotRoutes(Router& router, ApiContext& ctx) {
                 p.config = ReadConfig(*body);
                 p.enable = body->OptionalBool("enable");
                 p.use_pipeline_uuid = body->OptionalId<util::PipelineId>("use_pipeline_uuid");
+                p.log_retention = ReadRetention(*body);
                 if (auto e = body->error()) return Fail(req, *e);
                 auto r = ctx.bots.Update(*id, p);
                 if (!r) return Fail(req, r.error());

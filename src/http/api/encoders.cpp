@@ -81,6 +81,7 @@ util::JsonObject EncodeBot(const services::BotView& v, const WebhookPrefixes* de
       {"enable", b.enable},
       {"use_pipeline_uuid",
        b.use_pipeline_uuid ? util::Json(b.use_pipeline_uuid->str()) : util::Json(nullptr)},
+      {"log_retention", b.log_retention ? util::Json(*b.log_retention) : util::Json(nullptr)},
       {"runtime", std::move(runtime)},
       {"created_at", util::FormatRfc3339(b.created_at)},
       {"updated_at", util::FormatRfc3339(b.updated_at)}};

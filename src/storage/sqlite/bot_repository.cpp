@@ -11,9 +11,9 @@ namespace {
 using util::ErrorCode;
 
 // A macro so each statement is one string literal at compile time (it is also the cache key).
-#define SB_BOT_COLUMNS                                                                        \
-  "uuid, name, description, adapter, adapter_config, enable, use_pipeline_uuid, created_at, " \
-  "updated_at"
+#define SB_BOT_COLUMNS                                                                           \
+  "uuid, name, description, adapter, adapter_config, enable, use_pipeline_uuid, log_retention, " \
+  "created_at, updated_at"
 
 util::Result<domain::Bot> ReadRow(const Statement& s) {
   domain::Bot b;
@@ -26,8 +26,9 @@ util::Result<domain::Bot> ReadRow(const Statement& s) {
   b.adapter_config = std::move(*config);
   b.enable = s.Int64(5) != 0;
   if (!s.IsNull(6)) b.use_pipeline_uuid = util::PipelineId::FromTrusted(s.Text(6));
-  b.created_at = TimeAt(s.Int64(7));
-  b.updated_at = TimeAt(s.Int64(8));
+  if (!s.IsNull(7)) b.log_retention = static_cast<int>(s.Int64(7));
+  b.created_at = TimeAt(s.Int64(8));
+  b.updated_at = TimeAt(s.Int64(9));
   return b;
 }
 
@@ -78,9 +79,10 @@ util::Result<domain::Bot> SqliteBotRepository::Get(const util::BotId& id) {
 util::Result<void> SqliteBotRepository::Insert(const domain::Bot& b) {
   return db_.Write([&](Connection& c) -> util::Result<void> {
     if (auto ok = CheckPipeline(c, b); !ok) return ok;
-    auto stmt = Query(c, "INSERT INTO bots (" SB_BOT_COLUMNS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                      b.uuid.str(), b.name, b.description, b.adapter, JsonToText(b.adapter_config),
-                      b.enable, PipelineText(b), Millis(b.created_at), Millis(b.updated_at));
+    auto stmt = Query(
+        c, "INSERT INTO bots (" SB_BOT_COLUMNS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        b.uuid.str(), b.name, b.description, b.adapter, JsonToText(b.adapter_config), b.enable,
+        PipelineText(b), b.log_retention, Millis(b.created_at), Millis(b.updated_at));
     if (!stmt) return tl::make_unexpected(stmt.error());
     auto r = stmt->Run();
     if (!r && stmt->FailedOnUnique()) {
@@ -101,9 +103,10 @@ util::Result<void> SqliteBotRepository::Update(const domain::Bot& b) {
     if (auto ok = CheckPipeline(c, b); !ok) return ok;
     auto stmt = Query(c,
                       "UPDATE bots SET name = ?, description = ?, adapter = ?, adapter_config = ?, "
-                      "enable = ?, use_pipeline_uuid = ?, updated_at = ? WHERE uuid = ?",
+                      "enable = ?, use_pipeline_uuid = ?, log_retention = ?, updated_at = ? "
+                      "WHERE uuid = ?",
                       b.name, b.description, b.adapter, JsonToText(b.adapter_config), b.enable,
-                      PipelineText(b), Millis(b.updated_at), b.uuid.str());
+                      PipelineText(b), b.log_retention, Millis(b.updated_at), b.uuid.str());
     if (!stmt) return tl::make_unexpected(stmt.error());
     auto r = stmt->Run();
     if (!r && stmt->FailedOnForeignKey()) {

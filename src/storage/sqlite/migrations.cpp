@@ -65,6 +65,7 @@ CREATE TABLE bots (
   adapter_config     TEXT NOT NULL DEFAULT '{}',
   enable             INTEGER NOT NULL DEFAULT 0 CHECK (enable IN (0, 1)),
   use_pipeline_uuid  TEXT REFERENCES pipelines (uuid) ON DELETE RESTRICT,
+  log_retention      INTEGER CHECK (log_retention IS NULL OR log_retention > 0),
   created_at         INTEGER NOT NULL,
   updated_at         INTEGER NOT NULL
 );
