@@ -61,6 +61,7 @@ int Serve(const CoreOptions& options) {
   server_options.port = static_cast<std::uint16_t>(cfg.api.port);
   server_options.body_limit_bytes = cfg.api.body_limit_bytes;
   server_options.header_timeout = std::chrono::seconds(cfg.api.header_timeout_seconds);
+  server_options.body_timeout = std::chrono::seconds(cfg.api.body_timeout_seconds);
   server_options.idle_timeout = std::chrono::seconds(cfg.api.idle_timeout_seconds);
   server_options.cors_allow_origins = cfg.api.cors_allow_origins;
   http::HttpServer server(io, blocking, router, metrics, server_options);

@@ -115,6 +115,7 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
   api.Read("blocking_threads", c.api.blocking_threads);
   api.Read("body_limit_bytes", c.api.body_limit_bytes);
   api.Read("header_timeout_seconds", c.api.header_timeout_seconds);
+  api.Read("body_timeout_seconds", c.api.body_timeout_seconds);
   api.Read("idle_timeout_seconds", c.api.idle_timeout_seconds);
   api.Read("shutdown_grace_seconds", c.api.shutdown_grace_seconds);
   api.Read("webhook_prefix", c.api.webhook_prefix);
@@ -153,6 +154,7 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
         "api.blocking_threads must be 1..256");
   range(c.api.body_limit_bytes >= 1024, "api.body_limit_bytes must be at least 1024");
   range(c.api.header_timeout_seconds >= 1, "api.header_timeout_seconds must be positive");
+  range(c.api.body_timeout_seconds >= 1, "api.body_timeout_seconds must be positive");
   range(c.api.idle_timeout_seconds >= 1, "api.idle_timeout_seconds must be positive");
   range(c.api.shutdown_grace_seconds >= 0, "api.shutdown_grace_seconds must not be negative");
   range(c.database.backend == "sqlite", "database.backend must be sqlite (postgresql comes later)");
@@ -176,6 +178,7 @@ std::string RenderConfig(const Config& c) {
   out << YAML::Key << "blocking_threads" << YAML::Value << c.api.blocking_threads;
   out << YAML::Key << "body_limit_bytes" << YAML::Value << c.api.body_limit_bytes;
   out << YAML::Key << "header_timeout_seconds" << YAML::Value << c.api.header_timeout_seconds;
+  out << YAML::Key << "body_timeout_seconds" << YAML::Value << c.api.body_timeout_seconds;
   out << YAML::Key << "idle_timeout_seconds" << YAML::Value << c.api.idle_timeout_seconds;
   out << YAML::Key << "shutdown_grace_seconds" << YAML::Value << c.api.shutdown_grace_seconds;
   out << YAML::Key << "webhook_prefix" << YAML::Value << c.api.webhook_prefix;

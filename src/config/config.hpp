@@ -19,7 +19,8 @@ struct ApiConfig {
   int io_threads = 2;        // threads running the event loop
   int blocking_threads = 4;  // threads for SQL, hashing and other blocking work
   std::size_t body_limit_bytes = 10 * 1024 * 1024;
-  int header_timeout_seconds = 10;  // to receive a whole request once it starts
+  int header_timeout_seconds = 10;  // to receive the headers; also the longest pause in a body
+  int body_timeout_seconds = 60;    // to receive a whole body
   int idle_timeout_seconds = 60;    // keep-alive connection with no request
   int shutdown_grace_seconds = 10;  // in-flight requests get this long on SIGTERM
   std::string webhook_prefix = "http://127.0.0.1:5300";

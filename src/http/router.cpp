@@ -87,6 +87,10 @@ RouteMatch Router::Match(const Request& request) const {
     if (!ok) continue;
     if (c.route->method != request.method) {
       best.path_known = true;
+      if (best.allowed_methods.find(c.route->method) == std::string::npos) {
+        if (!best.allowed_methods.empty()) best.allowed_methods += ", ";
+        best.allowed_methods += c.route->method;
+      }
       continue;
     }
     // Literal segments beat parameters: /pipelines/_/metadata wins over /pipelines/{uuid}/x.
@@ -128,6 +132,7 @@ Response Router::Handle(const RouteMatch& match, Request& request) const {
                               "method " + request.method + " is not allowed on " + request.path},
                              request.request_id);
       r.status = 405;
+      r.headers.emplace_back("Allow", match.allowed_methods);
       return r;
     }
     return JsonError({util::ErrorCode::kNotFound, "no route for " + request.path},

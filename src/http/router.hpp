@@ -56,6 +56,7 @@ class Authenticator {
 struct RouteMatch {
   const Route* route = nullptr;  // nullptr: 404 or 405
   bool path_known = false;       // some route has this path with another verb (405)
+  std::string allowed_methods;   // for the Allow header of a 405: "GET, POST"
   std::vector<std::pair<std::string, std::string>> params;
 };
 

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -214,11 +215,11 @@ asio::awaitable<void> HttpServer::Impl::Session(tcp::socket socket) {
     (void)hdr_n;
     const auto started = Clock::now();
     std::string request_id;
-    if (!hdr_ec) {
+    {
+      // Also after an error: a header rejected for its Content-Length has had its fields
+      // stored, and the client's id belongs on the 413.
       const auto incoming = parser.get()["X-Request-Id"];
       request_id = IsSafeRequestId(incoming) ? std::string(incoming) : NewRequestId();
-    } else {
-      request_id = NewRequestId();
     }
     if (hdr_ec) {
       if (hdr_ec == bhttp::error::body_limit) {
@@ -251,10 +252,19 @@ asio::awaitable<void> HttpServer::Impl::Session(tcp::socket socket) {
       (void)cont_n;
       if (cont_ec) break;
     }
-    if (!parser.is_done()) {
-      stream->expires_after(options.body_timeout);
-      auto [body_ec, body_n] = co_await bhttp::async_read(*stream, buffer, parser, kTuple);
-      (void)body_n;
+    // The body must keep flowing (no pause longer than the header timeout) and be complete
+    // within the body timeout.
+    const auto body_deadline = Clock::now() + options.body_timeout;
+    while (!parser.is_done()) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(body_deadline - Clock::now());
+      boost::system::error_code body_ec = beast::error::timeout;
+      if (left.count() > 0) {
+        stream->expires_after(std::min<std::chrono::milliseconds>(options.header_timeout, left));
+        auto [read_ec, read_n] = co_await bhttp::async_read_some(*stream, buffer, parser, kTuple);
+        (void)read_n;
+        body_ec = read_ec;
+      }
       if (body_ec) {
         if (body_ec == bhttp::error::body_limit) {
           co_await send_error(413,
@@ -269,6 +279,7 @@ asio::awaitable<void> HttpServer::Impl::Session(tcp::socket socket) {
         break;
       }
     }
+    if (!parser.is_done()) break;
     auto req_msg = parser.release();
 
     bhttp::response<bhttp::string_body> res;

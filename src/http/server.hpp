@@ -25,8 +25,8 @@ struct ServerOptions {
   std::string host = "0.0.0.0";
   std::uint16_t port = 5300;  // 0: any free port
   std::size_t body_limit_bytes = 10 * 1024 * 1024;
-  std::chrono::seconds header_timeout{10};
-  std::chrono::seconds body_timeout{60};
+  std::chrono::seconds header_timeout{10};  // headers once a request starts; longest body pause
+  std::chrono::seconds body_timeout{60};    // the whole body
   std::chrono::seconds idle_timeout{60};
   std::vector<std::string> cors_allow_origins;  // "*" allows any
 };

@@ -48,8 +48,10 @@ def unknown_uuid():
 class Server:
     """One switchboard process with its own data directory."""
 
-    def __init__(self, env=None, data_dir=None):
+    def __init__(self, env=None, data_dir=None, host="127.0.0.1"):
         self.env = dict(env or {})
+        self.host = host  # bind address
+        self.connect_host = "127.0.0.1"  # where the helpers connect
         self._own_dir = data_dir is None
         self.data_dir = data_dir or tempfile.mkdtemp(prefix="sb-api-")
         self.proc = None
@@ -77,7 +79,7 @@ class Server:
         self.log_path = self.data_dir.rstrip("/") + ".log"
         self._stderr = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            [BIN, "serve", "--data-dir", self.data_dir, "--port", "0", "--host", "127.0.0.1"],
+            [BIN, "serve", "--data-dir", self.data_dir, "--port", "0", "--host", self.host],
             stdout=subprocess.PIPE, stderr=self._stderr, stdin=subprocess.DEVNULL, env=env)
         self._reader = threading.Thread(target=self._read_stdout, args=(self.proc,), daemon=True)
         self._reader.start()
@@ -180,10 +182,10 @@ class Server:
     # ---- HTTP ---------------------------------------------------------------------------------
 
     def connection(self, timeout=SOCKET_TIMEOUT):
-        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        return http.client.HTTPConnection(self.connect_host, self.port, timeout=timeout)
 
     def raw_socket(self, timeout=SOCKET_TIMEOUT):
-        s = socket.create_connection(("127.0.0.1", self.port), timeout=timeout)
+        s = socket.create_connection((self.connect_host, self.port), timeout=timeout)
         s.settimeout(timeout)
         return s
 

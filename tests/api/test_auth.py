@@ -2,10 +2,11 @@
 
 import base64
 import json
+import socket
 import time
 import unittest
 
-from harness import ADMIN_PASSWORD, ADMIN_USER, Server, ServerTestCase
+from harness import ADMIN_PASSWORD, ADMIN_USER, ApiAssertions, Server, ServerTestCase
 
 
 def jwt_parts(token):
@@ -200,7 +201,6 @@ class PasswordTest(ServerTestCase):
         status, resp, _ = self.req("POST", "/api/v1/user/auth",
                                    {"user": ADMIN_USER, "password": ADMIN_PASSWORD})
         self.assertError(status, resp, 401)
-        # Existing tokens stay valid (JWTs carry no password state).
         self.assertOk(*self.req("GET", "/api/v1/user/info", token=token)[:2])
 
         self.assertTrue(self.srv.recovery_key)
@@ -231,6 +231,103 @@ class LoginThrottleTest(ServerTestCase):
         self.assertError(status, resp, 429)
         # Tokens issued before keep working: the throttle is about logins only.
         self.assertOk(*self.as_user("GET", "/api/v1/user/info")[:2])
+
+
+class AddressThrottleTest(ServerTestCase):
+    """Failures count per client address too: many user names from one address are throttled."""
+
+    server_env = {"AUTH__LOGIN_MAX_FAILURES": "3"}
+
+    def test_throttle_per_address(self):
+        for i in range(3):
+            status, resp, _ = self.req("POST", "/api/v1/user/auth",
+                                       {"user": "nobody-%d@example.com" % i,
+                                        "password": "whatever-1"})
+            self.assertError(status, resp, 401)
+        status, resp, _ = self.req("POST", "/api/v1/user/auth",
+                                   {"user": ADMIN_USER, "password": ADMIN_PASSWORD})
+        self.assertError(status, resp, 429)
+
+
+class LoginInfoLockedTest(ServerTestCase):
+    server_env = {"SYSTEM__ALLOW_MODIFY_LOGIN_INFO": "false"}
+
+    def test_change_password_is_403(self):
+        self.assertIs(self.ok("GET", "/api/v1/system/info")["allow_modify_login_info"], False)
+        status, resp, _ = self.as_user("POST", "/api/v1/user/change-password",
+                                       {"current_password": ADMIN_PASSWORD,
+                                        "new_password": "another-password-1"})
+        self.assertError(status, resp, 403)
+        self.srv.login()
+
+
+def non_loopback_address():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.connect(("192.0.2.1", 9))  # no packet is sent for a UDP connect
+        addr = s.getsockname()[0]
+    except OSError:
+        return None
+    finally:
+        s.close()
+    return None if addr.startswith("127.") else addr
+
+
+class RemoteInitTest(unittest.TestCase, ApiAssertions):
+    """Until an admin exists, only a loopback client or one presenting the setup code printed at
+    start may claim the instance."""
+
+    def test_remote_init_needs_setup_code(self):
+        addr = non_loopback_address()
+        if addr is None:
+            self.skipTest("no non-loopback IPv4 address")
+        srv = Server(host="0.0.0.0")
+        try:
+            srv.start()
+            srv.connect_host = addr
+            try:
+                srv.req("GET", "/healthz", timeout=3)
+            except OSError as e:
+                self.skipTest("cannot reach the server on %s: %s" % (addr, e))
+            self.assertTrue(srv.setup_code, srv.stdout_lines)
+            body = {"user": ADMIN_USER, "password": ADMIN_PASSWORD}
+            status, resp, _ = srv.req("POST", "/api/v1/user/init", body)
+            self.assertError(status, resp, 403, "setup")
+            status, resp, _ = srv.req("POST", "/api/v1/user/init",
+                                      dict(body, setup_code="wrong-code"))
+            self.assertError(status, resp, 403)
+            self.assertEqual(srv.req("GET", "/api/v1/user/init")[1]["data"],
+                             {"initialized": False})
+            status, resp, _ = srv.req("POST", "/api/v1/user/init",
+                                      dict(body, setup_code=srv.setup_code))
+            self.assertOk(status, resp)
+            status, resp, _ = srv.req("POST", "/api/v1/user/init",
+                                      dict(body, setup_code=srv.setup_code))
+            self.assertError(status, resp, 409)
+            srv.login()
+            srv.stop()
+        finally:
+            srv.cleanup()
+
+    def test_remote_init_with_header(self):
+        addr = non_loopback_address()
+        if addr is None:
+            self.skipTest("no non-loopback IPv4 address")
+        srv = Server(host="0.0.0.0")
+        try:
+            srv.start()
+            srv.connect_host = addr
+            try:
+                srv.req("GET", "/healthz", timeout=3)
+            except OSError as e:
+                self.skipTest("cannot reach the server on %s: %s" % (addr, e))
+            status, resp, _ = srv.req("POST", "/api/v1/user/init",
+                                      {"user": ADMIN_USER, "password": ADMIN_PASSWORD},
+                                      headers={"X-Setup-Code": srv.setup_code})
+            self.assertOk(status, resp)
+            srv.stop()
+        finally:
+            srv.cleanup()
 
 
 class TokenExpiryTest(ServerTestCase):

@@ -194,5 +194,53 @@ class ProviderTest(ServerTestCase):
         self.assertNotIn(uid, [x["uuid"] for x in self.ok("GET", BASE)["providers"]])
 
 
+class ProviderListFreshnessTest(ServerTestCase):
+    """The provider list is rendered from a cache: every write must show up in the next list,
+    and include_secret must not leak between cached renderings."""
+
+    def listed(self, uid, query=""):
+        got = [p for p in self.ok("GET", BASE + query)["providers"] if p["uuid"] == uid]
+        self.assertEqual(len(got), 1)
+        return got[0]
+
+    def test_list_follows_every_write(self):
+        uid = self.make_provider("fresh", api_keys=[SECRET])
+        self.assertEqual(self.listed(uid)["api_keys"], [SECRET])
+        self.assertNotIn(SECRET, str(self.listed(uid, "?include_secret=false")))
+        self.assertEqual(self.listed(uid)["api_keys"], [SECRET])
+        # Via the API key too (another credential, same rendering).
+        status, resp, _ = self.as_key("GET", BASE + "?include_secret=false")
+        self.assertNotIn(SECRET, str(self.assertOk(status, resp)))
+
+        self.ok("PUT", "%s/%s" % (BASE, uid), {"name": "renamed", "api_keys": ["sk-new-0123456789"]})
+        p = self.listed(uid)
+        self.assertEqual((p["name"], p["api_keys"]), ("renamed", ["sk-new-0123456789"]))
+
+        m1 = self.make_model(uid, "llm", "a")
+        self.assertEqual(self.listed(uid)["llm_count"], 1)
+        e1 = self.make_model(uid, "embedding", "b")
+        self.assertEqual(self.listed(uid)["embedding_count"], 1)
+
+        other = self.make_provider("other")
+        self.ok("PUT", "/api/v1/provider/models/llm/" + m1, {"provider_uuid": other})
+        self.assertEqual(self.listed(uid)["llm_count"], 0)
+        self.assertEqual(self.listed(other)["llm_count"], 1)
+        self.ok("DELETE", "/api/v1/provider/models/llm/" + m1)
+        self.assertEqual(self.listed(other)["llm_count"], 0)
+        self.ok("DELETE", "/api/v1/provider/models/embedding/" + e1)
+        self.assertEqual(self.listed(uid)["embedding_count"], 0)
+
+        # An inline provider created through a model create appears in the list at once.
+        before = {p["uuid"] for p in self.ok("GET", BASE)["providers"]}
+        self.ok("POST", "/api/v1/provider/models/llm",
+                {"name": "inline", "provider": {"requester": "ollama-chat",
+                                                "base_url": "http://127.0.0.1:11434"}})
+        after = {p["uuid"] for p in self.ok("GET", BASE)["providers"]}
+        self.assertEqual(len(after - before), 1)
+
+        self.ok("DELETE", "%s/%s" % (BASE, other))
+        self.assertNotIn(other, [p["uuid"] for p in self.ok("GET", BASE)["providers"]])
+
+
 if __name__ == "__main__":
     unittest.main()
