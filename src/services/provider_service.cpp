@@ -95,26 +95,22 @@ util::Result<void> ProviderService::Update(const util::ProviderId& id, const Pro
 }
 
 util::Result<void> ProviderService::Delete(const util::ProviderId& id) {
-  auto current = Get(id);
-  if (!current) return tl::unexpected(current.error());
-  auto in_use = [&](int llm, int embedding) {
-    return Fail(ErrorCode::kInvalidArgument,
-                fmt::format("provider {} is still used by {} LLM model(s) and {} embedding "
-                            "model(s); delete or move them first",
-                            id.str(), llm, embedding));
-  };
-  if (current->llm_count > 0 || current->embedding_count > 0) {
-    return in_use(current->llm_count, current->embedding_count);
-  }
+  // The repository checks references and deletes in one transaction; the counts for the message
+  // are read only when it refuses.
   auto r = repo_.Delete(id);
-  Changed();
-  if (!r && r.error().code == ErrorCode::kNotFound) return tl::unexpected(NotFound(id));
-  if (!r && r.error().code == ErrorCode::kConflict) {
-    // A model was added between the check and the delete.
-    auto now = repo_.Get(id);
-    return in_use(now ? now->llm_count : 1, now ? now->embedding_count : 0);
+  if (r) {
+    Changed();
+    return r;
   }
-  return r;
+  if (r.error().code == ErrorCode::kNotFound) return tl::unexpected(NotFound(id));
+  if (r.error().code != ErrorCode::kConflict) return r;
+  auto usage = repo_.Get(id);
+  const int llm = usage ? usage->llm_count : 0;
+  const int embedding = usage ? usage->embedding_count : 0;
+  return Fail(ErrorCode::kInvalidArgument,
+              fmt::format("provider {} is still used by {} LLM model(s) and {} embedding "
+                          "model(s); delete or move them first",
+                          id.str(), llm, embedding));
 }
 
 }  // namespace sb::services
