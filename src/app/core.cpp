@@ -103,12 +103,6 @@ util::Result<std::unique_ptr<Core>> Core::Open(const CoreOptions& options) {
       st.bots(), st.bot_logs(), st.pipelines(), core->adapters_, nullptr, core->clock_,
       services::BotServiceOptions{c.system.bot_log_retention});
   core->tasks_ = std::make_unique<services::TaskService>(st.tasks(), core->clock_);
-  auto interrupted = core->tasks_->FailInterrupted();
-  if (!interrupted) return tl::unexpected(interrupted.error());
-  if (*interrupted > 0) {
-    spdlog::warn("{} task(s) were interrupted by the last shutdown and are marked failed",
-                 *interrupted);
-  }
   return core;
 }
 

@@ -36,8 +36,20 @@ int Serve(const CoreOptions& options) {
   // Until an admin exists, remote clients need this code to claim the instance.
   const std::string setup_code = *initialized ? std::string() : util::RandomUrlSafe(16);
 
-  boost::asio::io_context io(cfg.api.io_threads);
-  boost::asio::thread_pool blocking(static_cast<std::size_t>(cfg.api.blocking_threads));
+  // Tasks that were running when the last process died are failed with that reason. Only
+  // `serve` does this: a CLI helper run beside a live server must not touch its tasks.
+  auto interrupted = core.tasks().FailInterrupted();
+  if (!interrupted) {
+    spdlog::critical("cannot read tasks: {}", interrupted.error().message);
+    return 1;
+  }
+  if (*interrupted > 0) {
+    spdlog::warn("{} task(s) were interrupted by the last shutdown and are marked failed",
+                 *interrupted);
+  }
+
+  // Declared before the io_context: coroutine frames still suspended at shutdown are destroyed
+  // with it and may touch these on the way out.
   http::Metrics metrics;
   http::AuthGuard guard(core.auth());
   http::Router router(guard);
@@ -55,6 +67,9 @@ int Serve(const CoreOptions& options) {
                             [&ready] { return ready.load(); },
                             {cfg.api.webhook_prefix, cfg.api.extra_webhook_prefix, setup_code}};
   http::api::RegisterAllRoutes(router, ctx);
+
+  boost::asio::io_context io(cfg.api.io_threads);
+  boost::asio::thread_pool blocking(static_cast<std::size_t>(cfg.api.blocking_threads));
 
   http::ServerOptions server_options;
   server_options.host = cfg.api.host;

@@ -163,6 +163,9 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
   range(c.auth.login_window_seconds >= 1, "auth.login_window_seconds must be positive");
   range(c.system.bot_log_retention >= 1 && c.system.bot_log_retention <= 1000000,
         "system.bot_log_retention must be 1..1000000");
+  static const char* kLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+  range(std::find(std::begin(kLevels), std::end(kLevels), c.system.log_level) != std::end(kLevels),
+        "system.log_level must be one of trace, debug, info, warn, error, critical, off");
   if (!error.empty()) return Fail(ErrorCode::kInvalidArgument, "config: " + error);
   return c;
 }

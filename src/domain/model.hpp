@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "domain/provider.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
 #include "util/ids.hpp"
@@ -43,6 +44,8 @@ class ModelRepository {
   virtual util::Result<Model> Get(ModelKind kind, const util::ModelId& id) = 0;
   // kInvalidArgument when the provider does not exist (checked atomically).
   virtual util::Result<void> Insert(const Model& model) = 0;
+  // Stores a new provider and a model that uses it: both or neither.
+  virtual util::Result<void> InsertWithProvider(const Provider& provider, const Model& model) = 0;
   // Replaces every field but uuid, kind and created_at. kNotFound / kInvalidArgument as above.
   virtual util::Result<void> Update(const Model& model) = 0;
   // kNotFound when absent.

@@ -1,5 +1,9 @@
 #include "http/envelope.hpp"
 
+#include <spdlog/spdlog.h>
+
+#include "util/log_text.hpp"
+
 namespace sb::http {
 
 int HttpStatusFor(util::ErrorCode code) {
@@ -52,6 +56,9 @@ Response JsonError(const util::Error& error, std::string_view request_id) {
   boost::json::object body;
   body["code"] = r.status < 500 ? -1 : -2;
   if (r.status == 500) {
+    // The client gets only the request id; the cause goes to the log (messages hold no secrets).
+    spdlog::error("request {} failed: {}", util::EscapeForLog(request_id),
+                  util::EscapeForLog(error.message));
     body["msg"] = "internal error; request id " + std::string(request_id);
     body["request_id"] = request_id;
   } else {

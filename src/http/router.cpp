@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "http/envelope.hpp"
+#include "util/log_text.hpp"
 
 namespace sb::http {
 namespace {
@@ -107,8 +108,9 @@ RouteMatch Router::Match(const Request& request) const {
 
 std::optional<Response> Router::TryHandleWithoutBlocking(const RouteMatch& match,
                                                          Request& request) const {
-  if (!match.route || match.route->execution == Execution::kInline) return Handle(match, request);
-  if (!match.route->fast_path) return std::nullopt;
+  if (!match.route) return Handle(match, request);
+  const bool inline_route = match.route->execution == Execution::kInline;
+  if (!inline_route && !match.route->fast_path) return std::nullopt;
   request.path_params = match.params;
   if (match.route->auth != AuthClass::kNone) {
     auto principal = authenticator_.AuthenticateWithoutBlocking(request, match.route->auth);
@@ -117,10 +119,10 @@ std::optional<Response> Router::TryHandleWithoutBlocking(const RouteMatch& match
     request.principal = std::move(**principal);
   }
   try {
-    return match.route->fast_path(request);
+    return inline_route ? match.route->handler(request) : match.route->fast_path(request);
   } catch (const std::exception& e) {
-    spdlog::error("request {} {} {} failed: {}", request.request_id, request.method, request.path,
-                  e.what());
+    spdlog::error("request {} {} {} failed: {}", request.request_id, request.method,
+                  util::EscapeForLog(request.path), e.what());
   }
   return JsonError({util::ErrorCode::kInternal, "handler threw"}, request.request_id);
 }
@@ -147,11 +149,11 @@ Response Router::Handle(const RouteMatch& match, Request& request) const {
   try {
     return match.route->handler(request);
   } catch (const std::exception& e) {
-    spdlog::error("request {} {} {} failed: {}", request.request_id, request.method, request.path,
-                  e.what());
+    spdlog::error("request {} {} {} failed: {}", request.request_id, request.method,
+                  util::EscapeForLog(request.path), e.what());
   } catch (...) {
     spdlog::error("request {} {} {} failed with a non-standard exception", request.request_id,
-                  request.method, request.path);
+                  request.method, util::EscapeForLog(request.path));
   }
   return JsonError({util::ErrorCode::kInternal, "handler threw"}, request.request_id);
 }

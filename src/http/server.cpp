@@ -7,6 +7,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -26,6 +27,7 @@
 
 #include "http/envelope.hpp"
 #include "util/crypto.hpp"
+#include "util/log_text.hpp"
 
 namespace sb::http {
 
@@ -34,6 +36,7 @@ namespace beast = boost::beast;
 namespace bhttp = beast::http;
 using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
+using namespace boost::asio::experimental::awaitable_operators;
 
 namespace {
 
@@ -203,9 +206,11 @@ asio::awaitable<void> HttpServer::Impl::Session(tcp::socket socket) {
     // Wait for the next request under the idle timeout; once it starts, it has to arrive whole
     // within the header and body timeouts (slow senders are cut off).
     if (buffer.size() == 0) {
-      stream->expires_after(options.idle_timeout);
-      auto [wait_ec] = co_await stream->socket().async_wait(tcp::socket::wait_read, kTuple);
-      if (wait_ec || reg->draining) break;
+      // tcp_stream's timeout does not cover a bare wait on the socket: race it with a timer.
+      asio::steady_timer idle(stream->get_executor(), options.idle_timeout);
+      auto first = co_await (stream->socket().async_wait(tcp::socket::wait_read, kTuple) ||
+                             idle.async_wait(kTuple));
+      if (first.index() != 0 || std::get<0>(std::get<0>(first)) || reg->draining) break;
     }
     bhttp::request_parser<bhttp::string_body> parser;
     parser.body_limit(options.body_limit_bytes);
@@ -339,8 +344,8 @@ asio::awaitable<void> HttpServer::Impl::Session(tcp::socket socket) {
         std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started).count();
     metrics.RecordRequest(out.status, micros);
     // The query string is left out on purpose: it may carry a token.
-    spdlog::info("{} {} {} {} {}B {}us rid={}", remote_address, req.method, req.path, out.status,
-                 body_size, micros, request_id);
+    spdlog::info("{} {} {} {} {}B {}us rid={}", remote_address, req.method,
+                 util::EscapeForLog(req.path), out.status, body_size, micros, request_id);
     if (write_ec || !res.keep_alive()) break;
   }
   boost::system::error_code ignored;

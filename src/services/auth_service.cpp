@@ -62,6 +62,10 @@ util::Result<std::string> AuthService::CheckAndHash(const std::string& user,
 }
 
 util::Result<void> AuthService::InitAdmin(const std::string& user, const std::string& password) {
+  // Cheap refusal first: hashing costs tens of milliseconds and 64 MiB.
+  if (auto init = IsInitialized(); init && *init) {
+    return Fail(ErrorCode::kConflict, "the instance is already initialized");
+  }
   auto hash = CheckAndHash(user, password);
   if (!hash) return tl::unexpected(hash.error());
   const auto now = clock_.Now();
@@ -116,6 +120,9 @@ void AuthService::ClearFailures(const std::string& user, const std::string& addr
 
 util::Result<std::string> AuthService::Login(const std::string& user, const std::string& password,
                                              const std::string& client_address) {
+  if (user.size() > 255 || password.size() > 1024) {
+    return Fail(ErrorCode::kUnauthenticated, "wrong user or password");
+  }
   if (Throttled(user, client_address)) {
     return Fail(ErrorCode::kRateLimited, "too many failed logins; try again later");
   }
@@ -277,24 +284,16 @@ util::Result<void> AuthService::UpdateApiKey(std::int64_t id,
   }
   if (description) current->description = *description;
   current->updated_at = clock_.Now();
-  {
-    std::unique_lock lock(cache_mu_);
-    key_cache_.clear();
-  }
-  return keys_.Update(*current);
+  InvalidateKeyCache();
+  auto r = keys_.Update(*current);
+  InvalidateKeyCache();
+  return r;
 }
 
 util::Result<void> AuthService::DeleteApiKey(std::int64_t id) {
-  {
-    std::unique_lock lock(cache_mu_);
-    key_cache_.clear();
-  }
+  InvalidateKeyCache();
   auto r = keys_.Delete(id);
-  {
-    // Again after the delete: a check running in between may have cached the key anew.
-    std::unique_lock lock(cache_mu_);
-    key_cache_.clear();
-  }
+  InvalidateKeyCache();
   if (!r && r.error().code == ErrorCode::kNotFound) {
     return Fail(ErrorCode::kNotFound, fmt::format("API key {} does not exist", id));
   }
@@ -309,9 +308,20 @@ std::optional<util::Result<domain::ApiKey>> AuthService::VerifyApiKeyCached(std:
   return std::nullopt;
 }
 
+void AuthService::InvalidateKeyCache() {
+  std::unique_lock lock(cache_mu_);
+  key_cache_.clear();
+  ++key_epoch_;
+}
+
 util::Result<domain::ApiKey> AuthService::VerifyApiKey(std::string_view key) {
   if (auto cached = VerifyApiKeyCached(key)) return *cached;
   const std::string hash = util::Sha256Hex(key);
+  std::uint64_t epoch_before = 0;
+  {
+    std::shared_lock lock(cache_mu_);
+    epoch_before = key_epoch_;
+  }
   // The lookup is by hash, an exact index match: no timing signal about stored keys.
   auto found = keys_.FindByHash(hash);
   if (!found) {
@@ -321,6 +331,7 @@ util::Result<domain::ApiKey> AuthService::VerifyApiKey(std::string_view key) {
     return tl::unexpected(found.error());
   }
   std::unique_lock lock(cache_mu_);
+  if (key_epoch_ != epoch_before) return *found;  // a key changed meanwhile: do not cache
   if (key_cache_.size() > 10000) key_cache_.clear();
   key_cache_[hash] = *found;
   return *found;

@@ -88,6 +88,8 @@ class AuthService {
   bool Throttled(const std::string& user, const std::string& address);
   void RecordFailure(const std::string& user, const std::string& address);
   void ClearFailures(const std::string& user, const std::string& address);
+  // Before and after every key change (see key_epoch_).
+  void InvalidateKeyCache();
 
   domain::UserRepository& users_;
   domain::ApiKeyRepository& keys_;
@@ -104,6 +106,9 @@ class AuthService {
   std::unordered_map<std::string, domain::ApiKey> key_cache_;  // guarded by cache_mu_
   // Accounts known to exist, so token checks skip the database. Guarded by cache_mu_.
   std::map<std::string, bool> known_users_;
+  // Grows with every key change (guarded by cache_mu_): a lookup that started before a change
+  // must not put what it read into the cache, or a revoked key could come back.
+  std::uint64_t key_epoch_ = 0;
 };
 
 }  // namespace sb::services

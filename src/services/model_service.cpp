@@ -112,13 +112,16 @@ util::Result<util::ModelId> ModelService::Create(domain::ModelKind kind, const M
   } else if (draft.inline_provider) {
     ProviderDraft pd = *draft.inline_provider;
     if (pd.name.empty()) pd.name = m.name;
-    auto created = providers_.Create(pd);
-    if (!created) {
-      auto e = created.error();
+    auto provider = providers_.Prepare(pd);
+    if (!provider) {
+      auto e = provider.error();
       if (e.code == ErrorCode::kInvalidArgument) e.message = "provider." + e.message;
       return tl::unexpected(e);
     }
-    m.provider_uuid = *created;
+    m.provider_uuid = provider->uuid;
+    if (auto r = repo_.InsertWithProvider(*provider, m); !r) return tl::unexpected(r.error());
+    providers_.NoteModelsChanged();
+    return m.uuid;
   } else {
     return Fail(ErrorCode::kInvalidArgument, "provider_uuid is required");
   }

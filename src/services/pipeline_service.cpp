@@ -16,6 +16,14 @@ util::Error NotFound(const util::PipelineId& id) {
   return {ErrorCode::kNotFound, fmt::format("pipeline {} does not exist", id.str())};
 }
 
+// At most `max` bytes, never cutting a multi-byte character.
+std::string TruncateUtf8(const std::string& text, std::size_t max) {
+  if (text.size() <= max) return text;
+  std::size_t end = max;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end);
+}
+
 util::Result<void> CheckText(const std::string& value, const char* field, bool required) {
   if ((required && value.empty()) || value.size() > 255) {
     return Fail(ErrorCode::kInvalidArgument,
@@ -32,8 +40,9 @@ PipelineService::PipelineService(domain::PipelineRepository& repo,
     : repo_(repo), template_(tmpl), clock_(clock) {}
 
 util::Result<util::JsonObject> PipelineService::MergeAndCheck(
-    const util::JsonObject& config) const {
+    const util::JsonObject& base, const util::JsonObject& config) const {
   util::JsonObject merged = template_.default_config;
+  util::DeepMerge(merged, base);
   util::DeepMerge(merged, config);
   for (const auto& section_raw : template_.metadata) {
     if (!section_raw.is_object()) continue;
@@ -115,7 +124,7 @@ util::Result<util::PipelineId> PipelineService::Create(const PipelineDraft& draf
   if (draft.description.size() > 4096) {
     return Fail(ErrorCode::kInvalidArgument, "description must be at most 4096 bytes");
   }
-  auto config = MergeAndCheck(draft.config);
+  auto config = MergeAndCheck({}, draft.config);
   if (!config) return tl::unexpected(config.error());
   auto p = NewPipeline(draft, std::move(*config));
   if (auto r = repo_.Insert(p); !r) return tl::unexpected(r.error());
@@ -141,7 +150,8 @@ util::Result<void> PipelineService::Update(const util::PipelineId& id, const Pip
     p.description = *patch.description;
   }
   if (patch.config) {
-    auto config = MergeAndCheck(*patch.config);
+    // Over the stored config: a PUT naming one section leaves the others as they were.
+    auto config = MergeAndCheck(p.config, *patch.config);
     if (!config) return tl::unexpected(config.error());
     p.config = std::move(*config);
   }
@@ -157,7 +167,7 @@ util::Result<util::PipelineId> PipelineService::Copy(const util::PipelineId& id)
   if (!source) return tl::unexpected(source.error());
   domain::Pipeline p = std::move(*source);
   p.uuid = util::PipelineId::Generate();
-  p.name = (p.name.size() > 240 ? p.name.substr(0, 240) : p.name) + " (Copy)";
+  p.name = TruncateUtf8(p.name, 240) + " (Copy)";
   p.is_default = false;
   p.created_at = p.updated_at = clock_.Now();
   if (auto r = repo_.Insert(p); !r) return tl::unexpected(r.error());

@@ -47,7 +47,9 @@ class PipelineService {
   util::JsonObject Metadata() const;
 
  private:
-  util::Result<util::JsonObject> MergeAndCheck(const util::JsonObject& config) const;
+  // `base` deep-merged over the default config, then `config` over that, then checked.
+  util::Result<util::JsonObject> MergeAndCheck(const util::JsonObject& base,
+                                               const util::JsonObject& config) const;
   domain::Pipeline NewPipeline(const PipelineDraft& draft, util::JsonObject config) const;
 
   domain::PipelineRepository& repo_;

@@ -65,6 +65,14 @@ util::Result<domain::ProviderUsage> ProviderService::Get(const util::ProviderId&
 }
 
 util::Result<util::ProviderId> ProviderService::Create(const ProviderDraft& draft) {
+  auto p = Prepare(draft);
+  if (!p) return tl::unexpected(p.error());
+  if (auto r = repo_.Insert(*p); !r) return tl::unexpected(r.error());
+  Changed();
+  return p->uuid;
+}
+
+util::Result<domain::Provider> ProviderService::Prepare(const ProviderDraft& draft) const {
   domain::Provider p;
   p.uuid = util::ProviderId::Generate();
   p.name = draft.name;
@@ -73,9 +81,7 @@ util::Result<util::ProviderId> ProviderService::Create(const ProviderDraft& draf
   p.api_keys = draft.api_keys;
   p.created_at = p.updated_at = clock_.Now();
   if (auto ok = Check(p); !ok) return tl::unexpected(ok.error());
-  if (auto r = repo_.Insert(p); !r) return tl::unexpected(r.error());
-  Changed();
-  return p.uuid;
+  return p;
 }
 
 util::Result<void> ProviderService::Update(const util::ProviderId& id, const ProviderPatch& patch) {

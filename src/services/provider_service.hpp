@@ -39,6 +39,8 @@ class ProviderService {
   util::Result<domain::ProviderUsage> Get(const util::ProviderId& id);
   // kInvalidArgument naming the field at fault.
   util::Result<util::ProviderId> Create(const ProviderDraft& draft);
+  // A checked new provider, not yet stored (for a model that brings its own provider).
+  util::Result<domain::Provider> Prepare(const ProviderDraft& draft) const;
   util::Result<void> Update(const util::ProviderId& id, const ProviderPatch& patch);
   // kInvalidArgument (the seed's 400) naming the counts when models still reference it.
   util::Result<void> Delete(const util::ProviderId& id);

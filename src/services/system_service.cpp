@@ -36,8 +36,11 @@ util::Result<void> SystemService::SetWizardStatus(const std::string& status) {
     return util::Fail(util::ErrorCode::kInvalidArgument,
                       "status must be one of none, skipped, completed");
   }
-  std::lock_guard lock(mu_);  // held across the write so memory and database agree
+  // Writers are serialized so memory and database agree; readers of Info() never wait on the
+  // database write.
+  std::lock_guard write_lock(write_mu_);
   if (auto r = settings_.Set(kWizardStatusKey, status); !r) return r;
+  std::lock_guard lock(mu_);
   info_.wizard_status = status;
   generation_.fetch_add(1, std::memory_order_release);
   return util::Ok();
@@ -47,8 +50,9 @@ util::Result<void> SystemService::SetWizardProgress(const util::Json& progress) 
   if (!progress.is_object() && !progress.is_null()) {
     return util::Fail(util::ErrorCode::kInvalidArgument, "progress must be an object or null");
   }
-  std::lock_guard lock(mu_);
+  std::lock_guard write_lock(write_mu_);
   if (auto r = settings_.Set(kWizardProgressKey, util::SerializeJson(progress)); !r) return r;
+  std::lock_guard lock(mu_);
   info_.wizard_progress = progress;
   generation_.fetch_add(1, std::memory_order_release);
   return util::Ok();

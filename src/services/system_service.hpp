@@ -41,6 +41,7 @@ class SystemService {
 
  private:
   domain::SettingsRepository& settings_;
+  std::mutex write_mu_;  // serializes the setters
   mutable std::mutex mu_;
   SystemInfo info_;  // guarded by mu_
   std::atomic<std::uint64_t> generation_{1};

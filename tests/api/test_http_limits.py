@@ -289,6 +289,32 @@ class HttpLimitsTest(ServerTestCase):
         self.assertIn("GET", headers["allow"])
 
 
+class IdleTimeoutTest(ServerTestCase):
+    """Connections that send nothing are closed after the idle timeout, so idle clients cannot
+    hold the server's descriptors forever."""
+    server_env = {"API__IDLE_TIMEOUT_SECONDS": "1"}
+
+    def test_silent_connection_is_closed(self):
+        sock = self.srv.raw_socket()
+        try:
+            closed_after = wait_closed(sock, 5)
+            self.assertIsNotNone(closed_after, "a silent connection stayed open")
+            self.assertGreater(closed_after, 0.5)
+        finally:
+            sock.close()
+
+    def test_keep_alive_connection_is_closed_after_the_idle_timeout(self):
+        sock = self.srv.raw_socket()
+        try:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+            status, _, body = read_response(sock)
+            self.assertEqual((status, body.strip()), (200, b"ok"))
+            self.assertIsNotNone(wait_closed(sock, 5), "an idle keep-alive connection stayed open")
+        finally:
+            sock.close()
+        self.assertEqual(self.req("GET", "/healthz")[0], 200)
+
+
 class JsonEdgeCaseTest(ServerTestCase):
     """Hostile JSON (default body limit): rejected with 400, never a crash or a 500."""
 

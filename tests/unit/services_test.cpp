@@ -259,6 +259,42 @@ TEST_F(ServicesTest, PipelineConfigIsMergedOverDefaultsAndValidated) {
   EXPECT_CODE(pipelines_->Create(draft), ErrorCode::kInvalidArgument);
 }
 
+TEST_F(ServicesTest, PipelineUpdateMergesOverTheStoredConfig) {
+  PipelineDraft draft;
+  draft.name = "p";
+  draft.config = util::ParseJson(R"({"safety":{"rate-limit":{"limitation":5}}})")->as_object();
+  auto id = pipelines_->Create(draft);
+  ASSERT_TRUE(id);
+  PipelinePatch patch;
+  patch.config = util::ParseJson(R"({"ai":{"local-agent":{"max-round":3}}})")->as_object();
+  ASSERT_TRUE(pipelines_->Update(*id, patch));
+  const auto config = pipelines_->Get(*id)->config;
+  EXPECT_EQ(config.at("safety").at("rate-limit").at("limitation"), util::Json(5));
+  EXPECT_EQ(config.at("ai").at("local-agent").at("max-round"), util::Json(3));
+}
+
+TEST_F(ServicesTest, CopyNeverCutsAMultiByteCharacter) {
+  auto def = pipelines_->EnsureDefault();
+  PipelinePatch patch;
+  std::string name(239, 'a');
+  patch.name = name + "é";  // 241 bytes: the cut at 240 would split "é"
+  ASSERT_TRUE(pipelines_->Update(*def, patch));
+  auto copy = pipelines_->Copy(*def);
+  ASSERT_TRUE(copy);
+  EXPECT_EQ(pipelines_->Get(*copy)->name, name + " (Copy)");
+}
+
+TEST_F(ServicesTest, ModelWithInlineProviderIsStoredWithItOrNotAtAll) {
+  const auto before = providers_->List()->size();
+  ModelDraft draft;
+  draft.name = "m";
+  draft.inline_provider = ProviderDraft{"", "openai-chat-completions", "ftp://bad", {}};
+  auto bad = models_->Create(domain::ModelKind::kLlm, draft);
+  EXPECT_CODE(bad, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(bad.error().message.rfind("provider.", 0), 0u);
+  EXPECT_EQ(providers_->List()->size(), before);
+}
+
 TEST_F(ServicesTest, DefaultAndUsedPipelinesCannotBeDeleted) {
   auto def = pipelines_->EnsureDefault();
   EXPECT_CODE(pipelines_->Delete(*def), ErrorCode::kConflict);

@@ -480,6 +480,22 @@ TEST_F(StorageTest, ModelOfTheOtherKindIsAbsent) {
   EXPECT_TRUE(repo.Get(ModelKind::kLlm, llm.uuid));
 }
 
+TEST_F(StorageTest, ModelWithItsOwnProviderIsStoredWhollyOrNotAtAll) {
+  auto& repo = storage_->models();
+  auto provider = MakeProvider(1000, "inline");
+  auto m = MakeModel(ModelKind::kLlm, provider.uuid);
+  ASSERT_OK(repo.InsertWithProvider(provider, m));
+  EXPECT_TRUE(storage_->providers().Get(provider.uuid));
+  EXPECT_TRUE(repo.Get(ModelKind::kLlm, m.uuid));
+
+  // The model insert fails (its uuid is taken): the new provider must not stay behind.
+  auto second = MakeProvider(1000, "second");
+  auto clash = MakeModel(ModelKind::kLlm, second.uuid);
+  clash.uuid = m.uuid;
+  EXPECT_CODE(repo.InsertWithProvider(second, clash), ErrorCode::kConflict);
+  EXPECT_CODE(storage_->providers().Get(second.uuid), ErrorCode::kNotFound);
+}
+
 TEST_F(StorageTest, ModelWithMissingProviderIsInvalid) {
   auto p = AddProvider();
   auto& repo = storage_->models();

@@ -115,3 +115,17 @@ TEST(Json, SerializeWritesReadableNumbersAndEscapes) {
 
 }  // namespace
 }  // namespace sb::util
+
+#include "util/log_text.hpp"
+
+namespace sb::util {
+namespace {
+
+TEST(LogText, ControlCharactersCannotStartALogLine) {
+  EXPECT_EQ(EscapeForLog("/zz\n127.0.0.1 GET /forged 200"), "/zz\\x0a127.0.0.1 GET /forged 200");
+  EXPECT_EQ(EscapeForLog("a\\b\x7f"), "a\\x5cb\\x7f");
+  EXPECT_EQ(EscapeForLog("/api/v1/бот"), "/api/v1/бот");
+}
+
+}  // namespace
+}  // namespace sb::util

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "http/api/api.hpp"
 #include "http/api/encoders.hpp"
@@ -10,8 +11,15 @@
 namespace sb::http::api {
 
 void RegisterPipelineRoutes(Router& router, ApiContext& ctx) {
+  // The metadata never changes while the process runs: render it once.
+  auto metadata = std::make_shared<const std::string>(JsonOk(ctx.pipelines.Metadata()).body);
   router.Add({"GET", "/api/v1/pipelines/_/metadata", AuthClass::kEither,
-              [&ctx](Request&) { return JsonOk(ctx.pipelines.Metadata()); }, Execution::kInline});
+              [metadata](Request&) {
+                Response r;
+                r.body = *metadata;
+                return r;
+              },
+              Execution::kInline});
 
   router.Add(
       {"GET", "/api/v1/pipelines", AuthClass::kEither, [&ctx](Request& req) {

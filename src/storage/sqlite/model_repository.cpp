@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "storage/sqlite/provider_repository.hpp"
 #include "storage/sqlite/row_codec.hpp"
 
 namespace sb::storage::sqlite {
@@ -92,21 +93,35 @@ util::Result<domain::Model> SqliteModelRepository::Get(domain::ModelKind kind,
   });
 }
 
+namespace {
+
+util::Result<void> InsertModelRow(Connection& c, const domain::Model& m) {
+  if (auto ok = CheckProvider(c, m.provider_uuid); !ok) return ok;
+  auto stmt = Query(
+      c, "INSERT INTO models (" SB_MODEL_COLUMNS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      m.uuid.str(), KindText(m.kind), m.name, m.description, m.provider_uuid.str(),
+      JsonToText(m.requester_config), StringListToText(m.abilities), JsonToText(m.extra_args),
+      m.prefered_ranking, m.dimensions, Millis(m.created_at), Millis(m.updated_at));
+  if (!stmt) return tl::make_unexpected(stmt.error());
+  auto r = stmt->Run();
+  if (!r && stmt->FailedOnUnique()) {
+    return util::Fail(ErrorCode::kConflict, fmt::format("model {} already exists", m.uuid.str()));
+  }
+  if (!r && stmt->FailedOnForeignKey()) return tl::make_unexpected(NoProvider(m.provider_uuid));
+  return r;
+}
+
+}  // namespace
+
 util::Result<void> SqliteModelRepository::Insert(const domain::Model& m) {
+  return db_.Write([&](Connection& c) { return InsertModelRow(c, m); });
+}
+
+util::Result<void> SqliteModelRepository::InsertWithProvider(const domain::Provider& provider,
+                                                             const domain::Model& m) {
   return db_.Write([&](Connection& c) -> util::Result<void> {
-    if (auto ok = CheckProvider(c, m.provider_uuid); !ok) return ok;
-    auto stmt = Query(
-        c, "INSERT INTO models (" SB_MODEL_COLUMNS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        m.uuid.str(), KindText(m.kind), m.name, m.description, m.provider_uuid.str(),
-        JsonToText(m.requester_config), StringListToText(m.abilities), JsonToText(m.extra_args),
-        m.prefered_ranking, m.dimensions, Millis(m.created_at), Millis(m.updated_at));
-    if (!stmt) return tl::make_unexpected(stmt.error());
-    auto r = stmt->Run();
-    if (!r && stmt->FailedOnUnique()) {
-      return util::Fail(ErrorCode::kConflict, fmt::format("model {} already exists", m.uuid.str()));
-    }
-    if (!r && stmt->FailedOnForeignKey()) return tl::make_unexpected(NoProvider(m.provider_uuid));
-    return r;
+    if (auto r = InsertProviderRow(c, provider); !r) return r;
+    return InsertModelRow(c, m);
   });
 }
 

@@ -17,6 +17,8 @@ class SqliteModelRepository final : public domain::ModelRepository {
   util::Result<domain::Model> Get(domain::ModelKind kind, const util::ModelId& id) override;
   // Also kConflict when the uuid is taken (by a model of either kind).
   util::Result<void> Insert(const domain::Model& model) override;
+  util::Result<void> InsertWithProvider(const domain::Provider& provider,
+                                        const domain::Model& model) override;
   util::Result<void> Update(const domain::Model& model) override;
   util::Result<void> Delete(domain::ModelKind kind, const util::ModelId& id) override;
 

@@ -59,21 +59,23 @@ util::Result<domain::ProviderUsage> SqliteProviderRepository::Get(const util::Pr
   });
 }
 
+util::Result<void> InsertProviderRow(Connection& c, const domain::Provider& p) {
+  auto stmt = Query(c,
+                    "INSERT INTO providers (uuid, name, requester, base_url, api_keys, "
+                    "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    p.uuid.str(), p.name, p.requester, p.base_url, StringListToText(p.api_keys),
+                    Millis(p.created_at), Millis(p.updated_at));
+  if (!stmt) return tl::make_unexpected(stmt.error());
+  auto r = stmt->Run();
+  if (!r && stmt->FailedOnUnique()) {
+    return util::Fail(ErrorCode::kConflict,
+                      fmt::format("provider {} already exists", p.uuid.str()));
+  }
+  return r;
+}
+
 util::Result<void> SqliteProviderRepository::Insert(const domain::Provider& p) {
-  return db_.Write([&](Connection& c) -> util::Result<void> {
-    auto stmt = Query(c,
-                      "INSERT INTO providers (uuid, name, requester, base_url, api_keys, "
-                      "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                      p.uuid.str(), p.name, p.requester, p.base_url, StringListToText(p.api_keys),
-                      Millis(p.created_at), Millis(p.updated_at));
-    if (!stmt) return tl::make_unexpected(stmt.error());
-    auto r = stmt->Run();
-    if (!r && stmt->FailedOnUnique()) {
-      return util::Fail(ErrorCode::kConflict,
-                        fmt::format("provider {} already exists", p.uuid.str()));
-    }
-    return r;
-  });
+  return db_.Write([&](Connection& c) { return InsertProviderRow(c, p); });
 }
 
 util::Result<void> SqliteProviderRepository::Update(const domain::Provider& p) {

@@ -8,6 +8,10 @@
 namespace sb::storage::sqlite {
 
 // Thread-safe; every method is one transaction on `db`, which must outlive this object.
+// The provider INSERT, inside a caller's write transaction (also used by the model repository
+// to store a model together with its inline provider).
+util::Result<void> InsertProviderRow(Connection& c, const domain::Provider& provider);
+
 class SqliteProviderRepository final : public domain::ProviderRepository {
  public:
   explicit SqliteProviderRepository(Database& db) : db_(db) {}
