@@ -41,9 +41,10 @@ const char* AuthClassName(AuthClass auth) {
 
 struct Router::Compiled {
   const Route* route;
-  std::vector<std::string> segments;  // "{name}" for parameters
+  std::vector<std::string> segments;  // parameter names where is_param
   std::vector<bool> is_param;
   int literal_count = 0;
+  bool tail = false;  // the last parameter is "{name...}": one or more remaining segments
 };
 
 Router::Router(Authenticator& authenticator) : authenticator_(authenticator) {}
@@ -52,14 +53,21 @@ Router::~Router() = default;
 void Router::Add(Route route) {
   Compiled c;
   for (auto part : SplitPath(route.path_template)) {
+    if (c.tail)
+      throw std::logic_error("a {name...} parameter must come last: " + route.path_template);
     const bool param = part.size() > 2 && part.front() == '{' && part.back() == '}';
-    c.segments.emplace_back(param ? part.substr(1, part.size() - 2) : part);
+    std::string_view name = param ? part.substr(1, part.size() - 2) : part;
+    if (param && name.size() > 3 && name.substr(name.size() - 3) == "...") {
+      name.remove_suffix(3);
+      c.tail = true;
+    }
+    c.segments.emplace_back(name);
     c.is_param.push_back(param);
     if (!param) ++c.literal_count;
   }
   // Two templates clash when they differ only in parameter names.
   auto same_shape = [&c](const Compiled& other) {
-    if (other.is_param != c.is_param) return false;
+    if (other.is_param != c.is_param || other.tail != c.tail) return false;
     for (size_t i = 0; i < c.segments.size(); ++i) {
       if (!c.is_param[i] && c.segments[i] != other.segments[i]) return false;
     }
@@ -80,9 +88,9 @@ RouteMatch Router::Match(const Request& request) const {
   int best_literals = -1;
   const auto parts = SplitPath(request.path);
   for (const auto& c : compiled_) {
-    if (c.segments.size() != parts.size()) continue;
+    if (c.tail ? parts.size() < c.segments.size() : parts.size() != c.segments.size()) continue;
     bool ok = true;
-    for (size_t i = 0; i < parts.size() && ok; ++i) {
+    for (size_t i = 0; i < c.segments.size() && ok; ++i) {
       ok = c.is_param[i] ? !parts[i].empty() : parts[i] == c.segments[i];
     }
     if (!ok) continue;
@@ -99,8 +107,13 @@ RouteMatch Router::Match(const Request& request) const {
     best_literals = c.literal_count;
     best.route = c.route;
     best.params.clear();
-    for (size_t i = 0; i < parts.size(); ++i) {
-      if (c.is_param[i]) best.params.emplace_back(c.segments[i], std::string(parts[i]));
+    for (size_t i = 0; i < c.segments.size(); ++i) {
+      if (!c.is_param[i]) continue;
+      std::string value(parts[i]);
+      if (c.tail && i + 1 == c.segments.size()) {
+        for (size_t j = i + 1; j < parts.size(); ++j) (value += '/') += parts[j];
+      }
+      best.params.emplace_back(c.segments[i], std::move(value));
     }
   }
   return best;

@@ -1,5 +1,6 @@
-// Routes by verb + path template ("/api/v1/pipelines/{pipeline_uuid}"), with an auth class per
-// route, and runs the handler with the error-to-envelope rules of contract §1.
+// Routes by verb + path template ("/api/v1/pipelines/{pipeline_uuid}"; a last "{rest...}" takes
+// one or more remaining segments), with an auth class per route, and runs the handler with the
+// error-to-envelope rules of contract §1.
 //   router.Add({"GET", "/api/v1/system/info", AuthClass::kNone, handler, Execution::kInline});
 //   RouteMatch m = router.Match(req);         // in the session, to pick the thread
 //   Response res = router.Handle(m, req);     // authenticate, call, catch

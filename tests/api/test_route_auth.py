@@ -62,7 +62,7 @@ class RouteAuthTest(ServerTestCase):
             "pipeline_uuid": create("/api/v1/pipelines", {"name": "p"})["uuid"],
             "key_id": str(create("/api/v1/apikeys", {"name": "spare"})["key"]["id"]),
             "task_id": "1",
-            "path": "callback",
+            "path": "callback/deeper",
         }
 
     def fill(self, method, path):
@@ -78,7 +78,7 @@ class RouteAuthTest(ServerTestCase):
                 self.fail("route_auth_table.txt names path parameter {%s} that this test has no "
                           "value for; add it to setUpClass" % name)
             return self.ids[name]
-        return re.sub(r"\{([a-z_]+)\}", param, path)
+        return re.sub(r"\{([a-z_]+)(?:\.\.\.)?\}", param, path)
 
     def call(self, method, path, **cred):
         body = {} if method in ("POST", "PUT") else None

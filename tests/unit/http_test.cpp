@@ -73,6 +73,23 @@ TEST(Router, CapturesParametersAndIgnoresTrailingSlash) {
   EXPECT_EQ(router.Handle(router.Match(req), req).body, "1|2");
 }
 
+TEST(Router, TailParameterTakesTheRestOfThePath) {
+  AllowAll auth;
+  Router router(auth);
+  router.Add({"POST", "/bots/{id}/{x...}", AuthClass::kNone, Echo});
+  router.Add({"POST", "/bots/{id}/fixed", AuthClass::kNone, [](Request&) {
+                Response r;
+                r.body = "fixed";
+                return r;
+              }});
+  auto req = Make("POST", "/bots/7/a/b/c");
+  EXPECT_EQ(router.Handle(router.Match(req), req).body, "7|a/b/c");
+  req = Make("POST", "/bots/7/fixed");
+  EXPECT_EQ(router.Handle(router.Match(req), req).body, "fixed");
+  req = Make("POST", "/bots/7");
+  EXPECT_EQ(router.Handle(router.Match(req), req).status, 404);
+}
+
 TEST(Router, UnknownPathIs404AndWrongVerbIs405) {
   AllowAll auth;
   Router router(auth);

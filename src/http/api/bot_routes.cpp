@@ -239,7 +239,7 @@ void RegisterBotRoutes(Router& router, ApiContext& ctx) {
   };
   for (const char* method : {"GET", "POST"}) {
     router.Add({method, "/bots/{bot_uuid}", AuthClass::kNone, webhook});
-    router.Add({method, "/bots/{bot_uuid}/{path}", AuthClass::kNone, webhook});
+    router.Add({method, "/bots/{bot_uuid}/{path...}", AuthClass::kNone, webhook});
   }
 }
 
