@@ -1,6 +1,21 @@
 #!/usr/bin/env bash
-# One command for every benchmark: `make bench` (or bench/run.sh BUILD_DIR).
+# One command for every benchmark: `make bench` (or bench/run.sh BUILD_DIR). Each writes its own
+# section of docs/performance.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${1:-build}
-python3 bench/http_bench.py --binary "$build_dir/switchboard" --out docs/performance.md
+out=docs/performance.md
+today=$(date -u +%Y-%m-%d)
+
+python3 bench/http_bench.py --binary "$build_dir/switchboard" --out "$out"
+
+{
+  echo "### Model calls (issue 3) — $today"
+  echo
+  echo "Command: \`make bench\` (\`$build_dir/bench/sb_llm_bench\`): the gateway with the real"
+  echo "HTTP client and OpenAI wire protocol against an in-process loopback fake (its own thread),"
+  echo "one client I/O thread."
+  echo
+  "$build_dir/bench/sb_llm_bench"
+} | python3 bench/write_section.py "$out" llm-bench
+echo "wrote $out"

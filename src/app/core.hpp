@@ -50,6 +50,7 @@ class Core {
   services::BotService& bots() { return *bots_; }
   services::PipelineService& pipelines() { return *pipelines_; }
   services::TaskService& tasks() { return *tasks_; }
+  domain::Storage& storage() { return *storage_; }
   const domain::Catalogue& requesters() const { return requesters_; }
   const domain::Catalogue& adapters() const { return adapters_; }
 

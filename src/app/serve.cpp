@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <future>
@@ -14,9 +15,32 @@
 #include "http/api/api.hpp"
 #include "http/auth_guard.hpp"
 #include "http/server.hpp"
+#include "llm/gateway.hpp"
+#include "net/http_client.hpp"
+#include "services/model_test_service.hpp"
+#include "util/blocking_executor.hpp"
 #include "util/crypto.hpp"
 
 namespace sb::app {
+namespace {
+
+// Blocking work posted from I/O-thread callbacks goes to the blocking pool.
+class PoolExecutor final : public util::BlockingExecutor {
+ public:
+  explicit PoolExecutor(boost::asio::thread_pool& pool) : pool_(pool) {}
+  void Post(std::function<void()> task) override { boost::asio::post(pool_, std::move(task)); }
+
+ private:
+  boost::asio::thread_pool& pool_;
+};
+
+std::vector<std::pair<std::string, std::string>> EnvironmentList() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [k, v] : config::ProcessEnvironment()) out.emplace_back(k, v);
+  return out;
+}
+
+}  // namespace
 
 int Serve(const CoreOptions& options) {
   auto opened = Core::Open(options);
@@ -48,8 +72,31 @@ int Serve(const CoreOptions& options) {
                  *interrupted);
   }
 
-  // Declared before the io_context: coroutine frames still suspended at shutdown are destroyed
-  // with it and may touch these on the way out.
+  // The event loop and the blocking pool come first and are torn down explicitly at the end,
+  // before anything below: coroutine frames still suspended at shutdown are destroyed with the
+  // io_context and may touch these objects on the way out.
+  auto io = std::make_unique<boost::asio::io_context>(cfg.api.io_threads);
+  boost::asio::thread_pool blocking(static_cast<std::size_t>(cfg.api.blocking_threads));
+  PoolExecutor blocking_executor(blocking);
+
+  net::HttpClientOptions client_options;
+  client_options.verify_tls = cfg.network.verify_tls;
+  client_options.ca_file = cfg.network.ca_file;
+  client_options.proxy_url = cfg.network.proxy;
+  client_options.no_proxy = cfg.network.no_proxy;
+  auto http_client = net::MakeHttpClient(
+      io->get_executor(), net::WithProxyFromEnvironment(client_options, EnvironmentList()));
+  llm::GatewayOptions gateway_options;
+  gateway_options.max_attempts = cfg.llm.max_attempts;
+  gateway_options.timeouts.connect = std::chrono::seconds(cfg.llm.connect_timeout_seconds);
+  gateway_options.timeouts.total = std::chrono::seconds(cfg.llm.request_timeout_seconds);
+  gateway_options.timeouts.idle = std::chrono::seconds(cfg.llm.idle_timeout_seconds);
+  gateway_options.max_response_bytes = cfg.llm.max_response_bytes;
+  auto gateway = std::make_shared<llm::HttpLlmGateway>(io->get_executor(), http_client,
+                                                       core.requesters(), gateway_options);
+  services::ModelTestService model_tests(core.models(), core.providers(), core.storage().models(),
+                                         *gateway, blocking_executor);
+
   http::Metrics metrics;
   http::AuthGuard guard(core.auth());
   http::Router router(guard);
@@ -61,15 +108,13 @@ int Serve(const CoreOptions& options) {
                             core.bots(),
                             core.pipelines(),
                             core.tasks(),
+                            model_tests,
                             core.requesters(),
                             core.adapters(),
                             metrics,
                             [&ready] { return ready.load(); },
                             {cfg.api.webhook_prefix, cfg.api.extra_webhook_prefix, setup_code}};
   http::api::RegisterAllRoutes(router, ctx);
-
-  boost::asio::io_context io(cfg.api.io_threads);
-  boost::asio::thread_pool blocking(static_cast<std::size_t>(cfg.api.blocking_threads));
 
   http::ServerOptions server_options;
   server_options.host = cfg.api.host;
@@ -79,27 +124,27 @@ int Serve(const CoreOptions& options) {
   server_options.body_timeout = std::chrono::seconds(cfg.api.body_timeout_seconds);
   server_options.idle_timeout = std::chrono::seconds(cfg.api.idle_timeout_seconds);
   server_options.cors_allow_origins = cfg.api.cors_allow_origins;
-  http::HttpServer server(io, blocking, router, metrics, server_options);
-  if (auto r = server.Start(); !r) {
+  auto server = std::make_unique<http::HttpServer>(*io, blocking, router, metrics, server_options);
+  if (auto r = server->Start(); !r) {
     spdlog::critical("cannot start: {}", r.error().message);
     return 1;
   }
 
   std::promise<int> stop_signal;
-  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+  boost::asio::signal_set signals(*io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int signo) {
     if (!ec) stop_signal.set_value(signo);
   });
 
   std::vector<std::thread> io_threads;
-  for (int i = 0; i < cfg.api.io_threads; ++i) io_threads.emplace_back([&io] { io.run(); });
+  for (int i = 0; i < cfg.api.io_threads; ++i) io_threads.emplace_back([&io] { io->run(); });
   ready = true;
 
   const std::string host =
       cfg.api.host == "0.0.0.0" || cfg.api.host == "::" ? "127.0.0.1" : cfg.api.host;
   fmt::print("Switchboard {} listening on {}:{}\n", core.system().Info().version, cfg.api.host,
-             server.port());
-  fmt::print("Console: http://{}:{}/\n", host, server.port());
+             server->port());
+  fmt::print("Console: http://{}:{}/\n", host, server->port());
   if (core.first_start()) {
     fmt::print("Recovery key (shown once; keep it to reset the admin password): {}\n",
                core.recovery_key());
@@ -115,14 +160,17 @@ int Serve(const CoreOptions& options) {
   const int signo = stop_signal.get_future().get();
   spdlog::info("signal {} received: stopping", signo);
   ready = false;
-  server.StopAccepting();
-  if (!server.WaitIdle(std::chrono::seconds(cfg.api.shutdown_grace_seconds))) {
+  server->StopAccepting();
+  if (!server->WaitIdle(std::chrono::seconds(cfg.api.shutdown_grace_seconds))) {
     spdlog::warn("requests still running after {} s; closing them", cfg.api.shutdown_grace_seconds);
   }
-  server.CloseConnections();
-  io.stop();
+  server->CloseConnections();
+  io->stop();
   for (auto& t : io_threads) t.join();
   blocking.join();
+  signals.cancel();
+  server.reset();
+  io.reset();  // destroys what was left suspended, while everything it may touch still exists
   core.Close();
   spdlog::info("stopped cleanly");
   return 0;

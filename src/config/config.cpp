@@ -95,7 +95,8 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
     if (sep == std::string::npos || sep == 0 || sep + 2 >= name.size()) continue;
     const std::string section = Lower(name.substr(0, sep));
     const std::string key = Lower(name.substr(sep + 2));
-    static const char* kSections[] = {"api", "database", "auth", "space", "system"};
+    static const char* kSections[] = {"api",     "database", "auth",  "space",
+                                      "network", "llm",      "system"};
     if (std::find(std::begin(kSections), std::end(kSections), section) == std::end(kSections)) {
       continue;
     }
@@ -134,6 +135,19 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
   SectionReader space(root, "space");
   space.Read("url", c.space.url);
   take(space);
+  SectionReader net(root, "network");
+  net.Read("proxy", c.network.proxy);
+  net.Read("no_proxy", c.network.no_proxy);
+  net.Read("ca_file", c.network.ca_file);
+  net.Read("verify_tls", c.network.verify_tls);
+  take(net);
+  SectionReader llm(root, "llm");
+  llm.Read("connect_timeout_seconds", c.llm.connect_timeout_seconds);
+  llm.Read("request_timeout_seconds", c.llm.request_timeout_seconds);
+  llm.Read("idle_timeout_seconds", c.llm.idle_timeout_seconds);
+  llm.Read("max_attempts", c.llm.max_attempts);
+  llm.Read("max_response_bytes", c.llm.max_response_bytes);
+  take(llm);
   SectionReader sys(root, "system");
   sys.Read("debug", c.system.debug);
   sys.Read("edition", c.system.edition);
@@ -161,6 +175,13 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
   range(c.auth.jwt_expire_seconds >= 60, "auth.jwt_expire_seconds must be at least 60");
   range(c.auth.login_max_failures >= 1, "auth.login_max_failures must be positive");
   range(c.auth.login_window_seconds >= 1, "auth.login_window_seconds must be positive");
+  range(c.llm.connect_timeout_seconds >= 1, "llm.connect_timeout_seconds must be positive");
+  range(c.llm.request_timeout_seconds >= 1, "llm.request_timeout_seconds must be positive");
+  range(c.llm.idle_timeout_seconds >= 1, "llm.idle_timeout_seconds must be positive");
+  range(c.llm.max_attempts >= 1 && c.llm.max_attempts <= 10, "llm.max_attempts must be 1..10");
+  range(c.llm.max_response_bytes >= 1024, "llm.max_response_bytes must be at least 1024");
+  range(c.network.proxy.empty() || c.network.proxy.rfind("http://", 0) == 0,
+        "network.proxy must be an http:// URL");
   range(c.system.bot_log_retention >= 1 && c.system.bot_log_retention <= 1000000,
         "system.bot_log_retention must be 1..1000000");
   static const char* kLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
@@ -200,6 +221,20 @@ std::string RenderConfig(const Config& c) {
   out << YAML::Key << "space" << YAML::Comment("plugin marketplace") << YAML::Value
       << YAML::BeginMap;
   out << YAML::Key << "url" << YAML::Value << c.space.url;
+  out << YAML::EndMap;
+  out << YAML::Key << "network" << YAML::Comment("outbound connections") << YAML::Value
+      << YAML::BeginMap;
+  out << YAML::Key << "proxy" << YAML::Value << c.network.proxy;
+  out << YAML::Key << "no_proxy" << YAML::Value << c.network.no_proxy;
+  out << YAML::Key << "ca_file" << YAML::Value << c.network.ca_file;
+  out << YAML::Key << "verify_tls" << YAML::Value << c.network.verify_tls;
+  out << YAML::EndMap;
+  out << YAML::Key << "llm" << YAML::Comment("model calls") << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "connect_timeout_seconds" << YAML::Value << c.llm.connect_timeout_seconds;
+  out << YAML::Key << "request_timeout_seconds" << YAML::Value << c.llm.request_timeout_seconds;
+  out << YAML::Key << "idle_timeout_seconds" << YAML::Value << c.llm.idle_timeout_seconds;
+  out << YAML::Key << "max_attempts" << YAML::Value << c.llm.max_attempts;
+  out << YAML::Key << "max_response_bytes" << YAML::Value << c.llm.max_response_bytes;
   out << YAML::EndMap;
   out << YAML::Key << "system" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "debug" << YAML::Value << c.system.debug;

@@ -43,6 +43,23 @@ struct SpaceConfig {
   std::string url = "https://space.langbot.app";
 };
 
+// Outbound connections to providers, platforms and the marketplace.
+struct NetworkConfig {
+  std::string proxy;     // "http://host:port"; empty: HTTPS_PROXY / HTTP_PROXY from the environment
+  std::string no_proxy;  // hosts that skip the proxy (comma-separated); empty: NO_PROXY
+  std::string ca_file;   // extra trusted CAs (PEM), for self-hosted services
+  bool verify_tls = true;
+};
+
+// Calls to language models.
+struct LlmConfig {
+  int connect_timeout_seconds = 10;
+  int request_timeout_seconds = 120;  // a whole call, streamed body included
+  int idle_timeout_seconds = 60;      // longest silence inside a response
+  int max_attempts = 3;               // first try plus retries (connection errors, 429, 5xx)
+  std::size_t max_response_bytes = 16 * 1024 * 1024;
+};
+
 struct SystemConfig {
   bool debug = false;
   std::string edition = "community";
@@ -58,6 +75,8 @@ struct Config {
   DatabaseConfig database;
   AuthConfig auth;
   SpaceConfig space;
+  NetworkConfig network;
+  LlmConfig llm;
   SystemConfig system;
 };
 

@@ -24,8 +24,13 @@ int HttpStatusFor(util::ErrorCode code) {
     case ErrorCode::kRateLimited:
       return 429;
     case ErrorCode::kUpstreamFailed:
+    case ErrorCode::kUpstreamAuth:
+    case ErrorCode::kUpstreamNotFound:
+    case ErrorCode::kUpstreamRateLimited:
+    case ErrorCode::kUpstreamUnreachable:
       return 502;
     case ErrorCode::kUnavailable:
+    case ErrorCode::kCancelled:
       return 503;
     case ErrorCode::kUpstreamTimeout:
       return 504;

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <stdexcept>
 #include <string_view>
 
@@ -122,6 +123,7 @@ RouteMatch Router::Match(const Request& request) const {
 std::optional<Response> Router::TryHandleWithoutBlocking(const RouteMatch& match,
                                                          Request& request) const {
   if (!match.route) return Handle(match, request);
+  if (match.route->async_handler) return std::nullopt;
   const bool inline_route = match.route->execution == Execution::kInline;
   if (!inline_route && !match.route->fast_path) return std::nullopt;
   request.path_params = match.params;
@@ -138,6 +140,49 @@ std::optional<Response> Router::TryHandleWithoutBlocking(const RouteMatch& match
                   util::EscapeForLog(request.path), e.what());
   }
   return JsonError({util::ErrorCode::kInternal, "handler threw"}, request.request_id);
+}
+
+namespace {
+
+// Calls the wrapped Respond once; later calls are ignored, and destruction without a call
+// answers 500 so the connection never waits forever.
+class RespondOnce {
+ public:
+  RespondOnce(Respond respond, std::string request_id)
+      : respond_(std::move(respond)), request_id_(std::move(request_id)) {}
+  ~RespondOnce() {
+    if (!done_.exchange(true)) {
+      spdlog::error("request {} finished without a response", request_id_);
+      respond_(JsonError({util::ErrorCode::kInternal, "no response"}, request_id_));
+    }
+  }
+  void operator()(Response r) {
+    if (!done_.exchange(true)) respond_(std::move(r));
+  }
+
+ private:
+  Respond respond_;
+  std::string request_id_;
+  std::atomic<bool> done_{false};
+};
+
+}  // namespace
+
+void Router::HandleAsync(const RouteMatch& match, Request& request, Respond respond) const {
+  auto once = std::make_shared<RespondOnce>(std::move(respond), request.request_id);
+  request.path_params = match.params;
+  if (match.route->auth != AuthClass::kNone) {
+    auto principal = authenticator_.Authenticate(request, match.route->auth);
+    if (!principal) return (*once)(JsonError(principal.error(), request.request_id));
+    request.principal = std::move(*principal);
+  }
+  try {
+    match.route->async_handler(request, [once](Response r) { (*once)(std::move(r)); });
+  } catch (const std::exception& e) {
+    spdlog::error("request {} {} {} failed: {}", request.request_id, request.method,
+                  util::EscapeForLog(request.path), e.what());
+    (*once)(JsonError({util::ErrorCode::kInternal, "handler threw"}, request.request_id));
+  }
 }
 
 Response Router::Handle(const RouteMatch& match, Request& request) const {

@@ -29,6 +29,12 @@ enum class Execution { kInline, kBlocking };
 using Handler = std::function<Response(Request&)>;
 // Answers from memory (a cache) without blocking, or nullopt to fall back to the Handler.
 using FastHandler = std::function<std::optional<Response>(Request&)>;
+// For work that waits on an external service: the handler starts it (on the blocking pool, so it
+// may read the database first) and calls `respond` exactly once, from any thread, possibly long
+// after returning. The request stays valid until then. A Respond dropped without being called
+// answers 500, so a forgotten path cannot hang the connection.
+using Respond = std::function<void(Response)>;
+using AsyncHandler = std::function<void(Request&, Respond)>;
 
 struct Route {
   std::string method;
@@ -36,7 +42,8 @@ struct Route {
   AuthClass auth = AuthClass::kEither;
   Handler handler;
   Execution execution = Execution::kBlocking;
-  FastHandler fast_path = {};  // optional, tried on the I/O thread before a kBlocking handler
+  FastHandler fast_path = {};       // optional, tried on the I/O thread before a kBlocking handler
+  AsyncHandler async_handler = {};  // when set, used instead of `handler`
 };
 
 // Establishes the principal of a request for a route's auth class. Thread-safe.
@@ -75,6 +82,9 @@ class Router {
   RouteMatch Match(const Request& request) const;
   // Authenticates, runs the handler and turns anything it throws into a 500 with the request id.
   Response Handle(const RouteMatch& match, Request& request) const;
+  // For routes with an async_handler, on the blocking pool: authenticates and starts the
+  // handler; `respond` is called exactly once (see AsyncHandler).
+  void HandleAsync(const RouteMatch& match, Request& request, Respond respond) const;
   // On the I/O thread: the response when it needs no blocking work (kInline routes, and fast
   // paths that hit), nullopt when Handle must run on the blocking pool.
   std::optional<Response> TryHandleWithoutBlocking(const RouteMatch& match, Request& request) const;

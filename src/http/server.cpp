@@ -7,6 +7,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
@@ -109,11 +110,32 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   }
 
   asio::awaitable<void> AcceptLoop();
+  // Runs an async route: starts it on the blocking pool, resumes when it responds.
+  asio::awaitable<Response> StartAsync(const RouteMatch& match, Request& req);
   asio::awaitable<void> Session(tcp::socket socket);
   bool AllowedOrigin(std::string_view origin) const;
   void AddCors(const bhttp::request<bhttp::string_body>& req,
                bhttp::response<bhttp::string_body>& res) const;
 };
+
+asio::awaitable<Response> HttpServer::Impl::StartAsync(const RouteMatch& match, Request& req) {
+  return asio::async_initiate<decltype(asio::use_awaitable), void(Response)>(
+      [this, &match, &req](auto handler) {
+        // The completion handler is move-only; share it so the Respond (a std::function) can be
+        // copied, and hand the response back on the handler's own executor.
+        using Handler = decltype(handler);
+        auto shared = std::make_shared<Handler>(std::move(handler));
+        Respond respond = [shared](Response r) {
+          auto executor = asio::get_associated_executor(*shared);
+          asio::dispatch(executor,
+                         [shared, r = std::move(r)]() mutable { (*shared)(std::move(r)); });
+        };
+        asio::post(blocking, [this, &match, &req, respond = std::move(respond)]() mutable {
+          router.HandleAsync(match, req, std::move(respond));
+        });
+      },
+      asio::use_awaitable);
+}
 
 asio::awaitable<void> HttpServer::Impl::AcceptLoop() {
   auto self = shared_from_this();
@@ -316,6 +338,8 @@ asio::awaitable<void> HttpServer::Impl::Session(tcp::socket socket) {
         RouteMatch match = router.Match(req);
         if (auto quick = router.TryHandleWithoutBlocking(match, req)) {
           out = std::move(*quick);
+        } else if (match.route && match.route->async_handler) {
+          out = co_await StartAsync(match, req);
         } else {
           out = co_await asio::co_spawn(
               blocking,

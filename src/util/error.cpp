@@ -22,6 +22,16 @@ const char* ErrorCodeName(ErrorCode code) {
       return "upstream_failed";
     case ErrorCode::kUpstreamTimeout:
       return "upstream_timeout";
+    case ErrorCode::kUpstreamAuth:
+      return "upstream_auth";
+    case ErrorCode::kUpstreamNotFound:
+      return "upstream_not_found";
+    case ErrorCode::kUpstreamRateLimited:
+      return "upstream_rate_limited";
+    case ErrorCode::kUpstreamUnreachable:
+      return "upstream_unreachable";
+    case ErrorCode::kCancelled:
+      return "cancelled";
     case ErrorCode::kUnavailable:
       return "unavailable";
     case ErrorCode::kInternal:

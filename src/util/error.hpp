@@ -18,8 +18,13 @@ enum class ErrorCode {
   kConflict,          // the request contradicts the current state
   kPayloadTooLarge,   // body over the configured limit
   kRateLimited,       // throttled
-  kUpstreamFailed,    // an external service (provider, platform, marketplace) failed
-  kUpstreamTimeout,   // an external service did not answer in time
+  kUpstreamFailed,       // an external service (provider, platform, marketplace) failed
+  kUpstreamTimeout,      // an external service did not answer in time
+  kUpstreamAuth,         // the external service refused our credential (bad or revoked key)
+  kUpstreamNotFound,     // the external service does not know the model or resource named
+  kUpstreamRateLimited,  // the external service is rate limiting us or the quota is spent
+  kUpstreamUnreachable,  // DNS failure, connection refused, TLS failure
+  kCancelled,            // the caller cancelled the operation
   kUnavailable,       // shutting down or overloaded
   kInternal,          // a bug or an environment failure (disk, database)
 };

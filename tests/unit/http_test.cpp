@@ -32,6 +32,29 @@ class DenyAll final : public Authenticator {
   }
 };
 
+// The route table test registers every route; these stand in for what model tests would call.
+class UnreachableGateway final : public domain::LlmGateway {
+ public:
+  std::shared_ptr<domain::CallHandle> Chat(
+      const domain::ProviderEndpoint&, domain::ChatRequest,
+      std::function<void(const domain::ChatDelta&)>,
+      std::function<void(util::Result<domain::ChatResult>)> done) override {
+    done(util::Fail(util::ErrorCode::kUpstreamUnreachable, "no network in this test"));
+    return nullptr;
+  }
+  std::shared_ptr<domain::CallHandle> Embed(
+      const domain::ProviderEndpoint&, domain::EmbeddingRequest,
+      std::function<void(util::Result<domain::EmbeddingResult>)> done) override {
+    done(util::Fail(util::ErrorCode::kUpstreamUnreachable, "no network in this test"));
+    return nullptr;
+  }
+};
+
+class InlineExecutor final : public util::BlockingExecutor {
+ public:
+  void Post(std::function<void()> task) override { task(); }
+};
+
 Request Make(std::string method, std::string path) {
   Request r;
   r.method = std::move(method);
@@ -146,6 +169,11 @@ TEST(Envelope, StatusMappingCoversEveryCode) {
   EXPECT_EQ(HttpStatusFor(ErrorCode::kPayloadTooLarge), 413);
   EXPECT_EQ(HttpStatusFor(ErrorCode::kRateLimited), 429);
   EXPECT_EQ(HttpStatusFor(ErrorCode::kUpstreamFailed), 502);
+  EXPECT_EQ(HttpStatusFor(ErrorCode::kUpstreamAuth), 502);
+  EXPECT_EQ(HttpStatusFor(ErrorCode::kUpstreamNotFound), 502);
+  EXPECT_EQ(HttpStatusFor(ErrorCode::kUpstreamRateLimited), 502);
+  EXPECT_EQ(HttpStatusFor(ErrorCode::kUpstreamUnreachable), 502);
+  EXPECT_EQ(HttpStatusFor(ErrorCode::kCancelled), 503);
   EXPECT_EQ(HttpStatusFor(ErrorCode::kUnavailable), 503);
   EXPECT_EQ(HttpStatusFor(ErrorCode::kUpstreamTimeout), 504);
   EXPECT_EQ(HttpStatusFor(ErrorCode::kInternal), 500);
@@ -163,10 +191,15 @@ TEST(RouteTable, EveryRegisteredRouteIsListedWithItsAuthClass) {
   Metrics metrics;
   AuthGuard guard((*core)->auth());
   Router router(guard);
-  api::ApiContext ctx{(*core)->auth(),   (*core)->system(),     (*core)->providers(),
-                      (*core)->models(), (*core)->bots(),       (*core)->pipelines(),
-                      (*core)->tasks(),  (*core)->requesters(), (*core)->adapters(),
-                      metrics,           [] { return true; },   {"http://h", "", ""}};
+  UnreachableGateway gateway;
+  InlineExecutor executor;
+  services::ModelTestService model_tests((*core)->models(), (*core)->providers(),
+                                         (*core)->storage().models(), gateway, executor);
+  api::ApiContext ctx{(*core)->auth(),     (*core)->system(), (*core)->providers(),
+                      (*core)->models(),   (*core)->bots(),   (*core)->pipelines(),
+                      (*core)->tasks(),    model_tests,       (*core)->requesters(),
+                      (*core)->adapters(), metrics,           [] { return true; },
+                      {"http://h", "", ""}};
   api::RegisterAllRoutes(router, ctx);
 
   std::set<std::string> registered;

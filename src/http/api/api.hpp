@@ -13,6 +13,7 @@
 #include "services/auth_service.hpp"
 #include "services/bot_service.hpp"
 #include "services/model_service.hpp"
+#include "services/model_test_service.hpp"
 #include "services/pipeline_service.hpp"
 #include "services/provider_service.hpp"
 #include "services/system_service.hpp"
@@ -34,6 +35,7 @@ struct ApiContext {
   services::BotService& bots;
   services::PipelineService& pipelines;
   services::TaskService& tasks;
+  services::ModelTestService& model_tests;
   const domain::Catalogue& requesters;
   const domain::Catalogue& adapters;
   Metrics& metrics;

@@ -37,6 +37,63 @@ std::optional<services::ProviderDraft> ReadInlineProvider(FieldReader& body) {
   return d;
 }
 
+// The model described in the body of a test of an unsaved model (path uuid `_`).
+services::ModelUnderTest ReadModelUnderTest(FieldReader& body) {
+  services::ModelUnderTest m;
+  m.name = body.OptionalString("name").value_or("");
+  m.provider_uuid = body.OptionalId<util::ProviderId>("provider_uuid");
+  if (!m.provider_uuid) m.inline_provider = ReadInlineProvider(body);
+  m.requester_config = body.OptionalObject("requester_config").value_or(util::JsonObject());
+  m.extra_args = body.OptionalObject("extra_args").value_or(util::JsonObject());
+  return m;
+}
+
+// POST .../{model_uuid}/test: a real call through the provider; 502/504 say what failed.
+void RegisterTest(Router& router, ApiContext& ctx, ModelKind kind, const std::string& base) {
+  Route route{"POST", base + "/{model_uuid}/test", AuthClass::kEither, nullptr};
+  route.async_handler = [&ctx, kind](Request& req, Respond respond) {
+    auto body = FieldReader::Parse(req.body, /*empty_ok=*/true);
+    if (!body) return respond(Fail(req, body.error()));
+    const bool llm = kind == ModelKind::kLlm;
+    std::string input =
+        body->OptionalString(llm ? "prompt" : "text").value_or(llm ? "Hello" : "Hello");
+    if (input.empty()) input = "Hello";
+    const bool draft = req.PathParam("model_uuid") == "_";
+    services::ModelUnderTest model;
+    std::optional<util::ModelId> id;
+    if (draft) {
+      model = ReadModelUnderTest(*body);
+    } else {
+      auto parsed = PathId<util::ModelId>(req, "model_uuid");
+      if (!parsed) return respond(Fail(req, parsed.error()));
+      id = *parsed;
+    }
+    if (auto e = body->error()) return respond(Fail(req, *e));
+    const std::string request_id = req.request_id;
+    if (llm) {
+      auto done = [respond, request_id](util::Result<services::LlmTestResult> r) {
+        if (!r) return respond(JsonError(r.error(), request_id));
+        respond(JsonOk(util::JsonObject{
+            {"latency_ms", r->latency_ms},
+            {"reply", r->reply},
+            {"usage", util::JsonObject{{"prompt_tokens", r->usage.prompt_tokens},
+                                       {"completion_tokens", r->usage.completion_tokens},
+                                       {"total_tokens", r->usage.total_tokens}}}}));
+      };
+      if (draft) return ctx.model_tests.TestLlmDraft(model, std::move(input), std::move(done));
+      return ctx.model_tests.TestLlm(*id, std::move(input), std::move(done));
+    }
+    auto done = [respond, request_id](util::Result<services::EmbeddingTestResult> r) {
+      if (!r) return respond(JsonError(r.error(), request_id));
+      respond(
+          JsonOk(util::JsonObject{{"latency_ms", r->latency_ms}, {"dimensions", r->dimensions}}));
+    };
+    if (draft) return ctx.model_tests.TestEmbeddingDraft(model, std::move(input), std::move(done));
+    ctx.model_tests.TestEmbedding(*id, std::move(input), std::move(done));
+  };
+  router.Add(std::move(route));
+}
+
 void RegisterKind(Router& router, ApiContext& ctx, ModelKind kind, const std::string& base) {
   router.Add({"GET", base, AuthClass::kEither, [&ctx, kind](Request& req) {
                 std::optional<util::ProviderId> provider;
@@ -117,6 +174,8 @@ void RegisterKind(Router& router, ApiContext& ctx, ModelKind kind, const std::st
 void RegisterModelRoutes(Router& router, ApiContext& ctx) {
   RegisterKind(router, ctx, ModelKind::kLlm, "/api/v1/provider/models/llm");
   RegisterKind(router, ctx, ModelKind::kEmbedding, "/api/v1/provider/models/embedding");
+  RegisterTest(router, ctx, ModelKind::kLlm, "/api/v1/provider/models/llm");
+  RegisterTest(router, ctx, ModelKind::kEmbedding, "/api/v1/provider/models/embedding");
 }
 
 }  // namespace sb::http::api

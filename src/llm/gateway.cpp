@@ -1,0 +1,300 @@
+#include "llm/gateway.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
+#include <cmath>
+#include <optional>
+#include <random>
+
+namespace sb::llm {
+
+namespace asio = boost::asio;
+using util::ErrorCode;
+
+namespace {
+
+constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
+
+// One call in flight: its own strand, so Cancel (from any thread) and the coroutine never touch
+// the cancellation signal at the same time.
+class Call final : public domain::CallHandle, public std::enable_shared_from_this<Call> {
+ public:
+  explicit Call(const asio::any_io_executor& executor) : strand_(asio::make_strand(executor)) {}
+
+  void Cancel() override {
+    asio::post(strand_, [self = shared_from_this()] {
+      self->signal_.emit(asio::cancellation_type::terminal);
+    });
+  }
+
+  asio::strand<asio::any_io_executor>& strand() { return strand_; }
+  asio::cancellation_signal& signal() { return signal_; }
+
+ private:
+  asio::strand<asio::any_io_executor> strand_;
+  asio::cancellation_signal signal_;
+};
+
+// What one attempt produced and whether another may follow.
+template <typename T>
+struct Attempt {
+  util::Result<T> result = util::Fail(ErrorCode::kInternal, "no attempt made");
+  bool retryable = false;
+  bool rotate_key = false;  // the key was refused or rate limited: try the next one
+  std::optional<net::HttpResponse> response = std::nullopt;  // the error answer, for retry-after
+};
+
+// Transport failures worth another try: the provider may be back a moment later.
+bool RetryableTransport(ErrorCode code) {
+  return code == ErrorCode::kUpstreamUnreachable || code == ErrorCode::kUpstreamTimeout ||
+         code == ErrorCode::kUpstreamFailed;
+}
+
+std::string TrimSlash(std::string url) {
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  return url;
+}
+
+double JitterUnit() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+}
+
+util::Error FromException(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const boost::system::system_error& se) {
+    if (se.code() == asio::error::operation_aborted) {
+      return {ErrorCode::kCancelled, "the call was cancelled"};
+    }
+    return {ErrorCode::kInternal, std::string("model call failed: ") + se.what()};
+  } catch (const std::exception& ex) {
+    return {ErrorCode::kInternal, std::string("model call failed: ") + ex.what()};
+  }
+}
+
+}  // namespace
+
+std::chrono::milliseconds RetryDelay(int attempt, const GatewayOptions& options,
+                                     const net::HttpResponse* response, double jitter_unit) {
+  using std::chrono::milliseconds;
+  if (response) {
+    // retry-after-ms first (OpenAI, Anthropic), then retry-after in seconds.
+    double ms = -1;
+    if (auto v = response->Header("retry-after-ms"); !v.empty()) {
+      ms = std::atof(std::string(v).c_str());
+    } else if (auto s = response->Header("retry-after"); !s.empty()) {
+      ms = std::atof(std::string(s).c_str()) * 1000.0;
+    }
+    if (ms >= 0) {
+      return std::min(milliseconds(static_cast<std::int64_t>(ms)), options.backoff_max);
+    }
+  }
+  const double exp = static_cast<double>(options.backoff_base.count()) * std::pow(2.0, attempt);
+  const double capped = std::min(exp, static_cast<double>(options.backoff_max.count()));
+  return milliseconds(static_cast<std::int64_t>(capped * (0.5 + 0.5 * jitter_unit)));
+}
+
+struct HttpLlmGateway::Impl {
+  asio::any_io_executor executor;
+  std::shared_ptr<net::HttpClient> client;
+  const domain::Catalogue& requesters;
+  GatewayOptions options;
+  std::unique_ptr<WireProtocol> openai = MakeOpenAiProtocol();
+  std::unique_ptr<WireProtocol> anthropic = MakeAnthropicProtocol();
+  std::unique_ptr<WireProtocol> ollama = MakeOllamaProtocol();
+  // Spreads calls over a provider's keys; a refused key moves the call to the next one.
+  std::atomic<std::uint64_t> rotation{0};
+
+  util::Result<const WireProtocol*> ProtocolFor(const std::string& requester) const {
+    const auto* entry = requesters.Find(requester);
+    if (!entry) {
+      return util::Fail(ErrorCode::kInvalidArgument,
+                        fmt::format("requester '{}' is not known", requester));
+    }
+    auto wire = entry->descriptor.find("wire");
+    const std::string_view name = wire != entry->descriptor.end() && wire->value().is_string()
+                                      ? std::string_view(wire->value().as_string())
+                                      : std::string_view();
+    if (name == "openai") return openai.get();
+    if (name == "anthropic") return anthropic.get();
+    if (name == "ollama") return ollama.get();
+    return util::Fail(
+        ErrorCode::kInvalidArgument,
+        fmt::format("requester '{}' is not supported for model calls yet", requester));
+  }
+
+  // Runs `once(key)` until it succeeds, fails for good, or the attempts are used up.
+  template <typename T, typename Once>
+  asio::awaitable<util::Result<T>> WithRetries(const domain::ProviderEndpoint& endpoint,
+                                               Once once) {
+    std::vector<std::string> keys = endpoint.api_keys;
+    if (keys.empty()) keys.emplace_back();  // local servers (Ollama, LM Studio) need none
+    const std::uint64_t first = rotation.fetch_add(1, std::memory_order_relaxed);
+    std::size_t shift = 0;
+    util::Result<T> last = util::Fail(ErrorCode::kInternal, "no attempt made");
+    for (int attempt = 0; attempt < options.max_attempts; ++attempt) {
+      const std::string& key = keys[(first + shift) % keys.size()];
+      Attempt<T> outcome = co_await once(key);
+      if (outcome.result) co_return std::move(outcome.result);
+      last = std::move(outcome.result);
+      if (!outcome.retryable || attempt + 1 == options.max_attempts) break;
+      if (outcome.rotate_key && keys.size() > 1) {
+        ++shift;
+        // A refused key is not worth waiting for: go straight to the next one.
+        if (last.error().code == ErrorCode::kUpstreamAuth) continue;
+      }
+      asio::steady_timer pause(
+          co_await asio::this_coro::executor,
+          RetryDelay(attempt, options, outcome.response ? &*outcome.response : nullptr,
+                     JitterUnit()));
+      auto [ec] = co_await pause.async_wait(kTuple);
+      if (ec) co_return util::Fail(ErrorCode::kCancelled, "the call was cancelled");
+    }
+    co_return last;
+  }
+
+  // Classifies a finished exchange of one attempt.
+  template <typename T>
+  Attempt<T> FromExchange(const WireProtocol& protocol, util::Result<net::HttpResponse> sent,
+                          bool delivered_output) {
+    Attempt<T> a;
+    if (!sent) {
+      a.result = tl::unexpected(sent.error());
+      // Once text reached the caller a retry would repeat it.
+      a.retryable = RetryableTransport(sent.error().code) && !delivered_output;
+      return a;
+    }
+    const int status = sent->status;
+    util::Error error = protocol.ClassifyError(*sent);
+    a.retryable = status == 429 || status >= 500 || error.code == ErrorCode::kUpstreamRateLimited;
+    a.rotate_key =
+        error.code == ErrorCode::kUpstreamAuth || error.code == ErrorCode::kUpstreamRateLimited;
+    if (error.code == ErrorCode::kUpstreamAuth) a.retryable = true;  // only useful with more keys
+    a.result = tl::unexpected(std::move(error));
+    a.response = std::move(*sent);
+    return a;
+  }
+
+  net::HttpRequest Prepare(net::HttpRequest request) const {
+    request.timeouts = options.timeouts;
+    request.max_response_bytes = options.max_response_bytes;
+    return request;
+  }
+
+  asio::awaitable<util::Result<domain::ChatResult>> RunChat(
+      domain::ProviderEndpoint endpoint, domain::ChatRequest request,
+      std::function<void(const domain::ChatDelta&)> on_delta) {
+    auto protocol = ProtocolFor(endpoint.requester);
+    if (!protocol) co_return tl::unexpected(protocol.error());
+    const std::string base = TrimSlash(endpoint.base_url);
+    // Streaming with nobody to hand pieces to is pointless: ask for the whole answer instead.
+    if (!on_delta) request.stream = false;
+    const bool stream = request.stream;
+    co_return co_await WithRetries<domain::ChatResult>(
+        endpoint, [&](const std::string& key) -> asio::awaitable<Attempt<domain::ChatResult>> {
+          auto http = (*protocol)->BuildChat(base, key, request);
+          if (!http) co_return Attempt<domain::ChatResult>{tl::unexpected(http.error())};
+          if (!stream) {
+            auto sent = co_await client->Send(Prepare(std::move(*http)));
+            if (sent && sent->status >= 200 && sent->status < 300) {
+              co_return Attempt<domain::ChatResult>{(*protocol)->ParseChat(*sent)};
+            }
+            co_return FromExchange<domain::ChatResult>(**protocol, std::move(sent), false);
+          }
+          auto parser = (*protocol)->NewChatStream();
+          bool delivered = false;
+          std::optional<util::Error> in_band;
+          auto sent = co_await client->Send(Prepare(std::move(*http)), [&](std::string_view piece) {
+            auto fed = parser->Feed(piece, [&](const domain::ChatDelta& d) {
+              delivered = true;
+              on_delta(d);
+            });
+            if (!fed) {
+              in_band = fed.error();
+              return false;
+            }
+            return true;
+          });
+          if (in_band) {
+            Attempt<domain::ChatResult> a{tl::unexpected(*in_band)};
+            a.retryable = !delivered && in_band->code == ErrorCode::kUpstreamRateLimited;
+            co_return a;
+          }
+          if (sent && sent->status >= 200 && sent->status < 300) {
+            co_return Attempt<domain::ChatResult>{parser->Finish()};
+          }
+          co_return FromExchange<domain::ChatResult>(**protocol, std::move(sent), delivered);
+        });
+  }
+
+  asio::awaitable<util::Result<domain::EmbeddingResult>> RunEmbed(
+      domain::ProviderEndpoint endpoint, domain::EmbeddingRequest request) {
+    auto protocol = ProtocolFor(endpoint.requester);
+    if (!protocol) co_return tl::unexpected(protocol.error());
+    const std::string base = TrimSlash(endpoint.base_url);
+    co_return co_await WithRetries<domain::EmbeddingResult>(
+        endpoint, [&](const std::string& key) -> asio::awaitable<Attempt<domain::EmbeddingResult>> {
+          auto http = (*protocol)->BuildEmbedding(base, key, request);
+          if (!http) co_return Attempt<domain::EmbeddingResult>{tl::unexpected(http.error())};
+          auto sent = co_await client->Send(Prepare(std::move(*http)));
+          if (sent && sent->status >= 200 && sent->status < 300) {
+            co_return Attempt<domain::EmbeddingResult>{(*protocol)->ParseEmbedding(*sent)};
+          }
+          co_return FromExchange<domain::EmbeddingResult>(**protocol, std::move(sent), false);
+        });
+  }
+};
+
+HttpLlmGateway::HttpLlmGateway(asio::any_io_executor executor,
+                               std::shared_ptr<net::HttpClient> client,
+                               const domain::Catalogue& requesters, GatewayOptions options)
+    : impl_(new Impl{std::move(executor), std::move(client), requesters, options}) {}
+
+HttpLlmGateway::~HttpLlmGateway() = default;
+
+std::shared_ptr<domain::CallHandle> HttpLlmGateway::Chat(
+    const domain::ProviderEndpoint& endpoint, domain::ChatRequest request,
+    std::function<void(const domain::ChatDelta&)> on_delta,
+    std::function<void(util::Result<domain::ChatResult>)> done) {
+  auto call = std::make_shared<Call>(impl_->executor);
+  auto self = shared_from_this();
+  asio::co_spawn(
+      call->strand(), impl_->RunChat(endpoint, std::move(request), std::move(on_delta)),
+      asio::bind_cancellation_slot(call->signal().slot(),
+                                   [self, call, done = std::move(done)](
+                                       std::exception_ptr e, util::Result<domain::ChatResult> r) {
+                                     if (e) r = tl::unexpected(FromException(e));
+                                     done(std::move(r));
+                                   }));
+  return call;
+}
+
+std::shared_ptr<domain::CallHandle> HttpLlmGateway::Embed(
+    const domain::ProviderEndpoint& endpoint, domain::EmbeddingRequest request,
+    std::function<void(util::Result<domain::EmbeddingResult>)> done) {
+  auto call = std::make_shared<Call>(impl_->executor);
+  auto self = shared_from_this();
+  asio::co_spawn(call->strand(), impl_->RunEmbed(endpoint, std::move(request)),
+                 asio::bind_cancellation_slot(
+                     call->signal().slot(),
+                     [self, call, done = std::move(done)](std::exception_ptr e,
+                                                          util::Result<domain::EmbeddingResult> r) {
+                       if (e) r = tl::unexpected(FromException(e));
+                       done(std::move(r));
+                     }));
+  return call;
+}
+
+}  // namespace sb::llm
