@@ -3,6 +3,10 @@
 // watched. The fake is an in-process loopback server speaking OpenAI chat completions; the
 // model name picks its behaviour: "fast", "stream-<tokens>", "slow-<ms>".
 // Prints a Markdown section on stdout. Usage: sb_llm_bench [calls]
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -15,10 +19,6 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
-
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -150,12 +150,11 @@ int main(int argc, char** argv) {
   options.timeouts.total = std::chrono::seconds(60);
   auto gateway =
       std::make_shared<sb::llm::HttpLlmGateway>(io.get_executor(), client, requesters, options);
-  const sb::domain::ProviderEndpoint endpoint{"openai-chat-completions",
-                                              fmt::format("http://127.0.0.1:{}/v1", port),
-                                              {"sk-bench"}};
+  const sb::domain::ProviderEndpoint endpoint{
+      "openai-chat-completions", fmt::format("http://127.0.0.1:{}/v1", port), {"sk-bench"}};
 
-  auto run_one = [&](sb::domain::ChatRequest r, std::function<void(const sb::domain::ChatDelta&)>
-                                                    on_delta = nullptr) {
+  auto run_one = [&](sb::domain::ChatRequest r,
+                     std::function<void(const sb::domain::ChatDelta&)> on_delta = nullptr) {
     std::promise<bool> p;
     gateway->Chat(endpoint, std::move(r), std::move(on_delta),
                   [&p](sb::util::Result<sb::domain::ChatResult> res) { p.set_value(bool(res)); });
@@ -199,9 +198,10 @@ int main(int argc, char** argv) {
   const long rss_after = RssKb();
 
   fmt::print("| measure | value |\n|---|---|\n");
-  fmt::print("| gateway round trip, sequential, zero-latency fake ({} calls, {} failed) | {:.1f} µs "
-             "per call |\n",
-             calls, failures, us_per_call);
+  fmt::print(
+      "| gateway round trip, sequential, zero-latency fake ({} calls, {} failed) | {:.1f} µs "
+      "per call |\n",
+      calls, failures, us_per_call);
   fmt::print("| streamed tokens ({} SSE events, one call) | {:.0f} tokens/s ({} delivered) |\n",
              tokens, seen.load() / stream_s, seen.load());
   fmt::print("| {} concurrent calls, provider answers after 2 s | all done in {:.2f} s, {} ok |\n",

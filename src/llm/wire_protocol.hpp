@@ -24,8 +24,8 @@ class ChatStream {
   // Feeds body bytes in any split; calls `on_delta` for each text piece as soon as it is
   // complete. Fails with kUpstreamFailed (provider's message) on an in-band error event, or
   // kUpstreamRateLimited for an in-band overload/rate error.
-  virtual util::Result<void> Feed(std::string_view piece,
-                                  const std::function<void(const domain::ChatDelta&)>& on_delta) = 0;
+  virtual util::Result<void> Feed(
+      std::string_view piece, const std::function<void(const domain::ChatDelta&)>& on_delta) = 0;
   // At end of body: the whole result (content joined, tool calls assembled from fragments,
   // usage, finish_reason). kUpstreamFailed when the stream ended before its terminator.
   virtual util::Result<domain::ChatResult> Finish() = 0;

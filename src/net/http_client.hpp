@@ -7,6 +7,8 @@
 //   auto res = co_await client.Send(std::move(req), sink);      // 2xx body streamed to sink
 #pragma once
 
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <cstddef>
 #include <functional>
@@ -15,9 +17,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/awaitable.hpp>
 
 #include "net/http_message.hpp"
 #include "util/error.hpp"
@@ -47,12 +46,12 @@ class HttpClient {
 };
 
 struct HttpClientOptions {
-  bool verify_tls = true;      // certificate and host name, against the system CA store
-  std::string ca_file;         // extra PEM file of trusted CAs (self-hosted services, tests)
-  std::string proxy_url;       // "http://host:port"; empty: none. HTTPS goes through CONNECT.
-  std::string no_proxy;        // comma-separated hosts / domain suffixes / "*" that skip the proxy
-  std::size_t max_idle_per_host = 8;          // kept-alive connections reused per host:port
-  std::chrono::seconds idle_keepalive{30};    // an unused pooled connection is closed after this
+  bool verify_tls = true;  // certificate and host name, against the system CA store
+  std::string ca_file;     // extra PEM file of trusted CAs (self-hosted services, tests)
+  std::string proxy_url;   // "http://host:port"; empty: none. HTTPS goes through CONNECT.
+  std::string no_proxy;    // comma-separated hosts / domain suffixes / "*" that skip the proxy
+  std::size_t max_idle_per_host = 8;        // kept-alive connections reused per host:port
+  std::chrono::seconds idle_keepalive{30};  // an unused pooled connection is closed after this
   std::string user_agent = "Switchboard";
 };
 

@@ -29,7 +29,7 @@ struct HttpRequest {
 struct HttpResponse {
   int status = 0;
   std::vector<std::pair<std::string, std::string>> headers;  // names lower case
-  std::string body;  // empty when a sink took a 2xx body
+  std::string body;                                          // empty when a sink took a 2xx body
 
   // Empty when absent.
   std::string_view Header(std::string_view lower_name) const;

@@ -11,13 +11,13 @@
 namespace sb::util {
 
 enum class ErrorCode {
-  kInvalidArgument,   // the caller sent something malformed or out of range
-  kUnauthenticated,   // no credential, a wrong one, or the wrong kind for the route
-  kPermissionDenied,  // authenticated but not allowed
-  kNotFound,          // the resource does not exist
-  kConflict,          // the request contradicts the current state
-  kPayloadTooLarge,   // body over the configured limit
-  kRateLimited,       // throttled
+  kInvalidArgument,      // the caller sent something malformed or out of range
+  kUnauthenticated,      // no credential, a wrong one, or the wrong kind for the route
+  kPermissionDenied,     // authenticated but not allowed
+  kNotFound,             // the resource does not exist
+  kConflict,             // the request contradicts the current state
+  kPayloadTooLarge,      // body over the configured limit
+  kRateLimited,          // throttled
   kUpstreamFailed,       // an external service (provider, platform, marketplace) failed
   kUpstreamTimeout,      // an external service did not answer in time
   kUpstreamAuth,         // the external service refused our credential (bad or revoked key)
@@ -25,8 +25,8 @@ enum class ErrorCode {
   kUpstreamRateLimited,  // the external service is rate limiting us or the quota is spent
   kUpstreamUnreachable,  // DNS failure, connection refused, TLS failure
   kCancelled,            // the caller cancelled the operation
-  kUnavailable,       // shutting down or overloaded
-  kInternal,          // a bug or an environment failure (disk, database)
+  kUnavailable,          // shutting down or overloaded
+  kInternal,             // a bug or an environment failure (disk, database)
 };
 
 // Name used in logs and tests ("not_found").
