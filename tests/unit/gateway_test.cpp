@@ -87,6 +87,7 @@ class GatewayTest : public ::testing::Test {
     options.timeouts.connect = 2s;
     options.timeouts.total = 3s;
     options.timeouts.idle = 1s;
+    options.max_response_bytes = 1 << 20;
     gateway_ = std::make_shared<HttpLlmGateway>(io_.get_executor(), client_, requesters_, options);
     Control("POST", "/_control/reset", "{}");
   }
@@ -234,6 +235,52 @@ TEST_F(GatewayTest, MalformedBodyIsOneFailedCall) {
   auto r = Chat(OpenAi(), Hello("gpt-test"));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, ErrorCode::kUpstreamFailed);
+}
+
+TEST_F(GatewayTest, AHugeAnswerCostsOneFailedCallNotMemory) {
+  Script(R"({"path":"/v1/chat/completions","times":3,"status":200,"huge_bytes":50000000})");
+  auto r = Chat(OpenAi(), Hello("gpt-test"));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kUpstreamFailed);
+}
+
+TEST_F(GatewayTest, AStreamCutShortIsAnError) {
+  Script(R"({"path":"/v1/chat/completions","times":3,"abort_after_chunks":2})");
+  std::vector<std::string> deltas;
+  auto r = Chat(OpenAi(), Hello("gpt-test", /*stream=*/true), &deltas);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kUpstreamFailed);
+  // Text already reached the caller, so the call is not repeated.
+  EXPECT_EQ(Requests().size(), 1u);
+}
+
+TEST_F(GatewayTest, ToolCallsComeBackNormalized) {
+  auto request = Hello("gpt-test");
+  request.messages.back().content[0].text = "please call tool now";
+  request.tools.push_back(
+      {"lookup", "finds things",
+       util::ParseJson(R"({"type":"object","properties":{"q":{"type":"string"}}})")->as_object()});
+  for (const char* requester : {"openai-chat-completions", "anthropic-messages", "ollama-chat"}) {
+    SCOPED_TRACE(requester);
+    const std::string r_name = requester;
+    domain::ProviderEndpoint ep{
+        r_name,
+        r_name == "openai-chat-completions" ? fake_->base() + "/v1" : fake_->base(),
+        {"sk-good-t"}};
+    request.model = r_name == "openai-chat-completions" ? "gpt-test"
+                    : r_name == "anthropic-messages"    ? "claude-test"
+                                                        : "llama-test";
+    for (bool stream : {false, true}) {
+      request.stream = stream;
+      std::vector<std::string> deltas;
+      auto r = Chat(ep, request, &deltas);
+      ASSERT_TRUE(r) << r.error().message;
+      ASSERT_EQ(r->tool_calls.size(), 1u);
+      EXPECT_EQ(r->tool_calls[0].name, "lookup");
+      EXPECT_EQ(util::ParseJson(r->tool_calls[0].arguments)->as_object().at("q"), "x");
+      EXPECT_EQ(r->finish_reason, "tool_calls");
+    }
+  }
 }
 
 TEST_F(GatewayTest, StreamingDeliversPiecesAndTheWholeText) {
