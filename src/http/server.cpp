@@ -8,7 +8,6 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/dispatch.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -37,7 +36,6 @@ namespace beast = boost::beast;
 namespace bhttp = beast::http;
 using tcp = asio::ip::tcp;
 using Clock = std::chrono::steady_clock;
-using namespace boost::asio::experimental::awaitable_operators;
 
 namespace {
 
@@ -228,11 +226,12 @@ asio::awaitable<void> HttpServer::Impl::Session(tcp::socket socket) {
     // Wait for the next request under the idle timeout; once it starts, it has to arrive whole
     // within the header and body timeouts (slow senders are cut off).
     if (buffer.size() == 0) {
-      // tcp_stream's timeout does not cover a bare wait on the socket: race it with a timer.
-      asio::steady_timer idle(stream->get_executor(), options.idle_timeout);
-      auto first = co_await (stream->socket().async_wait(tcp::socket::wait_read, kTuple) ||
-                             idle.async_wait(kTuple));
-      if (first.index() != 0 || std::get<0>(std::get<0>(first)) || reg->draining) break;
+      // The first bytes of the next request may take up to the idle timeout (a kept-alive
+      // connection between requests); the rest of the head has the header timeout.
+      stream->expires_after(options.idle_timeout);
+      auto [first_ec, first_n] = co_await stream->async_read_some(buffer.prepare(4096), kTuple);
+      if (first_ec || reg->draining) break;
+      buffer.commit(first_n);
     }
     bhttp::request_parser<bhttp::string_body> parser;
     parser.body_limit(options.body_limit_bytes);

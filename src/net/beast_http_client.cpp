@@ -26,6 +26,7 @@
 #include <cctype>
 #include <chrono>
 #include <exception>
+#include <fstream>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -221,15 +222,23 @@ class BeastHttpClient final : public HttpClient,
   BeastHttpClient(asio::any_io_executor executor, HttpClientOptions options)
       : executor_(std::move(executor)),
         options_(std::move(options)),
-        proxy_(ParseProxy(options_)),
-        ssl_ctx_(ssl::context::tls_client) {
-    boost::system::error_code ec;
-    ssl_ctx_.set_default_verify_paths(ec);
-    if (!options_.ca_file.empty()) {
-      ssl_ctx_.load_verify_file(options_.ca_file, ec);
-      if (ec) init_error_ = "cannot load ca_file " + options_.ca_file + ": " + ec.message();
+        proxy_(ParseProxy(options_)) {
+    // A bad ca_file is reported by every call, so check it now; the TLS context itself (which
+    // loads the system's CA store, a few MB) is built on the first HTTPS call.
+    if (!options_.ca_file.empty() && !std::ifstream(options_.ca_file)) {
+      init_error_ = "cannot read ca_file " + options_.ca_file;
     }
-    ssl_ctx_.set_verify_mode(options_.verify_tls ? ssl::verify_peer : ssl::verify_none);
+  }
+
+  ssl::context& SslContext() {
+    std::call_once(ssl_once_, [this] {
+      ssl_ctx_.emplace(ssl::context::tls_client);
+      boost::system::error_code ec;
+      ssl_ctx_->set_default_verify_paths(ec);
+      if (!options_.ca_file.empty()) ssl_ctx_->load_verify_file(options_.ca_file, ec);
+      ssl_ctx_->set_verify_mode(options_.verify_tls ? ssl::verify_peer : ssl::verify_none);
+    });
+    return *ssl_ctx_;
   }
 
   ~BeastHttpClient() override {
@@ -364,7 +373,7 @@ class BeastHttpClient final : public HttpClient,
     };
 
     if (route.tls) {
-      conn.tls.emplace(conn.strand, ssl_ctx_);
+      conn.tls.emplace(conn.strand, SslContext());
     } else {
       conn.plain.emplace(conn.strand);
     }
@@ -609,7 +618,8 @@ class BeastHttpClient final : public HttpClient,
   const asio::any_io_executor executor_;
   const HttpClientOptions options_;
   const ProxyConfig proxy_;
-  ssl::context ssl_ctx_;    // shared by all connections; only read after construction
+  std::once_flag ssl_once_;
+  std::optional<ssl::context> ssl_ctx_;  // shared by all connections; set once by SslContext()
   std::string init_error_;  // non-empty: ca_file could not be loaded
 
   std::mutex mutex_;
