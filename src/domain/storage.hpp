@@ -5,6 +5,7 @@
 #include "domain/account.hpp"
 #include "domain/bot.hpp"
 #include "domain/bot_log.hpp"
+#include "domain/conversation.hpp"
 #include "domain/model.hpp"
 #include "domain/pipeline.hpp"
 #include "domain/provider.hpp"
@@ -20,6 +21,7 @@ class Storage {
   virtual ModelRepository& models() = 0;
   virtual BotRepository& bots() = 0;
   virtual BotLogRepository& bot_logs() = 0;
+  virtual ConversationRepository& conversations() = 0;
   virtual PipelineRepository& pipelines() = 0;
   virtual TaskRepository& tasks() = 0;
   virtual UserRepository& users() = 0;

@@ -1087,5 +1087,378 @@ TEST_F(StorageTest, ConcurrentWritersLoseNoRows) {
   }
 }
 
+// Conversations
+
+domain::ChatMessage Message(std::string role, std::string text) {
+  domain::ChatMessage m;
+  m.role = std::move(role);
+  m.content.push_back({domain::ContentPart::Kind::kText, std::move(text), ""});
+  return m;
+}
+
+domain::ConversationTurn Turn(std::string role, std::string text, std::int64_t t = 7000) {
+  return {Message(std::move(role), std::move(text)), At(t)};
+}
+
+// One round: the user's message and the assistant's reply.
+std::vector<domain::ConversationTurn> Round(const std::string& name) {
+  return {Turn("user", name + "?"), Turn("assistant", name + "!")};
+}
+
+// A turn as one line, so a failed comparison shows the whole conversation readably.
+std::string Describe(const domain::ConversationTurn& turn) {
+  const auto& m = turn.message;
+  std::string out = m.role + " @" + std::to_string(util::ToUnixMillis(turn.created_at));
+  for (const auto& part : m.content) {
+    out += part.kind == domain::ContentPart::Kind::kText ? " text:" + part.text
+                                                         : " image:" + part.image_url;
+  }
+  for (const auto& call : m.tool_calls) {
+    out += " call:" + call.id + "," + call.name + "," + call.arguments;
+  }
+  if (!m.tool_call_id.empty()) out += " answers:" + m.tool_call_id;
+  return out;
+}
+
+std::vector<std::string> Describe(const std::vector<domain::ConversationTurn>& turns) {
+  std::vector<std::string> out;
+  for (const auto& t : turns) out.push_back(Describe(t));
+  return out;
+}
+
+// The user messages' texts of `turns`, in order: one per round.
+std::vector<std::string> UserTexts(const std::vector<domain::ConversationTurn>& turns) {
+  std::vector<std::string> out;
+  for (const auto& t : turns) {
+    if (t.message.role == "user") out.push_back(t.message.content.at(0).text);
+  }
+  return out;
+}
+
+// A pipeline and a bot to hold conversations; Key() names a session of theirs.
+class ConversationTest : public StorageTest {
+ protected:
+  domain::ConversationKey Key(std::string session = "person_42") {
+    return {pipeline_.uuid, bot_.uuid, std::move(session)};
+  }
+  // Turns stored in the file, trimmed or not, read with the storage closed.
+  std::int64_t StoredTurns() {
+    storage_.reset();
+    std::int64_t n = -1;
+    {
+      auto db = Database::Open(path_);
+      EXPECT_TRUE(db);
+      auto count = (*db)->Read(
+          [](Connection& c) { return QueryInt(c, "SELECT COUNT(*) FROM conversation_turns"); });
+      EXPECT_TRUE(count);
+      if (count) n = *count;
+    }
+    Open();
+    return n;
+  }
+
+  void SetUp() override {
+    StorageTest::SetUp();
+    pipeline_ = AddPipeline();
+    bot_ = AddBot();
+  }
+
+  domain::Pipeline pipeline_;
+  domain::Bot bot_;
+};
+
+TEST_F(ConversationTest, RoundTripsImagesAndToolCalls) {
+  domain::ChatMessage user = Message("user", "what is in this picture? \"quoted\" \u00e9\u4e2d");
+  user.content.push_back({domain::ContentPart::Kind::kImage, "", "https://img/cat.png"});
+  user.content.push_back(
+      {domain::ContentPart::Kind::kImage, "", "data:image/png;base64,iVBORw0KGgo="});
+  domain::ChatMessage call;
+  call.role = "assistant";
+  call.tool_calls = {{"call_1", "describe", R"({"detail":"high","n":[1,2]})"},
+                     {"call_2", "search", "{}"}};
+  domain::ChatMessage result1 = Message("tool", R"({"animal":"cat"})");
+  result1.tool_call_id = "call_1";
+  domain::ChatMessage result2 = Message("tool", "no results");
+  result2.tool_call_id = "call_2";
+  domain::ChatMessage empty;  // a reply with no content at all still round-trips
+  empty.role = "assistant";
+  std::vector<domain::ConversationTurn> turns = {{user, At(1000)},
+                                                 {call, At(1001)},
+                                                 {result1, At(1002)},
+                                                 {result2, At(1003)},
+                                                 {Message("assistant", "A cat."), At(1004)},
+                                                 {empty, At(1005)}};
+
+  auto& repo = storage_->conversations();
+  ASSERT_OK(repo.Append(Key(), turns, 10));
+  auto loaded = repo.Load(Key(), 10);
+  ASSERT_OK(loaded);
+  EXPECT_EQ(Describe(*loaded), Describe(turns));
+  ASSERT_EQ(loaded->size(), turns.size());
+  EXPECT_EQ((*loaded)[0].message.content[2].kind, domain::ContentPart::Kind::kImage);
+  EXPECT_TRUE((*loaded)[5].message.content.empty());
+
+  auto other = repo.Load(Key("group_42"), 10);
+  ASSERT_OK(other);
+  EXPECT_TRUE(other->empty()) << "sessions are apart";
+  auto none = repo.Load(Key(), 0);
+  ASSERT_OK(none);
+  EXPECT_TRUE(none->empty());
+}
+
+TEST_F(ConversationTest, BadArgumentsAndUnknownOwnersStoreNothing) {
+  auto& repo = storage_->conversations();
+  for (const char* bad : {"", "person_", "group_", "user_1", "42"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_CODE(repo.Append(Key(bad), Round("a"), 5), ErrorCode::kInvalidArgument);
+    EXPECT_CODE(repo.Load(Key(bad), 5), ErrorCode::kInvalidArgument);
+    EXPECT_CODE(repo.Clear(Key(bad)), ErrorCode::kInvalidArgument);
+  }
+  EXPECT_CODE(repo.Append(Key(), Round("a"), -1), ErrorCode::kInvalidArgument);
+  EXPECT_CODE(repo.Load(Key(), -1), ErrorCode::kInvalidArgument);
+
+  auto ghost_bot = Key();
+  ghost_bot.bot = util::BotId::Generate();
+  EXPECT_CODE(repo.Append(ghost_bot, Round("a"), 5), ErrorCode::kNotFound);
+  auto ghost_pipeline = Key();
+  ghost_pipeline.pipeline = util::PipelineId::Generate();
+  EXPECT_CODE(repo.Append(ghost_pipeline, Round("a"), 5), ErrorCode::kNotFound);
+  EXPECT_EQ(StoredTurns(), 0);
+}
+
+TEST_F(ConversationTest, TrimsToMaxRoundsAcrossAppends) {
+  auto& repo = storage_->conversations();
+  // Messages before the first user message count as one round.
+  ASSERT_OK(repo.Append(Key(), {Turn("assistant", "welcome")}, 3));
+  for (int i = 1; i <= 5; ++i) {
+    ASSERT_OK(repo.Append(Key(), {Turn("user", "u" + std::to_string(i))}, 3));
+    // A round grows across appends: tool turns and the reply join the last user message's round.
+    ASSERT_OK(repo.Append(Key(), {Turn("assistant", "calling"), Turn("tool", "result")}, 3));
+    ASSERT_OK(repo.Append(Key(), {Turn("assistant", "r" + std::to_string(i))}, 3));
+    auto all = repo.Load(Key(), 100);
+    ASSERT_OK(all);
+    EXPECT_EQ(all->size(), static_cast<std::size_t>(std::min(i + 1, 3) * 4 - (i < 3 ? 3 : 0)));
+  }
+  auto all = repo.Load(Key(), 100);
+  ASSERT_OK(all);
+  EXPECT_EQ(UserTexts(*all), (std::vector<std::string>{"u3", "u4", "u5"}));
+  EXPECT_EQ(all->front().message.content[0].text, "u3");
+  EXPECT_EQ(all->back().message.content[0].text, "r5");
+
+  // Several rounds in one append, more than are kept: only the newest survive.
+  std::vector<domain::ConversationTurn> batch;
+  for (const char* name : {"a", "b", "c", "d"}) {
+    for (auto& t : Round(name)) batch.push_back(t);
+  }
+  ASSERT_OK(repo.Append(Key(), batch, 2));
+  all = repo.Load(Key(), 100);
+  ASSERT_OK(all);
+  EXPECT_EQ(UserTexts(*all), (std::vector<std::string>{"c?", "d?"}));
+  EXPECT_EQ(all->size(), 4u);
+  EXPECT_EQ(StoredTurns(), 4) << "trimmed turns are deleted, not hidden";
+
+  // A smaller limit with nothing to add still trims; a larger one brings nothing back.
+  ASSERT_OK(storage_->conversations().Append(Key(), {}, 1));
+  EXPECT_EQ(UserTexts(*storage_->conversations().Load(Key(), 100)), std::vector<std::string>{"d?"});
+  // Zero rounds keep nothing.
+  ASSERT_OK(storage_->conversations().Append(Key(), Round("e"), 0));
+  EXPECT_TRUE(storage_->conversations().Load(Key(), 100)->empty());
+  EXPECT_EQ(StoredTurns(), 0);
+}
+
+TEST_F(ConversationTest, LoadWithFewerRoundsReturnsTheNewestOldestFirst) {
+  auto& repo = storage_->conversations();
+  for (const char* name : {"a", "b", "c", "d"}) ASSERT_OK(repo.Append(Key(), Round(name), 10));
+  ASSERT_OK(repo.Append(Key(), {Turn("assistant", "calling"), Turn("tool", "result")}, 10));
+
+  auto two = repo.Load(Key(), 2);
+  ASSERT_OK(two);
+  EXPECT_EQ(UserTexts(*two), (std::vector<std::string>{"c?", "d?"}));
+  auto one = repo.Load(Key(), 1);
+  ASSERT_OK(one);
+  std::vector<std::string> texts;
+  for (const auto& t : *one) texts.push_back(t.message.role + ":" + t.message.content[0].text);
+  EXPECT_EQ(texts, (std::vector<std::string>{"user:d?", "assistant:d!", "assistant:calling",
+                                             "tool:result"}));
+  auto more = repo.Load(Key(), 50);
+  ASSERT_OK(more);
+  EXPECT_EQ(more->size(), 10u);
+  // Loading never trims.
+  EXPECT_EQ(repo.Load(Key(), 50)->size(), 10u);
+}
+
+TEST_F(ConversationTest, ClearClearPipelineAndClearBot) {
+  auto& repo = storage_->conversations();
+  auto other_pipeline = AddPipeline();
+  auto other_bot = AddBot();
+  const domain::ConversationKey k1 = Key("person_1");
+  const domain::ConversationKey k2 = Key("group_2");
+  const domain::ConversationKey k3 = {pipeline_.uuid, other_bot.uuid, "person_1"};
+  const domain::ConversationKey k4 = {other_pipeline.uuid, bot_.uuid, "person_1"};
+  for (const auto& k : {k1, k2, k3, k4}) ASSERT_OK(repo.Append(k, Round("a"), 5));
+  auto size = [&](const domain::ConversationKey& k) { return repo.Load(k, 5).value().size(); };
+
+  ASSERT_OK(repo.Clear(k1));
+  EXPECT_EQ(size(k1), 0u);
+  EXPECT_EQ(size(k2), 2u);
+  ASSERT_OK(repo.Clear(k1)) << "clearing twice is fine";
+  ASSERT_OK(repo.Clear(Key("person_404")));
+
+  ASSERT_OK(repo.ClearPipeline(pipeline_.uuid));
+  EXPECT_EQ(size(k2), 0u);
+  EXPECT_EQ(size(k3), 0u);
+  EXPECT_EQ(size(k4), 2u);
+
+  ASSERT_OK(repo.Append(k3, Round("b"), 5));
+  ASSERT_OK(repo.ClearBot(bot_.uuid));
+  EXPECT_EQ(size(k4), 0u);
+  EXPECT_EQ(size(k3), 2u) << "other bots keep theirs";
+  ASSERT_OK(repo.ClearPipeline(util::PipelineId::Generate()));
+  ASSERT_OK(repo.ClearBot(util::BotId::Generate()));
+
+  // A cleared conversation starts afresh.
+  ASSERT_OK(repo.Append(k1, Round("c"), 5));
+  EXPECT_EQ(UserTexts(repo.Load(k1, 5).value()), std::vector<std::string>{"c?"});
+  EXPECT_EQ(StoredTurns(), 4);
+}
+
+TEST_F(ConversationTest, DeletingBotOrPipelineDeletesItsConversations) {
+  auto& repo = storage_->conversations();
+  auto other_bot = AddBot();
+  ASSERT_OK(repo.Append(Key(), Round("a"), 5));
+  ASSERT_OK(repo.Append({pipeline_.uuid, other_bot.uuid, "person_1"}, Round("b"), 5));
+  ASSERT_OK(storage_->bots().Delete(bot_.uuid));
+  EXPECT_TRUE(storage_->conversations().Load(Key(), 5)->empty());
+  EXPECT_EQ(StoredTurns(), 2);
+
+  ASSERT_OK(storage_->pipelines().Delete(pipeline_.uuid));
+  EXPECT_EQ(StoredTurns(), 0);
+  storage_.reset();
+  auto db = Database::Open(path_);
+  ASSERT_OK(db);
+  auto rows =
+      (*db)->Read([](Connection& c) { return QueryInt(c, "SELECT COUNT(*) FROM conversations"); });
+  ASSERT_OK(rows);
+  EXPECT_EQ(*rows, 0);
+}
+
+TEST_F(ConversationTest, PersistsAcrossReopen) {
+  ASSERT_OK(storage_->conversations().Append(Key(), Round("a"), 2));
+  ASSERT_OK(storage_->conversations().Append(Key(), Round("b"), 2));
+  auto before = storage_->conversations().Load(Key(), 2);
+  ASSERT_OK(before);
+
+  Reopen();
+  auto after = storage_->conversations().Load(Key(), 2);
+  ASSERT_OK(after);
+  EXPECT_EQ(Describe(*after), Describe(*before));
+  // The round count carries on from where it was: the next round pushes out the oldest.
+  ASSERT_OK(storage_->conversations().Append(Key(), Round("c"), 2));
+  EXPECT_EQ(UserTexts(storage_->conversations().Load(Key(), 5).value()),
+            (std::vector<std::string>{"b?", "c?"}));
+}
+
+TEST_F(ConversationTest, ConcurrentAppendsLoseNothing) {
+  constexpr int kThreads = 8;
+  constexpr int kRounds = 40;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      auto& repo = storage_->conversations();
+      for (int j = 0; j < kRounds; ++j) {
+        const std::string name = std::to_string(i) + "." + std::to_string(j);
+        if (!repo.Append(Key("person_" + std::to_string(i)), Round(name), 1000)) ++failures;
+        // All threads also share one group session: each append must land whole.
+        if (!repo.Append(Key("group_1"), Round(name), 1000)) ++failures;
+        if (!repo.Load(Key("group_1"), 3)) ++failures;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+
+  auto& repo = storage_->conversations();
+  for (int i = 0; i < kThreads; ++i) {
+    auto turns = repo.Load(Key("person_" + std::to_string(i)), 1000);
+    ASSERT_OK(turns);
+    ASSERT_EQ(turns->size(), static_cast<std::size_t>(2 * kRounds));
+    for (int j = 0; j < kRounds; ++j) {
+      const std::string name = std::to_string(i) + "." + std::to_string(j);
+      EXPECT_EQ((*turns)[2 * j].message.content[0].text, name + "?");
+      EXPECT_EQ((*turns)[2 * j + 1].message.content[0].text, name + "!");
+    }
+  }
+  auto shared = repo.Load(Key("group_1"), 1000);
+  ASSERT_OK(shared);
+  ASSERT_EQ(shared->size(), static_cast<std::size_t>(2 * kThreads * kRounds));
+  std::set<std::string> seen;
+  for (std::size_t k = 0; k < shared->size(); k += 2) {
+    const std::string question = (*shared)[k].message.content[0].text;
+    const std::string answer = (*shared)[k + 1].message.content[0].text;
+    EXPECT_EQ(question.substr(0, question.size() - 1), answer.substr(0, answer.size() - 1));
+    seen.insert(question);
+  }
+  EXPECT_EQ(seen.size(), static_cast<std::size_t>(kThreads * kRounds));
+}
+
+TEST_F(StorageTest, ConversationMigrationAppliesOnceToPreviousSchema) {
+  storage_.reset();
+  fs::remove_all(fs::path(path_).parent_path());
+  fs::create_directories(fs::path(path_).parent_path());
+  std::vector<Migration> previous;
+  for (const auto& m : SchemaMigrations()) {
+    if (m.version < 2) previous.push_back(m);
+  }
+  auto pipeline = util::PipelineId::Generate();
+  auto bot = util::BotId::Generate();
+  {
+    auto db = Database::Open(path_);
+    ASSERT_OK(db);
+    ASSERT_OK(ApplyMigrations(**db, previous));
+    ASSERT_OK((*db)->Write([&](Connection& c) -> util::Result<void> {
+      auto p = Execute(c,
+                       "INSERT INTO pipelines (uuid, name, created_at, updated_at) "
+                       "VALUES (?, 'old', 1, 1)",
+                       pipeline.str());
+      if (!p) return tl::make_unexpected(p.error());
+      auto b = Execute(c,
+                       "INSERT INTO bots (uuid, name, adapter, created_at, updated_at) "
+                       "VALUES (?, 'old', 'telegram', 1, 1)",
+                       bot.str());
+      if (!b) return tl::make_unexpected(b.error());
+      return util::Ok();
+    }));
+    auto has_table = (*db)->Read([](Connection& c) {
+      return Exists(c, "SELECT 1 FROM sqlite_master WHERE name = 'conversations'");
+    });
+    ASSERT_OK(has_table);
+    EXPECT_FALSE(*has_table);
+  }
+
+  Open();  // upgrades, as the server does
+  const domain::ConversationKey key{pipeline, bot, "group_7"};
+  ASSERT_OK(storage_->conversations().Append(key, Round("a"), 5));
+  EXPECT_EQ(storage_->bots().Get(bot)->name, "old");
+  Reopen();
+  EXPECT_EQ(storage_->conversations().Load(key, 5)->size(), 2u);
+  storage_.reset();
+
+  auto db = Database::Open(path_);
+  ASSERT_OK(db);
+  auto again = ApplyMigrations(**db);
+  ASSERT_OK(again);
+  EXPECT_EQ(*again, 0);
+  auto versions = (*db)->Read([](Connection& c) {
+    return QueryInt(c, "SELECT COUNT(*) FROM schema_migrations WHERE version = 2");
+  });
+  ASSERT_OK(versions);
+  EXPECT_EQ(*versions, 1);
+  auto total = (*db)->Read(
+      [](Connection& c) { return QueryInt(c, "SELECT COUNT(*) FROM schema_migrations"); });
+  ASSERT_OK(total);
+  EXPECT_EQ(*total, static_cast<std::int64_t>(SchemaMigrations().size()));
+}
+
 }  // namespace
 }  // namespace sb::storage::sqlite

@@ -130,6 +130,32 @@ CREATE TABLE settings (
   value  TEXT NOT NULL
 );
 )sql"},
+    {2, R"sql(
+-- Conversation memory. The counters live in the conversation row so trimming old turns never
+-- makes a round or seq number be given twice.
+CREATE TABLE conversations (
+  id             INTEGER PRIMARY KEY NOT NULL,
+  pipeline_uuid  TEXT NOT NULL REFERENCES pipelines (uuid) ON DELETE CASCADE,
+  bot_uuid       TEXT NOT NULL REFERENCES bots (uuid) ON DELETE CASCADE,
+  session_id     TEXT NOT NULL,
+  last_seq       INTEGER NOT NULL DEFAULT 0,
+  last_round     INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (pipeline_uuid, bot_uuid, session_id)
+);
+-- The unique key serves lookups and the pipeline side; this one the bot side.
+CREATE INDEX conversations_bot ON conversations (bot_uuid);
+
+-- One row per message; `round` counts user messages, so rounds are dense and the newest N are a
+-- range on it. `message` is the ChatMessage as JSON.
+CREATE TABLE conversation_turns (
+  conversation_id  INTEGER NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+  seq              INTEGER NOT NULL,
+  round            INTEGER NOT NULL,
+  message          TEXT NOT NULL,
+  created_at       INTEGER NOT NULL,
+  PRIMARY KEY (conversation_id, seq)
+) WITHOUT ROWID;
+)sql"},
 };
 
 constexpr const char* kCreateMigrationsTable = R"sql(

@@ -32,6 +32,7 @@ SqliteStorage::SqliteStorage(std::unique_ptr<Database> db)
       models_(*db_),
       bots_(*db_),
       bot_logs_(*db_),
+      conversations_(*db_),
       pipelines_(*db_),
       tasks_(*db_),
       users_(*db_),

@@ -11,6 +11,7 @@
 #include "storage/sqlite/account_repositories.hpp"
 #include "storage/sqlite/bot_log_repository.hpp"
 #include "storage/sqlite/bot_repository.hpp"
+#include "storage/sqlite/conversation_repository.hpp"
 #include "storage/sqlite/database.hpp"
 #include "storage/sqlite/model_repository.hpp"
 #include "storage/sqlite/pipeline_repository.hpp"
@@ -36,6 +37,7 @@ class SqliteStorage final : public domain::Storage {
   domain::ModelRepository& models() override { return models_; }
   domain::BotRepository& bots() override { return bots_; }
   domain::BotLogRepository& bot_logs() override { return bot_logs_; }
+  domain::ConversationRepository& conversations() override { return conversations_; }
   domain::PipelineRepository& pipelines() override { return pipelines_; }
   domain::TaskRepository& tasks() override { return tasks_; }
   domain::UserRepository& users() override { return users_; }
@@ -50,6 +52,7 @@ class SqliteStorage final : public domain::Storage {
   SqliteModelRepository models_;
   SqliteBotRepository bots_;
   SqliteBotLogRepository bot_logs_;
+  SqliteConversationRepository conversations_;
   SqlitePipelineRepository pipelines_;
   SqliteTaskRepository tasks_;
   SqliteUserRepository users_;
