@@ -50,6 +50,9 @@ class ModelRepository {
   virtual util::Result<void> Update(const Model& model) = 0;
   // kNotFound when absent.
   virtual util::Result<void> Delete(ModelKind kind, const util::ModelId& id) = 0;
+  // Records what an embedding model's vectors measure, touching nothing else (a test may finish
+  // while someone edits the model). kNotFound when absent.
+  virtual util::Result<void> SetDimensions(const util::ModelId& id, int dimensions) = 0;
 };
 
 }  // namespace sb::domain

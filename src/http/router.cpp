@@ -182,6 +182,10 @@ void Router::HandleAsync(const RouteMatch& match, Request& request, Respond resp
     spdlog::error("request {} {} {} failed: {}", request.request_id, request.method,
                   util::EscapeForLog(request.path), e.what());
     (*once)(JsonError({util::ErrorCode::kInternal, "handler threw"}, request.request_id));
+  } catch (...) {
+    spdlog::error("request {} {} {} failed with a non-standard exception", request.request_id,
+                  request.method, util::EscapeForLog(request.path));
+    (*once)(JsonError({util::ErrorCode::kInternal, "handler threw"}, request.request_id));
   }
 }
 

@@ -369,7 +369,11 @@ class AnthropicProtocol final : public WireProtocol {
     } else if (status == 429 || status == 529 || status == 402 || IsRateError(type)) {
       code = ErrorCode::kUpstreamRateLimited;
     }
-    return ProviderError(code, status, message);
+    auto error = ProviderError(code, status, message);
+    // Billing and a reached spend limit do not pass by waiting (llm.md 2.6).
+    error.final = status == 402 || type == "billing_error" ||
+                  response.body.find("enforced_spend_limit_reached") != std::string::npos;
+    return error;
   }
 };
 

@@ -71,6 +71,11 @@ double JitterUnit() {
   return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
 }
 
+asio::awaitable<bool> Cancelled() {
+  auto state = co_await asio::this_coro::cancellation_state;
+  co_return state.cancelled() != asio::cancellation_type::none;
+}
+
 util::Error FromException(std::exception_ptr e) {
   try {
     std::rethrow_exception(e);
@@ -97,8 +102,10 @@ std::chrono::milliseconds RetryDelay(int attempt, const GatewayOptions& options,
     } else if (auto s = response->Header("retry-after"); !s.empty()) {
       ms = std::atof(std::string(s).c_str()) * 1000.0;
     }
-    if (ms >= 0) {
-      return std::min(milliseconds(static_cast<std::int64_t>(ms)), options.backoff_max);
+    // Clamped as a double first: a huge or infinite value must not overflow the cast.
+    if (ms >= 0 && std::isfinite(ms)) {
+      const double capped = std::min(ms, static_cast<double>(options.backoff_max.count()));
+      return milliseconds(static_cast<std::int64_t>(capped));
     }
   }
   const double exp = static_cast<double>(options.backoff_base.count()) * std::pow(2.0, attempt);
@@ -143,24 +150,36 @@ struct HttpLlmGateway::Impl {
     if (keys.empty()) keys.emplace_back();  // local servers (Ollama, LM Studio) need none
     const std::uint64_t first = rotation.fetch_add(1, std::memory_order_relaxed);
     std::size_t shift = 0;
+    std::size_t keys_tried = 1;
     util::Result<T> last = util::Fail(ErrorCode::kInternal, "no attempt made");
     for (int attempt = 0; attempt < options.max_attempts; ++attempt) {
+      // A cancel that arrived between two operations reached neither: look before each try.
+      // (co_await is kept out of conditions: GCC 12 miscompiles some of those forms.)
+      const bool cancelled_before = co_await Cancelled();
+      if (cancelled_before) co_return util::Fail(ErrorCode::kCancelled, "the call was cancelled");
       const std::string& key = keys[(first + shift) % keys.size()];
       Attempt<T> outcome = co_await once(key);
       if (outcome.result) co_return std::move(outcome.result);
       last = std::move(outcome.result);
       if (!outcome.retryable || attempt + 1 == options.max_attempts) break;
-      if (outcome.rotate_key && keys.size() > 1) {
+      const bool another_key = keys_tried < keys.size();
+      if (outcome.rotate_key && another_key) {
         ++shift;
+        ++keys_tried;
         // A refused key is not worth waiting for: go straight to the next one.
         if (last.error().code == ErrorCode::kUpstreamAuth) continue;
+      } else if (last.error().code == ErrorCode::kUpstreamAuth || last.error().final) {
+        break;  // the same key again would be refused again; a spent quota stays spent
       }
       asio::steady_timer pause(
           co_await asio::this_coro::executor,
           RetryDelay(attempt, options, outcome.response ? &*outcome.response : nullptr,
                      JitterUnit()));
       auto [ec] = co_await pause.async_wait(kTuple);
-      if (ec) co_return util::Fail(ErrorCode::kCancelled, "the call was cancelled");
+      const bool cancelled_during = co_await Cancelled();
+      if (ec || cancelled_during) {
+        co_return util::Fail(ErrorCode::kCancelled, "the call was cancelled");
+      }
     }
     co_return last;
   }
@@ -173,15 +192,19 @@ struct HttpLlmGateway::Impl {
     if (!sent) {
       a.result = tl::unexpected(sent.error());
       // Once text reached the caller a retry would repeat it.
-      a.retryable = RetryableTransport(sent.error().code) && !delivered_output;
+      a.retryable =
+          RetryableTransport(sent.error().code) && !delivered_output && !sent.error().final;
       return a;
     }
     const int status = sent->status;
     util::Error error = protocol.ClassifyError(*sent);
-    a.retryable = status == 429 || status >= 500 || error.code == ErrorCode::kUpstreamRateLimited;
+    a.retryable = status == 408 || status == 429 || status >= 500 ||
+                  error.code == ErrorCode::kUpstreamRateLimited;
     a.rotate_key =
         error.code == ErrorCode::kUpstreamAuth || error.code == ErrorCode::kUpstreamRateLimited;
-    if (error.code == ErrorCode::kUpstreamAuth) a.retryable = true;  // only useful with more keys
+    // Worth another try only with another key; WithRetries stops when none is left.
+    if (error.code == ErrorCode::kUpstreamAuth || error.final) a.retryable = true;
+    if (sent->Header("x-should-retry") == "false") a.retryable = false;
     a.result = tl::unexpected(std::move(error));
     a.response = std::move(*sent);
     return a;
@@ -201,6 +224,11 @@ struct HttpLlmGateway::Impl {
     const std::string base = TrimSlash(endpoint.base_url);
     // Streaming with nobody to hand pieces to is pointless: ask for the whole answer instead.
     if (!on_delta) request.stream = false;
+    // The framing is the gateway's to decide: extra_args must not switch streaming on or off
+    // or replace the model or the messages behind its back.
+    for (const char* key : {"stream", "stream_options", "model", "messages"}) {
+      request.extra_args.erase(key);
+    }
     const bool stream = request.stream;
     co_return co_await WithRetries<domain::ChatResult>(
         endpoint, [&](const std::string& key) -> asio::awaitable<Attempt<domain::ChatResult>> {
@@ -229,7 +257,8 @@ struct HttpLlmGateway::Impl {
           });
           if (in_band) {
             Attempt<domain::ChatResult> a{tl::unexpected(*in_band)};
-            a.retryable = !delivered && in_band->code == ErrorCode::kUpstreamRateLimited;
+            a.retryable =
+                !delivered && in_band->code == ErrorCode::kUpstreamRateLimited && !in_band->final;
             co_return a;
           }
           if (sent && sent->status >= 200 && sent->status < 300) {

@@ -182,6 +182,14 @@ bool IsQuotaOrRate(const ErrorInfo& info) {
   return false;
 }
 
+// A spent quota or balance: waiting does not help (llm.md 1.7), another key might.
+bool IsSpentQuota(const ErrorInfo& info) {
+  for (const auto* value : {&info.code, &info.type}) {
+    if (*value == "insufficient_quota" || *value == "credit_balance_exhausted") return true;
+  }
+  return false;
+}
+
 std::string ErrorText(const ErrorInfo& info) {
   if (!info.message.empty()) return info.message;
   if (!info.code.empty()) return info.code;
@@ -192,8 +200,10 @@ std::string ErrorText(const ErrorInfo& info) {
 util::Error InBandError(const ErrorInfo& info) {
   const bool rate = IsQuotaOrRate(info) || info.int_code == 429 || info.int_code == 402 ||
                     info.int_code == 503 || info.int_code == 529;
-  return StreamError(rate ? ErrorCode::kUpstreamRateLimited : ErrorCode::kUpstreamFailed,
-                     ErrorText(info));
+  auto error = StreamError(rate ? ErrorCode::kUpstreamRateLimited : ErrorCode::kUpstreamFailed,
+                           ErrorText(info));
+  error.final = IsSpentQuota(info) || info.int_code == 402;
+  return error;
 }
 
 class OpenAiChatStream final : public ChatStream {
@@ -430,7 +440,9 @@ class OpenAiProtocol final : public WireProtocol {
     } else if (status == 429 || status == 402 || IsQuotaOrRate(*info)) {
       code = ErrorCode::kUpstreamRateLimited;
     }
-    return ProviderError(code, status, ErrorText(*info));
+    auto error = ProviderError(code, status, ErrorText(*info));
+    error.final = IsSpentQuota(*info) || status == 402;
+    return error;
   }
 };
 

@@ -11,9 +11,12 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
@@ -171,6 +174,7 @@ struct Connection {
 
   beast::tcp_stream& Tcp() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
   void Close() {
+    if (!tls && !plain) return;  // not connected yet
     boost::system::error_code ec;
     auto& socket = Tcp().socket();
     socket.shutdown(tcp::socket::shutdown_both, ec);
@@ -204,6 +208,13 @@ Outcome Failed(ErrorCode code, std::string message) {
   return Outcome{Fail(code, std::move(message)), false};
 }
 
+// A response over the size cap will be as large next time: retrying cannot help.
+Outcome TooLarge(std::string message) {
+  util::Error error{ErrorCode::kUpstreamFailed, std::move(message)};
+  error.final = true;
+  return Outcome{tl::unexpected(std::move(error)), false};
+}
+
 asio::awaitable<bool> IsCancelled() {
   auto state = co_await asio::this_coro::cancellation_state;
   co_return state.cancelled() != asio::cancellation_type::none;
@@ -220,9 +231,7 @@ class BeastHttpClient final : public HttpClient,
                               public std::enable_shared_from_this<BeastHttpClient> {
  public:
   BeastHttpClient(asio::any_io_executor executor, HttpClientOptions options)
-      : executor_(std::move(executor)),
-        options_(std::move(options)),
-        proxy_(ParseProxy(options_)) {
+      : executor_(std::move(executor)), options_(std::move(options)), proxy_(ParseProxy(options_)) {
     // A bad ca_file is reported by every call, so check it now; the TLS context itself (which
     // loads the system's CA store, a few MB) is built on the first HTTPS call.
     if (!options_.ca_file.empty() && !std::ifstream(options_.ca_file)) {
@@ -265,12 +274,27 @@ class BeastHttpClient final : public HttpClient,
                 .total_deadline = Clock::now() + request.timeouts.total,
                 .max_response_bytes = request.max_response_bytes,
                 .sink = sink ? &sink : nullptr};
+      // Cancellation of the caller closes the connection instead of travelling through
+      // co_spawn: Boost 1.81's co_spawn forwards it with a raw pointer that can dangle when the
+      // child finishes at the same moment (asio issue #1332). Posting with the connection held
+      // by a shared_ptr is safe in every order.
+      auto cancelled = std::make_shared<std::atomic<bool>>(false);
+      auto slot = (co_await asio::this_coro::cancellation_state).slot();
       for (int attempt = 0;; ++attempt) {
         std::shared_ptr<Connection> conn = attempt == 0 ? Take(call.route.key) : nullptr;
         const bool reused = conn != nullptr;
         if (!conn) conn = std::make_shared<Connection>(executor_);
-        Outcome out =
-            co_await asio::co_spawn(conn->strand, Run(conn, reused, call), asio::use_awaitable);
+        if (slot.is_connected()) {
+          slot.assign([conn, cancelled](asio::cancellation_type) {
+            cancelled->store(true);
+            asio::post(conn->strand, [conn] { conn->Close(); });
+          });
+        }
+        Outcome out = co_await asio::co_spawn(
+            conn->strand, Run(conn, reused, call),
+            asio::bind_cancellation_slot(asio::cancellation_slot(), asio::use_awaitable));
+        if (slot.is_connected()) slot.clear();
+        if (cancelled->load()) co_return Fail(ErrorCode::kCancelled, "request cancelled");
         if (out.retry_fresh && attempt == 0) continue;
         co_return std::move(out.result);
       }
@@ -487,9 +511,8 @@ class BeastHttpClient final : public HttpClient,
                     TimeoutMessage(call.armed_total, call, "idle", call.timeouts.idle));
     }
     if (ec == http::error::body_limit) {
-      return Failed(ErrorCode::kUpstreamFailed, "response larger than " +
-                                                    std::to_string(call.max_response_bytes) +
-                                                    " bytes from " + call.route.host);
+      return TooLarge("response larger than " + std::to_string(call.max_response_bytes) +
+                      " bytes from " + call.route.host);
     }
     return Failed(ErrorCode::kUpstreamFailed,
                   "HTTP exchange with " + call.route.host + " failed: " + ec.message());
@@ -620,7 +643,7 @@ class BeastHttpClient final : public HttpClient,
   const ProxyConfig proxy_;
   std::once_flag ssl_once_;
   std::optional<ssl::context> ssl_ctx_;  // shared by all connections; set once by SslContext()
-  std::string init_error_;  // non-empty: ca_file could not be loaded
+  std::string init_error_;               // non-empty: ca_file could not be loaded
 
   std::mutex mutex_;
   // Guarded by mutex_. Oldest first per key.

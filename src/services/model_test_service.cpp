@@ -1,6 +1,7 @@
 #include "services/model_test_service.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 
@@ -152,28 +153,32 @@ void ModelTestService::RunEmbedding(domain::ProviderEndpoint endpoint, std::stri
   request.extra_args = std::move(extra_args);
   request.inputs.push_back(std::move(text));
   const auto start = SteadyClock::now();
-  gateway_.Embed(
-      endpoint, std::move(request),
-      [this, start, to_update = std::move(to_update),
-       done = std::move(done)](util::Result<domain::EmbeddingResult> r) mutable {
-        if (!r) return done(tl::unexpected(DescribeProviderFailure(r.error())));
-        if (r->vectors.empty() || r->vectors.front().empty()) {
-          return done(Fail(ErrorCode::kUpstreamFailed,
-                           "provider error: the provider answered without a vector"));
-        }
-        EmbeddingTestResult out;
-        out.latency_ms = MillisSince(start);
-        out.dimensions = static_cast<int>(r->vectors.front().size());
-        if (!to_update || to_update->dimensions == out.dimensions) return done(std::move(out));
-        // A stored model learns its dimensions; the write happens off the I/O thread.
-        to_update->dimensions = out.dimensions;
-        blocking_.Post([this, model = std::move(*to_update), out, done = std::move(done)] {
-          auto stored = repo_.Update(model);
-          if (!stored) return done(tl::unexpected(stored.error()));
-          providers_.NoteModelsChanged();
-          done(out);
-        });
-      });
+  gateway_.Embed(endpoint, std::move(request),
+                 [this, start, to_update = std::move(to_update),
+                  done = std::move(done)](util::Result<domain::EmbeddingResult> r) mutable {
+                   if (!r) return done(tl::unexpected(DescribeProviderFailure(r.error())));
+                   if (r->vectors.empty() || r->vectors.front().empty()) {
+                     return done(Fail(ErrorCode::kUpstreamFailed,
+                                      "provider error: the provider answered without a vector"));
+                   }
+                   EmbeddingTestResult out;
+                   out.latency_ms = MillisSince(start);
+                   out.dimensions = static_cast<int>(r->vectors.front().size());
+                   if (!to_update || to_update->dimensions == out.dimensions)
+                     return done(std::move(out));
+                   // A stored model learns its dimensions; the write happens off the I/O thread.
+                   // The test itself succeeded, so a failed write (the model was deleted meanwhile)
+                   // only loses that.
+                   blocking_.Post([this, id = to_update->uuid, out, done = std::move(done)] {
+                     if (auto stored = repo_.SetDimensions(id, out.dimensions); !stored) {
+                       spdlog::warn("could not store the dimensions of model {}: {}", id.str(),
+                                    stored.error().message);
+                     } else {
+                       providers_.NoteModelsChanged();
+                     }
+                     done(out);
+                   });
+                 });
 }
 
 void ModelTestService::TestEmbedding(const util::ModelId& id, std::string text,

@@ -35,6 +35,9 @@ const char* ErrorCodeName(ErrorCode code);
 struct Error {
   ErrorCode code = ErrorCode::kInternal;
   std::string message;  // a sentence a person can act on; never holds a secret
+  // Set by whoever knows that trying again cannot help (a spent quota, a response over the size
+  // cap), so retry logic need not guess from codes.
+  bool final = false;
 };
 
 template <typename T>

@@ -197,6 +197,26 @@ TEST_F(GatewayTest, BadKeyAloneIsClassifiedAndNotEchoed) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, ErrorCode::kUpstreamAuth);
   EXPECT_EQ(r.error().message.find("sk-bad-secret-value"), std::string::npos);
+  // The only key was refused: asking again with it cannot help.
+  EXPECT_EQ(Requests().size(), 1u);
+}
+
+TEST_F(GatewayTest, SpentQuotaIsNotRetriedWithTheSameKey) {
+  Script(R"({"path":"/v1/chat/completions","times":5,"preset":"openai_quota"})");
+  auto r = Chat(OpenAi(), Hello("gpt-test"));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kUpstreamRateLimited);
+  EXPECT_EQ(Requests().size(), 1u);
+}
+
+TEST_F(GatewayTest, ExtraArgsCannotChangeTheFraming) {
+  auto request = Hello("gpt-test");
+  request.extra_args = util::ParseJson(R"({"stream":true,"temperature":0.5})")->as_object();
+  auto r = Chat(OpenAi(), request);
+  ASSERT_TRUE(r) << r.error().message;
+  const auto body = Requests().at(0).as_object().at("body").as_object();
+  EXPECT_EQ(body.at("stream"), false);
+  EXPECT_EQ(body.at("temperature"), 0.5);
 }
 
 TEST_F(GatewayTest, UnknownModelIsNotRetried) {
@@ -366,6 +386,13 @@ TEST(RetryDelay, ExponentialWithJitterAndProviderHint) {
   net::HttpResponse huge;
   huge.headers.emplace_back("retry-after", "3600");
   EXPECT_EQ(RetryDelay(0, o, &huge, 0.0), 8000ms);
+  for (const char* absurd : {"1e30", "inf", "nan"}) {
+    net::HttpResponse odd;
+    odd.headers.emplace_back("retry-after", absurd);
+    const auto d = RetryDelay(0, o, &odd, 1.0);
+    EXPECT_GE(d, 0ms) << absurd;
+    EXPECT_LE(d, 8000ms) << absurd;
+  }
 }
 
 }  // namespace

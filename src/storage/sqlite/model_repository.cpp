@@ -156,4 +156,14 @@ util::Result<void> SqliteModelRepository::Delete(domain::ModelKind kind, const u
   });
 }
 
+util::Result<void> SqliteModelRepository::SetDimensions(const util::ModelId& id, int dimensions) {
+  return db_.Write([&](Connection& c) -> util::Result<void> {
+    auto changed = Execute(c, "UPDATE models SET dimensions = ? WHERE uuid = ? AND kind = ?",
+                           dimensions, id.str(), KindText(domain::ModelKind::kEmbedding));
+    if (!changed) return tl::make_unexpected(changed.error());
+    if (*changed == 0) return tl::make_unexpected(NotFound(domain::ModelKind::kEmbedding, id));
+    return util::Ok();
+  });
+}
+
 }  // namespace sb::storage::sqlite

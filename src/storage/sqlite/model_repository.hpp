@@ -21,6 +21,7 @@ class SqliteModelRepository final : public domain::ModelRepository {
                                         const domain::Model& model) override;
   util::Result<void> Update(const domain::Model& model) override;
   util::Result<void> Delete(domain::ModelKind kind, const util::ModelId& id) override;
+  util::Result<void> SetDimensions(const util::ModelId& id, int dimensions) override;
 
  private:
   Database& db_;

@@ -1,0 +1,117 @@
+#include "pipeline/trigger_rules.hpp"
+
+#include <algorithm>
+#include <random>
+
+#include "pipeline/config_values.hpp"
+#include "pipeline/pattern_list.hpp"
+
+namespace sb::pipeline {
+namespace {
+
+// Removes `count` bytes of Plain text from the front of the chain, across Plain elements, so the
+// chain stays consistent with the stripped text.
+void StripPlainPrefix(domain::MessageChain& chain, std::size_t count) {
+  for (auto& element : chain) {
+    if (count == 0) return;
+    if (element.type != domain::ElementType::kPlain) continue;
+    std::size_t take = std::min(count, element.text.size());
+    element.text.erase(0, take);
+    count -= take;
+  }
+}
+
+std::size_t LeadingSpace(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size() &&
+         (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')) {
+    ++i;
+  }
+  return i;
+}
+
+}  // namespace
+
+double UniformRandomSource::Next() {
+  thread_local std::mt19937_64 engine{std::random_device{}()};
+  return std::uniform_real_distribution<double>(0.0, 1.0)(engine);
+}
+
+const char* TriggerRuleName(TriggerRule rule) {
+  switch (rule) {
+    case TriggerRule::kNone:
+      return "none";
+    case TriggerRule::kPrivate:
+      return "private";
+    case TriggerRule::kAt:
+      return "at";
+    case TriggerRule::kPrefix:
+      return "prefix";
+    case TriggerRule::kRegexp:
+      return "regexp";
+    case TriggerRule::kRandom:
+      return "random";
+  }
+  return "none";
+}
+
+TriggerDecision DecideTrigger(const Query& query, RandomSource& random) {
+  TriggerDecision decision;
+  decision.text = query.text;
+  decision.chain = query.chain;
+  if (query.launcher_type != LauncherType::kGroup) {
+    decision.respond = true;
+    decision.rule = TriggerRule::kPrivate;
+    return decision;
+  }
+
+  const util::JsonObject& config = query.Config();
+  constexpr std::string_view kRules = "group-respond-rules";
+
+  if (GetBool(config, {"trigger", kRules, "at"}, false) && query.mentioned) {
+    // LangBot removes the bot's At (twice, because a reply to the bot carries it twice); AtAll
+    // stays, it addresses everyone.
+    std::erase_if(decision.chain, [&](const domain::MessageElement& e) {
+      return e.type == domain::ElementType::kAt && !query.bot_account_id.empty() &&
+             e.target == query.bot_account_id;
+    });
+    decision.respond = true;
+    decision.rule = TriggerRule::kAt;
+    return decision;
+  }
+
+  // Adapters that turn a leading mention into text often leave a space behind; the prefix is
+  // looked for after it, which LangBot (matching the raw text) does not do.
+  std::size_t lead = LeadingSpace(query.text);
+  std::string_view text = std::string_view(query.text).substr(lead);
+  for (const std::string& prefix : GetStringList(config, {"trigger", kRules, "prefix"})) {
+    if (prefix.empty()) {
+      decision.warnings.push_back("an empty respond prefix was skipped");
+      continue;
+    }
+    if (text.starts_with(prefix)) {
+      decision.text = std::string(text.substr(prefix.size()));
+      StripPlainPrefix(decision.chain, lead + prefix.size());
+      decision.respond = true;
+      decision.rule = TriggerRule::kPrefix;
+      return decision;
+    }
+  }
+
+  PatternList regexps =
+      PatternList::Compile(GetStringList(config, {"trigger", kRules, "regexp"}), decision.warnings);
+  if (regexps.MatchAtStart(query.text)) {
+    decision.respond = true;
+    decision.rule = TriggerRule::kRegexp;
+    return decision;
+  }
+
+  double probability = GetNumber(config, {"trigger", kRules, "random"}, 0.0);
+  if (probability > 0.0 && random.Next() < probability) {
+    decision.respond = true;
+    decision.rule = TriggerRule::kRandom;
+  }
+  return decision;
+}
+
+}  // namespace sb::pipeline

@@ -1,0 +1,49 @@
+// Whether the bot answers a message at all: LangBot's group respond rules (at, prefix, regexp,
+// random; any one suffices, tried in that order). Private messages always get an answer.
+//   UniformRandomSource random;
+//   TriggerDecision d = DecideTrigger(query, random);
+//   if (d.respond) run_pipeline(d.text, d.chain);
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "domain/message.hpp"
+#include "pipeline/query.hpp"
+
+namespace sb::pipeline {
+
+// A number in [0, 1) per call; injectable so tests fix the outcome of the random rule.
+class RandomSource {
+ public:
+  virtual ~RandomSource() = default;
+  // Thread-safe in every implementation.
+  virtual double Next() = 0;
+};
+
+// A per-thread Mersenne Twister seeded from std::random_device.
+class UniformRandomSource final : public RandomSource {
+ public:
+  double Next() override;
+};
+
+enum class TriggerRule { kNone, kPrivate, kAt, kPrefix, kRegexp, kRandom };
+const char* TriggerRuleName(TriggerRule rule);
+
+struct TriggerDecision {
+  bool respond = false;
+  TriggerRule rule = TriggerRule::kNone;
+  // The message as the rest of the pipeline should see it: with the matched prefix removed, or
+  // with the bot's At elements removed when the at rule matched.
+  std::string text;
+  domain::MessageChain chain;
+  // Invalid regexps and skipped entries, for the bot's log.
+  std::vector<std::string> warnings;
+};
+
+// Reads trigger.group-respond-rules from the query's config (defaults: at false, no prefixes,
+// no regexps, random 0). `random` is only consulted when the other rules did not match and the
+// configured probability is above 0.
+TriggerDecision DecideTrigger(const Query& query, RandomSource& random);
+
+}  // namespace sb::pipeline
