@@ -162,7 +162,11 @@ int Serve(const CoreOptions& options) {
   ready = false;
   server->StopAccepting();
   if (!server->WaitIdle(std::chrono::seconds(cfg.api.shutdown_grace_seconds))) {
-    spdlog::warn("requests still running after {} s; closing them", cfg.api.shutdown_grace_seconds);
+    spdlog::warn("requests still running after {} s; cancelling model calls and closing them",
+                 cfg.api.shutdown_grace_seconds);
+    // Requests waiting on a provider end with a 503 rather than being cut without an answer.
+    gateway->CancelAll();
+    server->WaitIdle(std::chrono::seconds(2));
   }
   server->CloseConnections();
   io->stop();

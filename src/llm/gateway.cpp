@@ -14,8 +14,10 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 #include <cmath>
+#include <mutex>
 #include <optional>
 #include <random>
+#include <vector>
 
 namespace sb::llm {
 
@@ -124,6 +126,15 @@ struct HttpLlmGateway::Impl {
   // Spreads calls over a provider's keys; a refused key moves the call to the next one.
   std::atomic<std::uint64_t> rotation{0};
 
+  std::mutex calls_mu{};
+  std::vector<std::weak_ptr<Call>> calls{};  // in flight, for CancelAll; guarded by calls_mu
+
+  void Track(const std::shared_ptr<Call>& call) {
+    std::lock_guard lock(calls_mu);
+    std::erase_if(calls, [](const std::weak_ptr<Call>& w) { return w.expired(); });
+    calls.push_back(call);
+  }
+
   util::Result<const WireProtocol*> ProtocolFor(const std::string& requester) const {
     const auto* entry = requesters.Find(requester);
     if (!entry) {
@@ -179,6 +190,16 @@ struct HttpLlmGateway::Impl {
       const bool cancelled_during = co_await Cancelled();
       if (ec || cancelled_during) {
         co_return util::Fail(ErrorCode::kCancelled, "the call was cancelled");
+      }
+    }
+    // Whatever a provider echoed, the message must not carry a key.
+    if (!last) {
+      for (const auto& key : endpoint.api_keys) {
+        if (key.size() < 4) continue;
+        for (auto pos = last.error().message.find(key); pos != std::string::npos;
+             pos = last.error().message.find(key, pos)) {
+          last.error().message.replace(pos, key.size(), "[redacted]");
+        }
       }
     }
     co_return last;
@@ -298,6 +319,7 @@ std::shared_ptr<domain::CallHandle> HttpLlmGateway::Chat(
     std::function<void(const domain::ChatDelta&)> on_delta,
     std::function<void(util::Result<domain::ChatResult>)> done) {
   auto call = std::make_shared<Call>(impl_->executor);
+  impl_->Track(call);
   auto self = shared_from_this();
   asio::co_spawn(
       call->strand(), impl_->RunChat(endpoint, std::move(request), std::move(on_delta)),
@@ -314,6 +336,7 @@ std::shared_ptr<domain::CallHandle> HttpLlmGateway::Embed(
     const domain::ProviderEndpoint& endpoint, domain::EmbeddingRequest request,
     std::function<void(util::Result<domain::EmbeddingResult>)> done) {
   auto call = std::make_shared<Call>(impl_->executor);
+  impl_->Track(call);
   auto self = shared_from_this();
   asio::co_spawn(call->strand(), impl_->RunEmbed(endpoint, std::move(request)),
                  asio::bind_cancellation_slot(
@@ -324,6 +347,18 @@ std::shared_ptr<domain::CallHandle> HttpLlmGateway::Embed(
                        done(std::move(r));
                      }));
   return call;
+}
+
+void HttpLlmGateway::CancelAll() {
+  std::vector<std::shared_ptr<Call>> live;
+  {
+    std::lock_guard lock(impl_->calls_mu);
+    for (auto& weak : impl_->calls) {
+      if (auto call = weak.lock()) live.push_back(std::move(call));
+    }
+    impl_->calls.clear();
+  }
+  for (auto& call : live) call->Cancel();
 }
 
 }  // namespace sb::llm

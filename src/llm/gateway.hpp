@@ -44,6 +44,9 @@ class HttpLlmGateway final : public domain::LlmGateway,
       const domain::ProviderEndpoint& endpoint, domain::EmbeddingRequest request,
       std::function<void(util::Result<domain::EmbeddingResult>)> done) override;
 
+  // Cancels every call in flight (shutdown): each `done` then runs with kCancelled.
+  void CancelAll();
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

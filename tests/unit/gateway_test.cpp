@@ -364,6 +364,24 @@ TEST_F(GatewayTest, CancelEndsAStalledCallPromptly) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
 }
 
+TEST_F(GatewayTest, CancelAllEndsEveryCallInFlight) {
+  Script(R"({"path":"/v1/chat/completions","times":3,"stall":true})");
+  std::vector<std::promise<util::Result<domain::ChatResult>>> promises(3);
+  for (auto& p : promises) {
+    gateway_->Chat(OpenAi(), Hello("gpt-test"), nullptr,
+                   [&p](auto r) { p.set_value(std::move(r)); });
+  }
+  std::this_thread::sleep_for(200ms);
+  gateway_->CancelAll();
+  for (auto& p : promises) {
+    auto f = p.get_future();
+    ASSERT_EQ(f.wait_for(5s), std::future_status::ready);
+    auto r = f.get();
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ErrorCode::kCancelled);
+  }
+}
+
 TEST_F(GatewayTest, UnknownOrUnsupportedRequesterIsInvalidArgument) {
   auto r = Chat({"no-such-requester", fake_->base(), {}}, Hello("x"));
   ASSERT_FALSE(r);
