@@ -219,8 +219,8 @@ struct HttpLlmGateway::Impl {
     }
     const int status = sent->status;
     util::Error error = protocol.ClassifyError(*sent);
-    a.retryable = status == 408 || status == 429 || status >= 500 ||
-                  error.code == ErrorCode::kUpstreamRateLimited;
+    // Never another 4xx than 429: the request itself is at fault and would fail again.
+    a.retryable = status == 429 || status >= 500 || error.code == ErrorCode::kUpstreamRateLimited;
     a.rotate_key =
         error.code == ErrorCode::kUpstreamAuth || error.code == ErrorCode::kUpstreamRateLimited;
     // Worth another try only with another key; WithRetries stops when none is left.
