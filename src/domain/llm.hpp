@@ -89,6 +89,22 @@ struct ProviderEndpoint {
   std::vector<std::string> api_keys;
 };
 
+// What calling a stored LLM model needs: its provider's endpoint and the model's own settings.
+struct ModelRoute {
+  ProviderEndpoint endpoint;
+  std::string model_id;         // requester_config.model, else the model's name
+  util::JsonObject extra_args;  // requester_config.args, then extra_args
+  std::vector<std::string> abilities;
+};
+
+// Looks up stored models for callers that only know a model uuid (pipelines). May block.
+class ModelResolver {
+ public:
+  virtual ~ModelResolver() = default;
+  // kNotFound for an unknown model; kInvalidArgument for a malformed uuid.
+  virtual util::Result<ModelRoute> Resolve(const std::string& model_uuid) = 0;
+};
+
 // Cancels a call in flight; `done` is then called with kCancelled (if it was not called yet).
 class CallHandle {
  public:

@@ -5,6 +5,8 @@
 
 #include <chrono>
 
+#include "services/model_resolver.hpp"
+
 namespace sb::services {
 namespace {
 
@@ -14,32 +16,6 @@ using SteadyClock = std::chrono::steady_clock;
 
 std::int64_t MillisSince(SteadyClock::time_point start) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - start).count();
-}
-
-// LangBot keeps requester arguments in requester_config.args and the model's own in extra_args;
-// both go into the request body, the model's last.
-util::JsonObject RequestArgs(const util::JsonObject& requester_config,
-                             const util::JsonObject& extra_args) {
-  util::JsonObject out;
-  auto args = requester_config.find("args");
-  if (args != requester_config.end() && args->value().is_object()) {
-    util::DeepMerge(out, args->value().as_object());
-  }
-  util::DeepMerge(out, extra_args);
-  return out;
-}
-
-std::string ModelIdOf(const util::JsonObject& requester_config, const std::string& name) {
-  auto model = requester_config.find("model");
-  if (model != requester_config.end() && model->value().is_string() &&
-      !model->value().as_string().empty()) {
-    return std::string(model->value().as_string());
-  }
-  return name;
-}
-
-domain::ProviderEndpoint EndpointFrom(const domain::Provider& p) {
-  return {p.requester, p.base_url, p.api_keys};
 }
 
 }  // namespace
@@ -76,7 +52,8 @@ ModelTestService::ModelTestService(ModelService& models, ProviderService& provid
                                    util::BlockingExecutor& blocking)
     : models_(models), providers_(providers), repo_(repo), gateway_(gateway), blocking_(blocking) {}
 
-util::Result<domain::ProviderEndpoint> ModelTestService::EndpointOf(const ModelUnderTest& model) {
+util::Result<domain::ProviderEndpoint> ModelTestService::EndpointForDraft(
+    const ModelUnderTest& model) {
   if (model.provider_uuid) {
     auto p = providers_.Get(*model.provider_uuid);
     if (!p) {
@@ -86,7 +63,7 @@ util::Result<domain::ProviderEndpoint> ModelTestService::EndpointOf(const ModelU
       }
       return tl::unexpected(p.error());
     }
-    return EndpointFrom(p->provider);
+    return services::EndpointOf(p->provider);
   }
   if (model.inline_provider) {
     // Checked like a provider that would be created, but not stored.
@@ -98,7 +75,7 @@ util::Result<domain::ProviderEndpoint> ModelTestService::EndpointOf(const ModelU
       if (e.code == ErrorCode::kInvalidArgument) e.message = "provider." + e.message;
       return tl::unexpected(e);
     }
-    return EndpointFrom(*p);
+    return services::EndpointOf(*p);
   }
   return Fail(ErrorCode::kInvalidArgument, "provider_uuid or provider is required");
 }
@@ -129,14 +106,14 @@ void ModelTestService::TestLlm(const util::ModelId& id, std::string prompt,
                                std::function<void(util::Result<LlmTestResult>)> done) {
   auto view = models_.Get(domain::ModelKind::kLlm, id);
   if (!view) return done(tl::unexpected(view.error()));
-  RunChat(EndpointFrom(view->provider), ModelIdOf(view->model.requester_config, view->model.name),
+  RunChat(EndpointOf(view->provider), ModelIdOf(view->model.requester_config, view->model.name),
           RequestArgs(view->model.requester_config, view->model.extra_args), std::move(prompt),
           std::move(done));
 }
 
 void ModelTestService::TestLlmDraft(const ModelUnderTest& model, std::string prompt,
                                     std::function<void(util::Result<LlmTestResult>)> done) {
-  auto endpoint = EndpointOf(model);
+  auto endpoint = EndpointForDraft(model);
   if (!endpoint) return done(tl::unexpected(endpoint.error()));
   const std::string id = ModelIdOf(model.requester_config, model.name);
   if (id.empty()) return done(Fail(ErrorCode::kInvalidArgument, "name is required"));
@@ -185,7 +162,7 @@ void ModelTestService::TestEmbedding(const util::ModelId& id, std::string text,
                                      std::function<void(util::Result<EmbeddingTestResult>)> done) {
   auto view = models_.Get(domain::ModelKind::kEmbedding, id);
   if (!view) return done(tl::unexpected(view.error()));
-  RunEmbedding(EndpointFrom(view->provider),
+  RunEmbedding(EndpointOf(view->provider),
                ModelIdOf(view->model.requester_config, view->model.name),
                RequestArgs(view->model.requester_config, view->model.extra_args), std::move(text),
                view->model, std::move(done));
@@ -194,7 +171,7 @@ void ModelTestService::TestEmbedding(const util::ModelId& id, std::string text,
 void ModelTestService::TestEmbeddingDraft(
     const ModelUnderTest& model, std::string text,
     std::function<void(util::Result<EmbeddingTestResult>)> done) {
-  auto endpoint = EndpointOf(model);
+  auto endpoint = EndpointForDraft(model);
   if (!endpoint) return done(tl::unexpected(endpoint.error()));
   const std::string id = ModelIdOf(model.requester_config, model.name);
   if (id.empty()) return done(Fail(ErrorCode::kInvalidArgument, "name is required"));

@@ -54,7 +54,7 @@ class ModelTestService {
                           std::function<void(util::Result<EmbeddingTestResult>)> done);
 
  private:
-  util::Result<domain::ProviderEndpoint> EndpointOf(const ModelUnderTest& model);
+  util::Result<domain::ProviderEndpoint> EndpointForDraft(const ModelUnderTest& model);
   void RunChat(domain::ProviderEndpoint endpoint, std::string model_id, util::JsonObject extra_args,
                std::string prompt, std::function<void(util::Result<LlmTestResult>)> done);
   void RunEmbedding(domain::ProviderEndpoint endpoint, std::string model_id,

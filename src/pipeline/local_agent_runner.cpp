@@ -1,0 +1,189 @@
+#include "pipeline/local_agent_runner.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+
+namespace sb::pipeline {
+namespace {
+
+using util::ErrorCode;
+
+const util::JsonObject* ObjectAt(const util::JsonObject& o, std::string_view key) {
+  auto it = o.find(key);
+  return it != o.end() && it->value().is_object() ? &it->value().as_object() : nullptr;
+}
+
+// Failures another model may not share: the provider, the key, the model, the network.
+bool WorthAFallback(const util::Error& e) {
+  switch (e.code) {
+    case ErrorCode::kUpstreamFailed:
+    case ErrorCode::kUpstreamTimeout:
+    case ErrorCode::kUpstreamAuth:
+    case ErrorCode::kUpstreamNotFound:
+    case ErrorCode::kUpstreamRateLimited:
+    case ErrorCode::kUpstreamUnreachable:
+    case ErrorCode::kNotFound:  // the model was deleted
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+AgentSettings ReadAgentSettings(const util::JsonObject& config) {
+  AgentSettings s;
+  const auto* ai = ObjectAt(config, "ai");
+  const auto* agent = ai ? ObjectAt(*ai, "local-agent") : nullptr;
+  if (!agent) return s;
+  if (auto it = agent->find("model"); it != agent->end()) {
+    const auto& m = it->value();
+    if (m.is_string() && !m.as_string().empty()) {
+      s.models.emplace_back(m.as_string());
+    } else if (m.is_object()) {
+      const auto& obj = m.as_object();
+      if (auto p = obj.find("primary");
+          p != obj.end() && p->value().is_string() && !p->value().as_string().empty()) {
+        s.models.emplace_back(p->value().as_string());
+      }
+      if (auto f = obj.find("fallbacks"); f != obj.end() && f->value().is_array()) {
+        for (const auto& v : f->value().as_array()) {
+          if (v.is_string() && !v.as_string().empty()) s.models.emplace_back(v.as_string());
+        }
+      }
+    }
+  }
+  if (auto it = agent->find("max-round"); it != agent->end() && it->value().is_int64()) {
+    s.max_rounds = static_cast<int>(std::clamp<std::int64_t>(it->value().as_int64(), 0, 1000));
+  }
+  if (auto it = agent->find("prompt"); it != agent->end() && it->value().is_array()) {
+    for (const auto& p : it->value().as_array()) {
+      if (!p.is_object()) continue;
+      const auto& obj = p.as_object();
+      auto role = obj.find("role");
+      auto content = obj.find("content");
+      if (role == obj.end() || content == obj.end() || !role->value().is_string() ||
+          !content->value().is_string() || content->value().as_string().empty()) {
+        continue;
+      }
+      domain::ChatMessage m;
+      m.role = std::string(role->value().as_string());
+      if (m.role != "system" && m.role != "user" && m.role != "assistant") m.role = "system";
+      m.content.push_back(
+          {domain::ContentPart::Kind::kText, std::string(content->value().as_string()), {}});
+      s.prompt.push_back(std::move(m));
+    }
+  }
+  return s;
+}
+
+struct LocalAgentRunner::Call {
+  AgentSettings settings;
+  domain::ConversationKey key;
+  std::vector<domain::ChatMessage> history;
+  domain::ChatMessage user;
+  std::function<void(const domain::ChatDelta&)> on_delta;
+  std::function<void(util::Result<AgentReply>)> done;
+  std::atomic<bool> delivered{false};  // text reached the caller: no fallback may repeat it
+  util::Error last_error{ErrorCode::kInternal, "no model answered"};
+};
+
+LocalAgentRunner::LocalAgentRunner(domain::LlmGateway& gateway, domain::ModelResolver& models,
+                                   domain::ConversationRepository& memory,
+                                   util::BlockingExecutor& blocking, const util::Clock& clock)
+    : gateway_(gateway), models_(models), memory_(memory), blocking_(blocking), clock_(clock) {}
+
+void LocalAgentRunner::Run(const util::JsonObject& pipeline_config, AgentInput input,
+                           std::function<void(const domain::ChatDelta&)> on_delta,
+                           std::function<void(util::Result<AgentReply>)> done) {
+  auto call = std::make_shared<Call>();
+  call->settings = ReadAgentSettings(pipeline_config);
+  if (call->settings.models.empty()) {
+    return done(util::Fail(ErrorCode::kInvalidArgument,
+                           "the pipeline has no model (ai.local-agent.model.primary)"));
+  }
+  call->key = std::move(input.conversation);
+  call->user.role = "user";
+  call->user.content = std::move(input.content);
+  call->on_delta = std::move(on_delta);
+  call->done = std::move(done);
+  auto history = memory_.Load(call->key, call->settings.max_rounds);
+  if (!history) return call->done(tl::unexpected(history.error()));
+  for (auto& turn : *history) call->history.push_back(std::move(turn.message));
+  TryModel(std::move(call), 0);
+}
+
+// On a thread that may block: resolve model `index` and call it.
+void LocalAgentRunner::TryModel(std::shared_ptr<Call> call, std::size_t index) {
+  if (index >= call->settings.models.size()) return call->done(tl::unexpected(call->last_error));
+  const std::string& uuid = call->settings.models[index];
+  auto route = models_.Resolve(uuid);
+  if (!route) {
+    call->last_error = {route.error().code,
+                        fmt::format("model {}: {}", uuid, route.error().message)};
+    return TryModel(std::move(call), index + 1);
+  }
+  domain::ChatRequest request;
+  request.model = route->model_id;
+  request.extra_args = route->extra_args;
+  request.stream = static_cast<bool>(call->on_delta);
+  request.messages = call->settings.prompt;
+  request.messages.insert(request.messages.end(), call->history.begin(), call->history.end());
+  domain::ChatMessage user = call->user;
+  // A model without vision gets a note in place of each image rather than a refusal.
+  const bool vision = std::find(route->abilities.begin(), route->abilities.end(), "vision") !=
+                      route->abilities.end();
+  if (!vision) {
+    for (auto& part : user.content) {
+      if (part.kind == domain::ContentPart::Kind::kImage) {
+        part = {domain::ContentPart::Kind::kText, "[image]", {}};
+      }
+    }
+  }
+  request.messages.push_back(std::move(user));
+  std::function<void(const domain::ChatDelta&)> on_delta;
+  if (call->on_delta) {
+    on_delta = [call](const domain::ChatDelta& d) {
+      call->delivered = true;
+      call->on_delta(d);
+    };
+  }
+  gateway_.Chat(route->endpoint, std::move(request), std::move(on_delta),
+                [this, call, index, uuid](util::Result<domain::ChatResult> r) {
+                  if (r) {
+                    AgentReply reply{r->content, uuid, r->usage};
+                    blocking_.Post([this, call, reply = std::move(reply)]() mutable {
+                      Remember(call, std::move(reply));
+                    });
+                    return;
+                  }
+                  call->last_error = r.error();
+                  if (call->delivered || !WorthAFallback(r.error())) {
+                    return call->done(tl::unexpected(r.error()));
+                  }
+                  spdlog::warn("model {} failed ({}); trying the next one", uuid,
+                               r.error().message);
+                  blocking_.Post([this, call, index] { TryModel(call, index + 1); });
+                });
+}
+
+// On a thread that may block: store the round, then answer. A reply is worth more than its
+// memory, so a failed write is logged and the reply still goes out.
+void LocalAgentRunner::Remember(const std::shared_ptr<Call>& call, AgentReply reply) {
+  const auto now = clock_.Now();
+  domain::ChatMessage assistant;
+  assistant.role = "assistant";
+  assistant.content.push_back({domain::ContentPart::Kind::kText, reply.text, {}});
+  std::vector<domain::ConversationTurn> turns{{call->user, now}, {std::move(assistant), now}};
+  if (auto stored = memory_.Append(call->key, turns, call->settings.max_rounds); !stored) {
+    spdlog::warn("could not remember a round of {}: {}", call->key.session_id,
+                 stored.error().message);
+  }
+  call->done(std::move(reply));
+}
+
+}  // namespace sb::pipeline

@@ -1,0 +1,64 @@
+// The `local-agent` runner of a pipeline: the pipeline's system prompt, the session's remembered
+// rounds and the new message go to the primary model, then to each fallback in turn if it fails;
+// the exchange is remembered, bounded by `max-round`. Ports only (gateway, resolver, memory), so
+// it runs the same under tests and in the runtime.
+//   runner.Run(pipeline.config, {key, content}, on_delta, [](Result<AgentReply> r) { ... });
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "domain/conversation.hpp"
+#include "domain/llm.hpp"
+#include "util/blocking_executor.hpp"
+#include "util/clock.hpp"
+#include "util/json.hpp"
+
+namespace sb::pipeline {
+
+struct AgentInput {
+  domain::ConversationKey conversation;
+  std::vector<domain::ContentPart> content;  // the user's message: text and images
+};
+
+struct AgentReply {
+  std::string text;
+  std::string model_uuid;  // the model that answered (a fallback when the primary failed)
+  domain::Usage usage;
+};
+
+// The `ai.local-agent` settings of a pipeline config, read leniently (LangBot wrote `model` as a
+// plain uuid before it had fallbacks).
+struct AgentSettings {
+  std::vector<std::string> models;  // primary first, then fallbacks
+  int max_rounds = 10;
+  std::vector<domain::ChatMessage> prompt;  // system (and example) messages, in order
+};
+AgentSettings ReadAgentSettings(const util::JsonObject& pipeline_config);
+
+// Thread-safe. Call Run from a thread that may block; `done` runs exactly once, on any thread,
+// and must not block. `on_delta` (may be null) streams text pieces of the answering model.
+class LocalAgentRunner {
+ public:
+  LocalAgentRunner(domain::LlmGateway& gateway, domain::ModelResolver& models,
+                   domain::ConversationRepository& memory, util::BlockingExecutor& blocking,
+                   const util::Clock& clock);
+
+  void Run(const util::JsonObject& pipeline_config, AgentInput input,
+           std::function<void(const domain::ChatDelta&)> on_delta,
+           std::function<void(util::Result<AgentReply>)> done);
+
+ private:
+  struct Call;
+  void TryModel(std::shared_ptr<Call> call, std::size_t index);
+  void Remember(const std::shared_ptr<Call>& call, AgentReply reply);
+
+  domain::LlmGateway& gateway_;
+  domain::ModelResolver& models_;
+  domain::ConversationRepository& memory_;
+  util::BlockingExecutor& blocking_;
+  const util::Clock& clock_;
+};
+
+}  // namespace sb::pipeline

@@ -1,0 +1,200 @@
+// The local-agent runner over real SQLite conversation memory, a scripted gateway and a table of
+// models: what each model is sent, fallbacks, memory bounds and images for blind models.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+
+#include "pipeline/local_agent_runner.hpp"
+#include "storage/sqlite/sqlite_storage.hpp"
+#include "util/crypto.hpp"
+
+namespace sb::pipeline {
+namespace {
+
+using util::ErrorCode;
+
+class FixedClock final : public util::Clock {
+ public:
+  util::TimePoint Now() const override { return util::FromUnixMillis(1'790'000'000'000); }
+};
+
+class InlineExecutor final : public util::BlockingExecutor {
+ public:
+  void Post(std::function<void()> task) override { task(); }
+};
+
+class TableResolver final : public domain::ModelResolver {
+ public:
+  util::Result<domain::ModelRoute> Resolve(const std::string& uuid) override {
+    auto it = routes.find(uuid);
+    if (it == routes.end()) return util::Fail(ErrorCode::kNotFound, "no model " + uuid);
+    return it->second;
+  }
+  std::map<std::string, domain::ModelRoute> routes;
+};
+
+// Answers "reply <n>" for model ids it knows; fails for ids listed in `failing`.
+class ScriptedGateway final : public domain::LlmGateway {
+ public:
+  std::shared_ptr<domain::CallHandle> Chat(
+      const domain::ProviderEndpoint&, domain::ChatRequest request,
+      std::function<void(const domain::ChatDelta&)> on_delta,
+      std::function<void(util::Result<domain::ChatResult>)> done) override {
+    requests.push_back(request);
+    if (failing.count(request.model)) {
+      done(util::Fail(ErrorCode::kUpstreamFailed, "provider answered 500"));
+      return nullptr;
+    }
+    domain::ChatResult r;
+    r.content = "reply " + std::to_string(requests.size());
+    if (on_delta) on_delta({r.content});
+    done(r);
+    return nullptr;
+  }
+  std::shared_ptr<domain::CallHandle> Embed(
+      const domain::ProviderEndpoint&, domain::EmbeddingRequest,
+      std::function<void(util::Result<domain::EmbeddingResult>)> done) override {
+    done(util::Fail(ErrorCode::kInvalidArgument, "not used"));
+    return nullptr;
+  }
+  std::vector<domain::ChatRequest> requests;
+  std::set<std::string> failing;
+};
+
+std::string TextOf(const domain::ChatMessage& m) {
+  std::string out;
+  for (const auto& p : m.content)
+    out += p.kind == domain::ContentPart::Kind::kText ? p.text : "<img>";
+  return out;
+}
+
+class AgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("sb-agent-" + util::RandomUrlSafe(8));
+    auto st = storage::sqlite::SqliteStorage::Open((dir_ / "db.sqlite").string());
+    ASSERT_TRUE(st) << st.error().message;
+    storage_ = std::move(*st);
+    domain::Pipeline p;
+    p.uuid = util::PipelineId::Generate();
+    p.name = "p";
+    ASSERT_TRUE(storage_->pipelines().Insert(p));
+    domain::Bot b;
+    b.uuid = util::BotId::Generate();
+    b.name = "b";
+    b.adapter = "webhook";
+    b.use_pipeline_uuid = p.uuid;
+    ASSERT_TRUE(storage_->bots().Insert(b));
+    key_ = {p.uuid, b.uuid, "person_42"};
+    resolver_.routes["m-primary"] = {
+        {"openai-chat-completions", "http://x", {}}, "primary", {}, {}};
+    resolver_.routes["m-fallback"] = {
+        {"openai-chat-completions", "http://x", {}}, "fallback", {}, {"chat", "vision"}};
+    runner_ = std::make_unique<LocalAgentRunner>(gateway_, resolver_, storage_->conversations(),
+                                                 executor_, clock_);
+  }
+  void TearDown() override {
+    storage_->Close();
+    std::filesystem::remove_all(dir_);
+  }
+
+  util::JsonObject Config(const std::string& model_json, int max_round = 10) {
+    return util::ParseJson(R"({"ai":{"local-agent":{"model":)" + model_json + R"(,"max-round":)" +
+                           std::to_string(max_round) +
+                           R"(,"prompt":[{"role":"system","content":"Be brief."}]}}})")
+        ->as_object();
+  }
+
+  util::Result<AgentReply> Say(const util::JsonObject& config, const std::string& text,
+                               bool with_image = false) {
+    AgentInput in{key_, {{domain::ContentPart::Kind::kText, text, {}}}};
+    if (with_image) in.content.push_back({domain::ContentPart::Kind::kImage, {}, "http://i/1.png"});
+    std::optional<util::Result<AgentReply>> out;
+    runner_->Run(config, in, nullptr, [&](util::Result<AgentReply> r) { out = std::move(r); });
+    EXPECT_TRUE(out.has_value());
+    return out ? std::move(*out) : util::Fail(ErrorCode::kInternal, "no answer");
+  }
+
+  std::filesystem::path dir_;
+  FixedClock clock_;
+  InlineExecutor executor_;
+  std::unique_ptr<storage::sqlite::SqliteStorage> storage_;
+  domain::ConversationKey key_;
+  TableResolver resolver_;
+  ScriptedGateway gateway_;
+  std::unique_ptr<LocalAgentRunner> runner_;
+};
+
+TEST(AgentSettings, ReadsPrimaryFallbacksRoundsAndPrompt) {
+  auto s = ReadAgentSettings(
+      util::ParseJson(R"({"ai":{"local-agent":{"model":{"primary":"a","fallbacks":["b","",3]},
+          "max-round":4,"prompt":[{"role":"system","content":"x"},{"role":"system","content":""}]}}})")
+          ->as_object());
+  EXPECT_EQ(s.models, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(s.max_rounds, 4);
+  ASSERT_EQ(s.prompt.size(), 1u);
+  // LangBot's older form: the model as a plain uuid.
+  auto old =
+      ReadAgentSettings(util::ParseJson(R"({"ai":{"local-agent":{"model":"a"}}})")->as_object());
+  EXPECT_EQ(old.models, (std::vector<std::string>{"a"}));
+  EXPECT_TRUE(ReadAgentSettings({}).models.empty());
+}
+
+TEST_F(AgentTest, SecondTurnCarriesTheFirstRound) {
+  auto config = Config(R"({"primary":"m-primary","fallbacks":[]})");
+  auto first = Say(config, "hello");
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_EQ(first->text, "reply 1");
+  ASSERT_TRUE(Say(config, "again"));
+  const auto& sent = gateway_.requests.back().messages;
+  ASSERT_EQ(sent.size(), 4u);  // system, user, assistant, user
+  EXPECT_EQ(sent[0].role, "system");
+  EXPECT_EQ(TextOf(sent[1]), "hello");
+  EXPECT_EQ(TextOf(sent[2]), "reply 1");
+  EXPECT_EQ(TextOf(sent[3]), "again");
+  EXPECT_EQ(gateway_.requests.back().model, "primary");
+}
+
+TEST_F(AgentTest, MemoryKeepsOnlyMaxRounds) {
+  auto config = Config(R"("m-primary")", /*max_round=*/1);
+  for (const char* t : {"one", "two", "three"}) ASSERT_TRUE(Say(config, t));
+  const auto& sent = gateway_.requests.back().messages;
+  ASSERT_EQ(sent.size(), 4u);
+  EXPECT_EQ(TextOf(sent[1]), "two");
+  ASSERT_TRUE(storage_->conversations().Clear(key_));
+  ASSERT_TRUE(Say(config, "after reset"));
+  EXPECT_EQ(gateway_.requests.back().messages.size(), 2u);
+}
+
+TEST_F(AgentTest, FailingPrimaryFallsBackAndBlindModelsGetNoImages) {
+  gateway_.failing.insert("primary");
+  auto r = Say(Config(R"({"primary":"m-primary","fallbacks":["m-missing","m-fallback"]})"), "look",
+               /*with_image=*/true);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->model_uuid, "m-fallback");
+  ASSERT_EQ(gateway_.requests.size(), 2u);
+  EXPECT_EQ(TextOf(gateway_.requests[0].messages.back()), "look[image]");  // primary: no vision
+  EXPECT_EQ(TextOf(gateway_.requests[1].messages.back()), "look<img>");    // fallback: vision
+}
+
+TEST_F(AgentTest, AllModelsFailingGivesTheLastError) {
+  gateway_.failing = {"primary", "fallback"};
+  auto r = Say(Config(R"({"primary":"m-primary","fallbacks":["m-fallback"]})"), "x");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kUpstreamFailed);
+  // Nothing was remembered from a failed turn.
+  gateway_.failing.clear();
+  ASSERT_TRUE(Say(Config(R"("m-primary")"), "y"));
+  EXPECT_EQ(gateway_.requests.back().messages.size(), 2u);
+}
+
+TEST_F(AgentTest, NoModelConfiguredIsInvalidArgument) {
+  auto r = Say(Config(R"({"primary":"","fallbacks":[]})"), "x");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(gateway_.requests.empty());
+}
+
+}  // namespace
+}  // namespace sb::pipeline
