@@ -171,8 +171,7 @@ util::Result<JsonObject> ParseRoot(std::string_view body) {
   auto parsed = util::ParseJson(body);
   if (!parsed) return tl::unexpected(parsed.error());
   if (!parsed->is_object()) {
-    return Invalid(std::string("body must be a JSON object, not ") +
-                   util::JsonKindName(*parsed));
+    return Invalid(std::string("body must be a JSON object, not ") + util::JsonKindName(*parsed));
   }
   return std::move(parsed->get_object());
 }
@@ -226,8 +225,7 @@ std::string SignTimestamped(std::string_view secret, std::int64_t unix_seconds,
 }
 
 bool Verify(std::string_view secret, std::string_view body, std::string_view signature_header,
-            std::string_view timestamp_header, util::TimePoint now,
-            std::chrono::seconds max_skew) {
+            std::string_view timestamp_header, util::TimePoint now, std::chrono::seconds max_skew) {
   if (secret.empty()) return false;
   const auto timestamp = ParseUnixSeconds(timestamp_header);
   if (!timestamp) return false;
@@ -250,8 +248,7 @@ util::Result<InboundMessage> DecodeInbound(std::string_view body) {
   if (auto r = ReadString(**sender, "id", "sender.", true, kMaxIdBytes, msg.sender_id); !r) {
     return tl::unexpected(r.error());
   }
-  if (auto r = ReadString(**sender, "name", "sender.", false, kMaxNameBytes, msg.sender_name);
-      !r) {
+  if (auto r = ReadString(**sender, "name", "sender.", false, kMaxNameBytes, msg.sender_name); !r) {
     return tl::unexpected(r.error());
   }
   auto chat = ReadObject(*root, "chat");
@@ -269,8 +266,8 @@ util::Result<InboundMessage> DecodeInbound(std::string_view body) {
     if (ts->is_int64() && ts->get_int64() >= 0) {
       msg.timestamp = ts->get_int64();
     } else if (ts->is_uint64() &&
-               ts->get_uint64() <= static_cast<std::uint64_t>(
-                                       std::numeric_limits<std::int64_t>::max())) {
+               ts->get_uint64() <=
+                   static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
       msg.timestamp = static_cast<std::int64_t>(ts->get_uint64());
     } else {
       return Invalid("timestamp must be a non-negative integer (unix seconds)");
@@ -344,8 +341,7 @@ util::Result<OutboundMessage> DecodeOutbound(std::string_view body) {
   auto type = ParseTargetType(**target, "target.");
   if (!type) return tl::unexpected(type.error());
   out.message.target_type = *type;
-  if (auto r = ReadString(**target, "id", "target.", true, kUnbounded, out.message.target_id);
-      !r) {
+  if (auto r = ReadString(**target, "id", "target.", true, kUnbounded, out.message.target_id); !r) {
     return tl::unexpected(r.error());
   }
   auto chain = DecodeChain(*root, kNoBounds);
