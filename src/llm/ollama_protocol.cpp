@@ -19,14 +19,6 @@ using util::Json;
 using util::JsonArray;
 using util::JsonObject;
 
-std::vector<std::pair<std::string, std::string>> Headers(const std::string& api_key) {
-  std::vector<std::pair<std::string, std::string>> headers;
-  // A local server needs no key; ollama.com's cloud API takes a Bearer token.
-  if (!api_key.empty()) headers.emplace_back("Authorization", "Bearer " + api_key);
-  headers.emplace_back("Content-Type", "application/json");
-  return headers;
-}
-
 // The name of the tool a tool message answers: Ollama matches results by `tool_name`, and our
 // messages only carry the call id, so it is looked up in the assistant turns before it.
 std::string ToolNameFor(const std::vector<ChatMessage>& messages, std::size_t before,
@@ -209,7 +201,7 @@ class OllamaProtocol final : public WireProtocol {
     }
     // `options`, `think`, `keep_alive`, `format` all sit at the top level, as the user gave them.
     util::DeepMerge(body, request.extra_args);
-    return JsonPost(base_url + "/api/chat", Headers(api_key), body);
+    return JsonPost(base_url + "/api/chat", BearerJsonHeaders(api_key), body);
   }
 
   util::Result<ChatResult> ParseChat(const net::HttpResponse& response) const override {
@@ -243,7 +235,7 @@ class OllamaProtocol final : public WireProtocol {
     for (const auto& input : request.inputs) inputs.emplace_back(input);
     JsonObject body{{"model", request.model}, {"input", std::move(inputs)}};
     util::DeepMerge(body, request.extra_args);
-    return JsonPost(base_url + "/api/embed", Headers(api_key), body);
+    return JsonPost(base_url + "/api/embed", BearerJsonHeaders(api_key), body);
   }
 
   util::Result<domain::EmbeddingResult> ParseEmbedding(

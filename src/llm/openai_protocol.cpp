@@ -20,14 +20,6 @@ using util::Json;
 using util::JsonArray;
 using util::JsonObject;
 
-std::vector<std::pair<std::string, std::string>> Headers(const std::string& api_key) {
-  std::vector<std::pair<std::string, std::string>> headers;
-  // Local servers (LM Studio, vLLM) run without a key; an empty Bearer would be rejected by some.
-  if (!api_key.empty()) headers.emplace_back("Authorization", "Bearer " + api_key);
-  headers.emplace_back("Content-Type", "application/json");
-  return headers;
-}
-
 // A plain string when text only (what every compatible server accepts), else typed parts.
 Json UserContent(const ChatMessage& message) {
   if (!HasImages(message)) return Json(JoinedText(message));
@@ -326,7 +318,7 @@ class OpenAiProtocol final : public WireProtocol {
     // Without include_usage a streamed answer carries no token counts at all.
     if (request.stream) body["stream_options"] = JsonObject{{"include_usage", true}};
     util::DeepMerge(body, request.extra_args);
-    return JsonPost(base_url + "/chat/completions", Headers(api_key), body);
+    return JsonPost(base_url + "/chat/completions", BearerJsonHeaders(api_key), body);
   }
 
   util::Result<ChatResult> ParseChat(const net::HttpResponse& response) const override {
@@ -380,7 +372,7 @@ class OpenAiProtocol final : public WireProtocol {
     JsonObject body{
         {"model", request.model}, {"input", std::move(inputs)}, {"encoding_format", "float"}};
     util::DeepMerge(body, request.extra_args);
-    return JsonPost(base_url + "/embeddings", Headers(api_key), body);
+    return JsonPost(base_url + "/embeddings", BearerJsonHeaders(api_key), body);
   }
 
   util::Result<domain::EmbeddingResult> ParseEmbedding(

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "util/crypto.hpp"
+
 namespace sb::llm {
 
 using util::ErrorCode;
@@ -195,37 +197,17 @@ void SettleUsage(domain::Usage& usage) {
 
 std::optional<std::string> DecodeBase64(std::string_view text) {
   std::string out;
-  out.reserve(text.size() / 4 * 3);
-  std::uint32_t buffer = 0;
-  int bits = 0;
-  std::size_t i = 0;
-  for (; i < text.size() && text[i] != '='; ++i) {
-    const char c = text[i];
-    int v;
-    if (c >= 'A' && c <= 'Z') {
-      v = c - 'A';
-    } else if (c >= 'a' && c <= 'z') {
-      v = c - 'a' + 26;
-    } else if (c >= '0' && c <= '9') {
-      v = c - '0' + 52;
-    } else if (c == '+') {
-      v = 62;
-    } else if (c == '/') {
-      v = 63;
-    } else {
-      return std::nullopt;
-    }
-    buffer = (buffer << 6) | static_cast<std::uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((buffer >> bits) & 0xFF));
-    }
-  }
-  for (; i < text.size(); ++i) {
-    if (text[i] != '=') return std::nullopt;  // nothing may follow the padding
-  }
+  if (!util::Base64Decode(text, out)) return std::nullopt;
   return out;
+}
+
+std::vector<std::pair<std::string, std::string>> BearerJsonHeaders(const std::string& api_key) {
+  std::vector<std::pair<std::string, std::string>> headers;
+  // Local servers (Ollama, LM Studio, vLLM) run without a key, and an empty Bearer would be
+  // refused by some of them.
+  if (!api_key.empty()) headers.emplace_back("Authorization", "Bearer " + api_key);
+  headers.emplace_back("Content-Type", "application/json");
+  return headers;
 }
 
 std::optional<std::vector<float>> DecodeFloat32Base64(std::string_view text) {

@@ -87,6 +87,9 @@ void SettleUsage(domain::Usage& usage);
 
 // Standard base64 (padding optional); nullopt on a character outside the alphabet.
 std::optional<std::string> DecodeBase64(std::string_view text);
+// `Authorization: Bearer <key>` (left out when the key is empty) and a JSON content type: the
+// OpenAI family and Ollama authenticate the same way.
+std::vector<std::pair<std::string, std::string>> BearerJsonHeaders(const std::string& api_key);
 // Base64 of little-endian IEEE-754 float32 values (OpenAI's encoding_format "base64").
 std::optional<std::vector<float>> DecodeFloat32Base64(std::string_view text);
 

@@ -92,11 +92,18 @@ std::string Base64UrlEncode(std::string_view bytes) {
   return out;
 }
 
-bool Base64UrlDecode(std::string_view text, std::string& out) {
+namespace {
+
+// Both alphabets differ only in characters 62 and 63. Padding ('=') may end the text; nothing
+// but more padding may follow it.
+bool DecodeWithAlphabet(std::string_view text, char c62, char c63, std::string& out) {
   out.clear();
+  out.reserve(text.size() / 4 * 3);
   unsigned buffer = 0;
   int bits = 0;
-  for (char c : text) {
+  std::size_t i = 0;
+  for (; i < text.size() && text[i] != '='; ++i) {
+    const char c = text[i];
     int v;
     if (c >= 'A' && c <= 'Z') {
       v = c - 'A';
@@ -104,9 +111,9 @@ bool Base64UrlDecode(std::string_view text, std::string& out) {
       v = c - 'a' + 26;
     } else if (c >= '0' && c <= '9') {
       v = c - '0' + 52;
-    } else if (c == '-') {
+    } else if (c == c62) {
       v = 62;
-    } else if (c == '_') {
+    } else if (c == c63) {
       v = 63;
     } else {
       return false;
@@ -118,7 +125,20 @@ bool Base64UrlDecode(std::string_view text, std::string& out) {
       out.push_back(static_cast<char>((buffer >> bits) & 0xff));
     }
   }
+  for (; i < text.size(); ++i) {
+    if (text[i] != '=') return false;
+  }
   return true;
+}
+
+}  // namespace
+
+bool Base64UrlDecode(std::string_view text, std::string& out) {
+  return DecodeWithAlphabet(text, '-', '_', out);
+}
+
+bool Base64Decode(std::string_view text, std::string& out) {
+  return DecodeWithAlphabet(text, '+', '/', out);
 }
 
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {

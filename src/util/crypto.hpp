@@ -23,8 +23,9 @@ std::string HmacSha256(std::string_view key, std::string_view data);
 std::string HexEncode(std::string_view bytes);
 
 std::string Base64UrlEncode(std::string_view bytes);  // no padding
-// Returns false on characters outside the alphabet.
+// Return false on characters outside the alphabet or anything after the '=' padding.
 bool Base64UrlDecode(std::string_view text, std::string& out);
+bool Base64Decode(std::string_view text, std::string& out);  // standard alphabet (+, /)
 
 // Time depends only on the lengths, never on where the inputs differ.
 bool ConstantTimeEquals(std::string_view a, std::string_view b);

@@ -52,6 +52,11 @@ TEST(Crypto, Base64UrlRoundTrip) {
   EXPECT_EQ(Base64UrlEncode("foobar"), "Zm9vYmFy");
   std::string out;
   EXPECT_FALSE(Base64UrlDecode("ab+c", out));
+  // The standard alphabet, with padding, as providers send base64 embeddings.
+  ASSERT_TRUE(Base64Decode("+/8=", out));
+  EXPECT_EQ(out, std::string("\xfb\xff", 2));
+  EXPECT_FALSE(Base64Decode("ab-c", out));
+  EXPECT_FALSE(Base64Decode("aGV=sbG8", out));
 }
 
 TEST(Crypto, RandomUrlSafeHasLengthAndAlphabet) {
