@@ -66,9 +66,18 @@ util::Result<Secret> ReadOrCreateSecret(const std::filesystem::path& path, std::
     }
     return Secret{std::move(value), false};
   }
+  // Created with link(), which fails if the file appeared meanwhile: two processes starting
+  // together on a new data directory must end up with one secret, not the last writer's.
   Secret s{util::RandomUrlSafe(length), true};
-  if (auto r = WritePrivateFile(path, s.value + "\n"); !r) return tl::unexpected(r.error());
-  return s;
+  const std::filesystem::path tmp = path.string() + ".new." + util::RandomUrlSafe(8);
+  if (auto r = WritePrivateFile(tmp, s.value + "\n"); !r) return tl::unexpected(r.error());
+  const int linked = ::link(tmp.c_str(), path.c_str());
+  const int link_errno = errno;
+  ::unlink(tmp.c_str());
+  if (linked == 0) return s;
+  if (link_errno == EEXIST) return ReadOrCreateSecret(path, length);
+  errno = link_errno;
+  return tl::unexpected(IoError("cannot create", path));
 }
 
 }  // namespace sb::app

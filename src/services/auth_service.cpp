@@ -104,12 +104,28 @@ bool AuthService::Throttled(const std::string& user, const std::string& address)
 }
 
 void AuthService::RecordFailure(const std::string& user, const std::string& address) {
+  constexpr std::size_t kMaxTracked = 100000;
   std::lock_guard lock(throttle_mu_);
   const auto now = clock_.Now();
-  failures_["u:" + user].push_back(now);
-  failures_["a:" + address].push_back(now);
-  // Bound memory under a flood of distinct names or addresses.
-  if (failures_.size() > 100000) failures_.clear();
+  if (failures_.size() >= kMaxTracked) {
+    // Bound memory under a flood of distinct names or addresses by forgetting expired windows
+    // only: dropping live counters would let a flood reset the throttle on the attacked account.
+    const auto cutoff = now - std::chrono::seconds(options_.login_window_seconds);
+    std::erase_if(failures_, [&](const auto& entry) { return entry.second.back() < cutoff; });
+  }
+  for (const std::string& key : {"u:" + user, "a:" + address}) {
+    auto it = failures_.find(key);
+    if (it != failures_.end()) {
+      auto& times = it->second;
+      times.push_back(now);
+      // Only the newest max_failures matter for the decision.
+      if (times.size() > static_cast<std::size_t>(options_.login_max_failures) * 2) {
+        times.erase(times.begin(), times.end() - options_.login_max_failures);
+      }
+    } else if (failures_.size() < kMaxTracked) {
+      failures_.emplace(key, std::vector<util::TimePoint>{now});
+    }
+  }
 }
 
 void AuthService::ClearFailures(const std::string& user, const std::string& address) {

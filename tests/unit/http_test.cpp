@@ -7,8 +7,10 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "app/core.hpp"
+#include "app/data_dir.hpp"
 #include "http/api/api.hpp"
 #include "http/auth_guard.hpp"
 #include "http/envelope.hpp"
@@ -220,6 +222,28 @@ TEST(RouteTable, EveryRegisteredRouteIsListedWithItsAuthClass) {
     EXPECT_TRUE(registered.count(l)) << "listed route not registered: " << l;
   }
   (*core)->Close();
+  std::filesystem::remove_all(dir);
+}
+
+// Two processes starting together on a new data directory must share one secret.
+TEST(DataDir, ConcurrentFirstStartsAgreeOnTheSecret) {
+  const auto dir = std::filesystem::temp_directory_path() / ("sb-secret-" + util::RandomUrlSafe(8));
+  std::filesystem::create_directories(dir);
+  for (int round = 0; round < 20; ++round) {
+    const auto path = dir / ("secret" + std::to_string(round));
+    std::vector<std::string> seen(8);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 8; ++i) {
+      threads.emplace_back([&, i] {
+        auto s = app::ReadOrCreateSecret(path, 32);
+        if (s) seen[i] = s->value;
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (const auto& v : seen) EXPECT_EQ(v, seen[0]);
+    EXPECT_EQ(std::filesystem::status(path).permissions() & std::filesystem::perms::all,
+              std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  }
   std::filesystem::remove_all(dir);
 }
 
