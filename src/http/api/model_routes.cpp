@@ -55,8 +55,8 @@ void RegisterTest(Router& router, ApiContext& ctx, ModelKind kind, const std::st
     auto body = FieldReader::Parse(req.body, /*empty_ok=*/true);
     if (!body) return respond(Fail(req, body.error()));
     const bool llm = kind == ModelKind::kLlm;
-    std::string input =
-        body->OptionalString(llm ? "prompt" : "text").value_or(llm ? "Hello" : "Hello");
+    // LangBot's defaults: the prompt or text "Hello" when none (or an empty one) is given.
+    std::string input = body->OptionalString(llm ? "prompt" : "text").value_or("");
     if (input.empty()) input = "Hello";
     const bool draft = req.PathParam("model_uuid") == "_";
     services::ModelUnderTest model;
