@@ -1,0 +1,129 @@
+// The pipeline engine: runs one incoming message through a pipeline's stages in LangBot's order
+// (group respond rules, access control, ignore rules, incoming content filter, rate limit, then
+// built-in commands or the runner, then output shaping) and reports what to send and log. Pure
+// orchestration over ports: no I/O of its own, never sleeps.
+//   PipelineEngine engine(runners, memory, limiter, ban_words, random, clock);
+//   engine.Process(pipeline_id, std::move(query), [](EngineOutcome o) { runtime.Send(o); });
+//   // kDeferred: wait until o.wait_until, then engine.Resume(o.deferred, done)
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "domain/bot_log.hpp"
+#include "domain/conversation.hpp"
+#include "domain/message.hpp"
+#include "pipeline/content_filter.hpp"
+#include "pipeline/local_agent_runner.hpp"
+#include "pipeline/query.hpp"
+#include "pipeline/rate_limiter.hpp"
+#include "pipeline/trigger_rules.hpp"
+#include "util/clock.hpp"
+#include "util/error.hpp"
+#include "util/ids.hpp"
+#include "util/json.hpp"
+
+namespace sb::pipeline {
+
+// A runner (`ai.runner.runner`) as the engine sees it. Same contract as LocalAgentRunner::Run:
+// called from a thread that may block; `done` exactly once, on any thread, must not block.
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  virtual void Run(const util::JsonObject& pipeline_config, AgentInput input,
+                   std::function<void(const domain::ChatDelta&)> on_delta,
+                   std::function<void(util::Result<AgentReply>)> done) = 0;
+};
+
+// Adapts the concrete local-agent runner to the interface.
+class LocalAgentRunnerAdapter final : public Runner {
+ public:
+  explicit LocalAgentRunnerAdapter(LocalAgentRunner& runner) : runner_(runner) {}
+  void Run(const util::JsonObject& pipeline_config, AgentInput input,
+           std::function<void(const domain::ChatDelta&)> on_delta,
+           std::function<void(util::Result<AgentReply>)> done) override {
+    runner_.Run(pipeline_config, std::move(input), std::move(on_delta), std::move(done));
+  }
+
+ private:
+  LocalAgentRunner& runner_;
+};
+
+enum class OutcomeKind {
+  kReplied,   // `reply` is to be sent (a command answer, the runner's reply, or a failure text)
+  kIgnored,   // see `reason`; `reply` holds the notice for kBannedWords, nothing otherwise
+  kDeferred,  // rate limit "wait": call Resume(deferred) at `wait_until`; its slot is reserved
+};
+const char* OutcomeKindName(OutcomeKind kind);
+
+enum class IgnoreReason {
+  kNone,
+  kNotTriggered,   // group message matched no respond rule
+  kAccessDenied,   // black/whitelist
+  kIgnoreRule,     // trigger.ignore-rules
+  kRateLimited,    // rate limit, strategy drop
+  kBannedWords,    // incoming content filter; `reply` holds the notice to send
+  kFailureHidden,  // the run failed and output.misc.exception-handling is "hide"
+};
+const char* IgnoreReasonName(IgnoreReason reason);
+
+struct EngineLogLine {
+  domain::LogLevel level = domain::LogLevel::kInfo;
+  std::string text;
+};
+
+// The state of a query held back by the rate limiter; opaque to the runtime.
+struct DeferredRun;
+
+struct EngineOutcome {
+  OutcomeKind kind = OutcomeKind::kIgnored;
+  IgnoreReason reason = IgnoreReason::kNone;
+  domain::MessageChain reply;  // empty means nothing to send
+  std::string session_id;      // "person_<id>" / "group_<id>"
+  std::vector<EngineLogLine> log;
+  // The run failed (runner error or unavailable runner); `error` says why, for the log.
+  bool failed = false;
+  std::string error;
+  // kDeferred only.
+  util::TimePoint wait_until{};
+  std::shared_ptr<const DeferredRun> deferred;
+};
+
+// The text `!help` answers with.
+std::string HelpText();
+
+// Thread-safe when its ports are (all the real ones are). Process/Resume are called from a thread
+// that may block (a `!reset` clears memory synchronously through the repository); `done` runs
+// exactly once, either on that thread or on the runner's completion thread.
+class PipelineEngine {
+ public:
+  // `local_agent` serves `ai.runner.runner` "local-agent"; any other runner fails the run.
+  PipelineEngine(Runner& local_agent, domain::ConversationRepository& memory, RateLimiter& limiter,
+                 const BanWordFilter& ban_words, RandomSource& random, const util::Clock& clock);
+
+  using Done = std::function<void(EngineOutcome)>;
+
+  void Process(const util::PipelineId& pipeline, Query query, Done done);
+  // Continues a kDeferred outcome after the rate limiter (the slot is already taken).
+  void Resume(std::shared_ptr<const DeferredRun> deferred, Done done);
+
+ private:
+  struct Run;
+  void Dispatch(std::shared_ptr<Run> run);
+  void RunCommand(std::shared_ptr<Run> run);
+  void RunRunner(std::shared_ptr<Run> run);
+  void Finish(std::shared_ptr<Run> run, util::Result<AgentReply> result);
+  void Log(Run& run, domain::LogLevel level, std::string text) const;
+
+  Runner& local_agent_;
+  domain::ConversationRepository& memory_;
+  RateLimiter& limiter_;
+  const BanWordFilter& ban_words_;
+  RandomSource& random_;
+  const util::Clock& clock_;
+};
+
+}  // namespace sb::pipeline

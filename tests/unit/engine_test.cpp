@@ -1,0 +1,358 @@
+// The pipeline engine over a fake runner, real SQLite conversation memory and a settable clock:
+// stage order, what is ignored and why, commands, failures and output shaping.
+#include "pipeline/engine.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <future>
+#include <optional>
+#include <thread>
+
+#include "storage/sqlite/sqlite_storage.hpp"
+#include "util/crypto.hpp"
+
+namespace sb::pipeline {
+namespace {
+
+using util::ErrorCode;
+
+class SettableClock final : public util::Clock {
+ public:
+  util::TimePoint Now() const override { return now; }
+  util::TimePoint now = util::FromUnixMillis(1'790'000'040'000);
+};
+
+class FixedRandom final : public RandomSource {
+ public:
+  double Next() override { return value; }
+  double value = 0.99;
+};
+
+// Answers `reply` (or fails with `error`); records what it was given. With `async` set, answers
+// from another thread.
+class FakeRunner final : public Runner {
+ public:
+  void Run(const util::JsonObject&, AgentInput input, std::function<void(const domain::ChatDelta&)>,
+           std::function<void(util::Result<AgentReply>)> done) override {
+    inputs.push_back(input);
+    auto answer = [this, done = std::move(done)] {
+      if (error) {
+        done(util::Fail(ErrorCode::kUpstreamFailed, *error));
+      } else {
+        done(AgentReply{reply, "m-1", {}});
+      }
+    };
+    if (async) {
+      std::thread(answer).detach();
+    } else {
+      answer();
+    }
+  }
+  std::string reply = "hello there";
+  std::optional<std::string> error;
+  bool async = false;
+  std::vector<AgentInput> inputs;
+};
+
+std::string TextOf(const AgentInput& in) {
+  std::string out;
+  for (const auto& p : in.content) {
+    if (p.kind == domain::ContentPart::Kind::kText) out += p.text;
+  }
+  return out;
+}
+
+domain::MessageElement Plain(std::string text) {
+  domain::MessageElement e;
+  e.type = domain::ElementType::kPlain;
+  e.text = std::move(text);
+  return e;
+}
+
+domain::MessageElement At(std::string target) {
+  domain::MessageElement e;
+  e.type = domain::ElementType::kAt;
+  e.target = std::move(target);
+  return e;
+}
+
+std::string PlainOf(const domain::MessageChain& chain) {
+  std::string out;
+  for (const auto& e : chain) {
+    if (e.type == domain::ElementType::kPlain) out += e.text;
+  }
+  return out;
+}
+
+bool LogHas(const EngineOutcome& o, const std::string& needle) {
+  for (const auto& l : o.log) {
+    if (l.text.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+class EngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("sb-engine-" + util::RandomUrlSafe(8));
+    auto st = storage::sqlite::SqliteStorage::Open((dir_ / "db.sqlite").string());
+    ASSERT_TRUE(st) << st.error().message;
+    storage_ = std::move(*st);
+    domain::Pipeline p;
+    p.uuid = util::PipelineId::Generate();
+    p.name = "p";
+    ASSERT_TRUE(storage_->pipelines().Insert(p));
+    domain::Bot b;
+    b.uuid = util::BotId::Generate();
+    b.name = "b";
+    b.adapter = "webhook";
+    b.use_pipeline_uuid = p.uuid;
+    ASSERT_TRUE(storage_->bots().Insert(b));
+    pipeline_ = p.uuid;
+    bot_ = b.uuid;
+    filter_ = std::make_unique<BanWordFilter>(BanWordList{{"badword"}, "*", ""});
+    limiter_ = std::make_unique<RateLimiter>(clock_);
+    engine_ = std::make_unique<PipelineEngine>(runner_, storage_->conversations(), *limiter_,
+                                               *filter_, random_, clock_);
+  }
+  void TearDown() override {
+    engine_.reset();
+    storage_->Close();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::shared_ptr<const util::JsonObject> Cfg(const std::string& json) {
+    auto parsed = util::ParseJson(json);
+    EXPECT_TRUE(parsed) << json;
+    return std::make_shared<const util::JsonObject>(parsed->as_object());
+  }
+
+  Query Person(domain::MessageChain chain, std::shared_ptr<const util::JsonObject> cfg = nullptr) {
+    return MakeQuery(bot_.str(), LauncherType::kPerson, "42", "42", std::move(chain), "bot",
+                     cfg ? cfg : Cfg("{}"));
+  }
+  Query Group(domain::MessageChain chain, std::shared_ptr<const util::JsonObject> cfg) {
+    return MakeQuery(bot_.str(), LauncherType::kGroup, "g1", "7", std::move(chain), "bot", cfg);
+  }
+
+  EngineOutcome Go(Query q) {
+    std::optional<EngineOutcome> out;
+    int calls = 0;
+    engine_->Process(pipeline_, std::move(q), [&](EngineOutcome o) {
+      ++calls;
+      out = std::move(o);
+    });
+    EXPECT_EQ(calls, 1);
+    return out ? std::move(*out) : EngineOutcome{};
+  }
+
+  std::filesystem::path dir_;
+  SettableClock clock_;
+  FixedRandom random_;
+  FakeRunner runner_;
+  std::unique_ptr<storage::sqlite::SqliteStorage> storage_;
+  std::unique_ptr<BanWordFilter> filter_;
+  std::unique_ptr<RateLimiter> limiter_;
+  std::unique_ptr<PipelineEngine> engine_;
+  util::PipelineId pipeline_;
+  util::BotId bot_;
+};
+
+TEST_F(EngineTest, PrivateMessageGetsTheRunnersReply) {
+  auto o = Go(Person({Plain("hi")}));
+  EXPECT_EQ(o.kind, OutcomeKind::kReplied);
+  EXPECT_EQ(o.session_id, "person_42");
+  EXPECT_EQ(PlainOf(o.reply), "hello there");
+  ASSERT_EQ(o.reply.size(), 1u);  // no At in private chats
+  ASSERT_EQ(runner_.inputs.size(), 1u);
+  EXPECT_EQ(TextOf(runner_.inputs[0]), "hi");
+  EXPECT_EQ(runner_.inputs[0].conversation.session_id, "person_42");
+  EXPECT_EQ(runner_.inputs[0].conversation.pipeline, pipeline_);
+  EXPECT_EQ(runner_.inputs[0].conversation.bot, bot_);
+  EXPECT_TRUE(LogHas(o, "replied to person_42"));
+}
+
+TEST_F(EngineTest, AsyncRunnerCompletionCallsDoneOnce) {
+  runner_.async = true;
+  std::promise<EngineOutcome> p;
+  auto f = p.get_future();
+  engine_->Process(pipeline_, Person({Plain("hi")}), [&](EngineOutcome o) { p.set_value(o); });
+  ASSERT_EQ(f.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  EXPECT_EQ(PlainOf(f.get().reply), "hello there");
+}
+
+TEST_F(EngineTest, GroupWithoutAtOrPrefixIsIgnored) {
+  auto cfg = Cfg(R"({"trigger":{"group-respond-rules":{"at":true,"prefix":["ai"]}}})");
+  auto o = Go(Group({Plain("hello all")}, cfg));
+  EXPECT_EQ(o.kind, OutcomeKind::kIgnored);
+  EXPECT_EQ(o.reason, IgnoreReason::kNotTriggered);
+  EXPECT_TRUE(o.reply.empty());
+  EXPECT_TRUE(runner_.inputs.empty());
+}
+
+TEST_F(EngineTest, PrefixIsStrippedAndAtSenderAddedInGroups) {
+  auto cfg = Cfg(R"({"trigger":{"group-respond-rules":{"at":true,"prefix":["ai"]}}})");
+  auto o = Go(Group({Plain("ai what time is it")}, cfg));
+  ASSERT_EQ(o.kind, OutcomeKind::kReplied);
+  ASSERT_EQ(runner_.inputs.size(), 1u);
+  EXPECT_EQ(TextOf(runner_.inputs[0]), "what time is it");
+  ASSERT_EQ(o.reply.size(), 2u);
+  EXPECT_EQ(o.reply[0].type, domain::ElementType::kAt);
+  EXPECT_EQ(o.reply[0].target, "7");
+  EXPECT_EQ(o.session_id, "group_g1");
+
+  // at-sender off: no At.
+  auto off = Cfg(
+      R"({"trigger":{"group-respond-rules":{"at":true}},"output":{"misc":{"at-sender":false}}})");
+  auto o2 = Go(Group({At("bot"), Plain(" hi")}, off));
+  ASSERT_EQ(o2.kind, OutcomeKind::kReplied);
+  ASSERT_EQ(o2.reply.size(), 1u);
+  EXPECT_EQ(o2.reply[0].type, domain::ElementType::kPlain);
+}
+
+TEST_F(EngineTest, BlacklistedSessionIsIgnored) {
+  auto cfg = Cfg(R"({"trigger":{"access-control":{"mode":"blacklist","blacklist":["person_*"]}}})");
+  auto o = Go(Person({Plain("hi")}, cfg));
+  EXPECT_EQ(o.kind, OutcomeKind::kIgnored);
+  EXPECT_EQ(o.reason, IgnoreReason::kAccessDenied);
+  EXPECT_TRUE(runner_.inputs.empty());
+  // A command from a blacklisted session does not act either.
+  auto cmd = Go(Person({Plain("!help")}, cfg));
+  EXPECT_EQ(cmd.reason, IgnoreReason::kAccessDenied);
+}
+
+TEST_F(EngineTest, IgnoreRuleDropsSilently) {
+  auto cfg = Cfg(R"({"trigger":{"ignore-rules":{"prefix":["#"],"regexp":["^skip"]}}})");
+  auto o = Go(Person({Plain("# note to self")}, cfg));
+  EXPECT_EQ(o.kind, OutcomeKind::kIgnored);
+  EXPECT_EQ(o.reason, IgnoreReason::kIgnoreRule);
+  EXPECT_TRUE(o.reply.empty());
+  EXPECT_EQ(Go(Person({Plain("skip this")}, cfg)).reason, IgnoreReason::kIgnoreRule);
+  EXPECT_TRUE(runner_.inputs.empty());
+}
+
+TEST_F(EngineTest, BannedWordGivesTheNotice) {
+  auto cfg = Cfg(R"({"safety":{"content-filter":{"scope":"all","check-sensitive-words":true}}})");
+  auto o = Go(Person({Plain("you badword")}, cfg));
+  EXPECT_EQ(o.kind, OutcomeKind::kIgnored);
+  EXPECT_EQ(o.reason, IgnoreReason::kBannedWords);
+  EXPECT_EQ(PlainOf(o.reply), kBanWordNotice);
+  EXPECT_TRUE(runner_.inputs.empty());
+}
+
+TEST_F(EngineTest, BannedWordInReplyIsMasked) {
+  auto cfg = Cfg(R"({"safety":{"content-filter":{"scope":"all","check-sensitive-words":true}}})");
+  runner_.reply = "a badword here";
+  auto o = Go(Person({Plain("hi")}, cfg));
+  EXPECT_EQ(PlainOf(o.reply), "a ******* here");
+}
+
+TEST_F(EngineTest, RateLimitDropsTheMessageOverTheLimit) {
+  auto cfg =
+      Cfg(R"({"safety":{"rate-limit":{"window-length":60,"limitation":2,"strategy":"drop"}}})");
+  EXPECT_EQ(Go(Person({Plain("1")}, cfg)).kind, OutcomeKind::kReplied);
+  EXPECT_EQ(Go(Person({Plain("2")}, cfg)).kind, OutcomeKind::kReplied);
+  auto third = Go(Person({Plain("3")}, cfg));
+  EXPECT_EQ(third.kind, OutcomeKind::kIgnored);
+  EXPECT_EQ(third.reason, IgnoreReason::kRateLimited);
+  EXPECT_EQ(runner_.inputs.size(), 2u);
+  // The next window admits again.
+  clock_.now += std::chrono::seconds(60);
+  EXPECT_EQ(Go(Person({Plain("4")}, cfg)).kind, OutcomeKind::kReplied);
+}
+
+TEST_F(EngineTest, RateLimitWaitDefersAndResumes) {
+  auto cfg =
+      Cfg(R"({"safety":{"rate-limit":{"window-length":60,"limitation":1,"strategy":"wait"}}})");
+  EXPECT_EQ(Go(Person({Plain("1")}, cfg)).kind, OutcomeKind::kReplied);
+  auto second = Go(Person({Plain("2")}, cfg));
+  ASSERT_EQ(second.kind, OutcomeKind::kDeferred);
+  EXPECT_GT(second.wait_until, clock_.now);
+  ASSERT_TRUE(second.deferred);
+  EXPECT_EQ(runner_.inputs.size(), 1u);
+  std::optional<EngineOutcome> resumed;
+  engine_->Resume(second.deferred, [&](EngineOutcome o) { resumed = std::move(o); });
+  ASSERT_TRUE(resumed);
+  EXPECT_EQ(resumed->kind, OutcomeKind::kReplied);
+  ASSERT_EQ(runner_.inputs.size(), 2u);
+  EXPECT_EQ(TextOf(runner_.inputs[1]), "2");
+}
+
+TEST_F(EngineTest, ResetClearsTheSessionsMemory) {
+  domain::ConversationKey key{pipeline_, bot_, "person_42"};
+  domain::ChatMessage user;
+  user.role = "user";
+  user.content = {{domain::ContentPart::Kind::kText, "remember me", {}}};
+  ASSERT_TRUE(storage_->conversations().Append(key, {{user, clock_.now}}, 10));
+  ASSERT_EQ(storage_->conversations().Load(key, 10)->size(), 1u);
+
+  auto o = Go(Person({Plain("!reset")}));
+  EXPECT_EQ(o.kind, OutcomeKind::kReplied);
+  EXPECT_EQ(PlainOf(o.reply), "The conversation has been reset.");
+  EXPECT_TRUE(storage_->conversations().Load(key, 10)->empty());
+  EXPECT_TRUE(runner_.inputs.empty());
+}
+
+TEST_F(EngineTest, HelpAndUnknownCommands) {
+  auto help = Go(Person({Plain("!help")}));
+  EXPECT_EQ(help.kind, OutcomeKind::kReplied);
+  EXPECT_NE(PlainOf(help.reply).find("!reset"), std::string::npos);
+  auto unknown = Go(Person({Plain("!frobnicate now")}));
+  EXPECT_EQ(unknown.kind, OutcomeKind::kReplied);
+  EXPECT_NE(PlainOf(unknown.reply).find("Unknown command"), std::string::npos);
+  EXPECT_TRUE(runner_.inputs.empty());
+}
+
+TEST_F(EngineTest, RunnerFailureFollowsExceptionHandling) {
+  runner_.error = "provider answered 500";
+  auto hint = Go(Person({Plain("hi")}, Cfg(R"({"output":{"misc":{
+      "exception-handling":"show-hint","failure-hint":"Try later."}}})")));
+  EXPECT_EQ(hint.kind, OutcomeKind::kReplied);
+  EXPECT_TRUE(hint.failed);
+  EXPECT_EQ(PlainOf(hint.reply), "Try later.");
+  EXPECT_TRUE(LogHas(hint, "provider answered 500"));
+
+  auto error = Go(Person({Plain("hi")}, Cfg(R"({"output":{"misc":{
+      "exception-handling":"show-error"}}})")));
+  EXPECT_EQ(error.kind, OutcomeKind::kReplied);
+  EXPECT_EQ(PlainOf(error.reply), "provider answered 500");
+
+  auto hide = Go(Person({Plain("hi")}, Cfg(R"({"output":{"misc":{
+      "exception-handling":"hide"}}})")));
+  EXPECT_EQ(hide.kind, OutcomeKind::kIgnored);
+  EXPECT_EQ(hide.reason, IgnoreReason::kFailureHidden);
+  EXPECT_TRUE(hide.failed);
+  EXPECT_TRUE(hide.reply.empty());
+
+  auto defaults = Go(Person({Plain("hi")}));
+  EXPECT_EQ(PlainOf(defaults.reply), "Request failed.");
+}
+
+TEST_F(EngineTest, UnavailableRunnerIsAFailure) {
+  auto o = Go(Person({Plain("hi")}, Cfg(R"({"ai":{"runner":{"runner":"dify-service-api"}},
+      "output":{"misc":{"exception-handling":"show-error"}}})")));
+  EXPECT_EQ(o.kind, OutcomeKind::kReplied);
+  EXPECT_TRUE(o.failed);
+  EXPECT_NE(PlainOf(o.reply).find("dify-service-api"), std::string::npos);
+  EXPECT_TRUE(runner_.inputs.empty());
+}
+
+TEST_F(EngineTest, RemoveThinkApplied) {
+  runner_.reply = "<think>let me see</think>\nThe answer is 4.";
+  auto on = Go(Person({Plain("2+2")}, Cfg(R"({"output":{"misc":{"remove-think":true}}})")));
+  EXPECT_EQ(PlainOf(on.reply), "The answer is 4.");
+  auto off = Go(Person({Plain("2+2")}, Cfg(R"({"output":{"misc":{"remove-think":false}}})")));
+  EXPECT_NE(PlainOf(off.reply).find("<think>"), std::string::npos);
+}
+
+TEST_F(EngineTest, LongTextIsKeptAndNoted) {
+  runner_.reply = std::string(50, 'x');
+  auto o = Go(Person({Plain("hi")}, Cfg(R"({"output":{"long-text-processing":{
+      "threshold":10,"strategy":"forward"}}})")));
+  EXPECT_EQ(PlainOf(o.reply), std::string(50, 'x'));
+  EXPECT_TRUE(LogHas(o, "long reply"));
+}
+
+}  // namespace
+}  // namespace sb::pipeline
