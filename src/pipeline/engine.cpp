@@ -288,10 +288,10 @@ void PipelineEngine::RunRunner(std::shared_ptr<Run> run) {
   AgentInput input = MakeAgentInput(run->state);
   // The config lives in run->state.query, which the completion keeps alive.
   const util::JsonObject& config = run->Config();
-  local_agent_.Run(config, std::move(input), nullptr,
-                   [this, run](util::Result<AgentReply> result) mutable {
-                     Finish(std::move(run), std::move(result));
-                   });
+  local_agent_.Run(config, std::move(input), nullptr, [this, run](util::Result<AgentReply> result) {
+    // `run` is copied, not moved: a runner answering twice must still find it.
+    Finish(run, std::move(result));
+  });
 }
 
 void PipelineEngine::Finish(std::shared_ptr<Run> run, util::Result<AgentReply> result) {

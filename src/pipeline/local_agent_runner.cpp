@@ -145,6 +145,16 @@ void LocalAgentRunner::TryModel(std::shared_ptr<Call> call, std::size_t index) {
     }
   }
   request.messages.push_back(std::move(user));
+  if (!vision) {
+    // Earlier rounds may hold images too (remembered as sent); a blind model gets none of them.
+    for (auto& message : request.messages) {
+      for (auto& part : message.content) {
+        if (part.kind == domain::ContentPart::Kind::kImage) {
+          part = {domain::ContentPart::Kind::kText, "[image]", {}};
+        }
+      }
+    }
+  }
   std::function<void(const domain::ChatDelta&)> on_delta;
   if (call->on_delta) {
     on_delta = [call](const domain::ChatDelta& d) {

@@ -61,18 +61,22 @@ PatternList PatternList::Compile(const std::vector<std::string>& patterns,
     Entry entry;
     entry.source = source;
     std::string_view body = source;
-    auto flags = std::regex::ECMAScript;
+    boost::regex::flag_type flags = boost::regex::perl;
     if (body.starts_with("(?i)")) {
       body.remove_prefix(4);
-      flags |= std::regex::icase;
+      flags |= boost::regex::icase;
+      if (body.empty()) {  // "(?i)" alone would match every text
+        warnings.push_back("pattern " + std::to_string(i) + " is empty and was skipped");
+        continue;
+      }
     } else if (IsLiteral(body)) {
       entry.literal = true;
       list.entries_.push_back(std::move(entry));
       continue;
     }
     try {
-      entry.regex = std::regex(body.begin(), body.end(), flags);
-    } catch (const std::regex_error& e) {
+      entry.regex = boost::regex(body.begin(), body.end(), flags);
+    } catch (const std::runtime_error& e) {  // boost::regex_error derives from it
       warnings.push_back("pattern " + std::to_string(i) + " '" + source +
                          "' is not a valid regular expression (" + e.what() + ") and was skipped");
       continue;
@@ -90,9 +94,9 @@ bool PatternList::Search(std::string_view text) const {
     }
     for (std::string_view piece : Pieces(text)) {
       try {
-        if (std::regex_search(piece.begin(), piece.end(), entry.regex)) return true;
-      } catch (const std::regex_error&) {
-        // error_complexity / error_stack: treated as no match, never an escape.
+        if (boost::regex_search(piece.begin(), piece.end(), entry.regex)) return true;
+      } catch (const std::runtime_error&) {
+        // Boost.Regex gave up (its matching-complexity bound): treated as no match.
       }
     }
   }
@@ -109,11 +113,10 @@ bool PatternList::MatchAtStart(std::string_view text) const {
       continue;
     }
     try {
-      if (std::regex_search(head.begin(), head.end(), entry.regex,
-                            std::regex_constants::match_continuous)) {
+      if (boost::regex_search(head.begin(), head.end(), entry.regex, boost::match_continuous)) {
         return true;
       }
-    } catch (const std::regex_error&) {
+    } catch (const std::runtime_error&) {
     }
   }
   return false;
@@ -145,7 +148,7 @@ bool PatternList::ReplaceAll(
       std::string piece_out;
       try {
         auto last = piece.begin();
-        for (std::cregex_iterator it(piece.begin(), piece.end(), entry.regex), end; it != end;
+        for (boost::cregex_iterator it(piece.begin(), piece.end(), entry.regex), end; it != end;
              ++it) {
           const auto& match = *it;
           // Python masks empty matches with nothing yet still reports a hit, which would block
@@ -157,7 +160,7 @@ bool PatternList::ReplaceAll(
           hit = true;
         }
         piece_out.append(last, piece.end());
-      } catch (const std::regex_error&) {
+      } catch (const std::runtime_error&) {
         piece_out.assign(piece.begin(), piece.end());
       }
       out += piece_out;

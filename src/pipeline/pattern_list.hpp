@@ -7,19 +7,19 @@
 #pragma once
 
 #include <functional>
-#include <regex>
+#include <boost/regex.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace sb::pipeline {
 
-// libstdc++'s std::regex matches recursively (it overflows an 8 MiB stack at ~50,000 characters
-// for "a.*z") and backtracks in quadratic time (~16 ms for "(a|b)*x" over 1,024 characters), with
-// no timeout. So real regexes only see the first kMaxRegexInputBytes of a text, in pieces of at
-// most kMaxRegexPieceBytes cut at line breaks where possible: a match spanning two pieces or past
-// the cap is missed. Literal patterns (most ban words) see the whole text. A matcher with a step
-// limit (Boost.Regex, RE2) would lift this.
+// Patterns come from tenants' configs, so matching must be bounded: Boost.Regex matches without
+// recursion and gives up (an exception, treated as no match) past its complexity bound, where
+// libstdc++'s std::regex recursed until the stack overflowed. Real regexes still see at most
+// kMaxRegexInputBytes of a text, in pieces of at most kMaxRegexPieceBytes cut at line breaks where
+// possible, to bound the time per message: a match spanning two pieces or past the cap is missed.
+// Literal patterns (most ban words) see the whole text.
 inline constexpr std::size_t kMaxRegexPieceBytes = 1024;
 inline constexpr std::size_t kMaxRegexInputBytes = 16 * 1024;
 // LangBot's own limits on tenant patterns (utils/safe_regex.py).
@@ -51,7 +51,7 @@ class PatternList {
   struct Entry {
     std::string source;
     bool literal = false;
-    std::regex regex;
+    boost::regex regex;
   };
   std::vector<Entry> entries_;
 };

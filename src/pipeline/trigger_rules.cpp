@@ -68,7 +68,12 @@ TriggerDecision DecideTrigger(const Query& query, RandomSource& random) {
   const util::JsonObject& config = query.Config();
   constexpr std::string_view kRules = "group-respond-rules";
 
-  if (GetBool(config, {"trigger", kRules, "at"}, false) && query.mentioned) {
+  // Only an At of the bot itself, as LangBot does: an @all announcement is not a question to it.
+  const bool at_bot = std::any_of(query.chain.begin(), query.chain.end(), [&](const auto& e) {
+    return e.type == domain::ElementType::kAt && !query.bot_account_id.empty() &&
+           e.target == query.bot_account_id;
+  });
+  if (GetBool(config, {"trigger", kRules, "at"}, false) && at_bot) {
     // LangBot removes the bot's At (twice, because a reply to the bot carries it twice); AtAll
     // stays, it addresses everyone.
     std::erase_if(decision.chain, [&](const domain::MessageElement& e) {

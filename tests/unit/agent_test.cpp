@@ -178,6 +178,16 @@ TEST_F(AgentTest, FailingPrimaryFallsBackAndBlindModelsGetNoImages) {
   EXPECT_EQ(TextOf(gateway_.requests[1].messages.back()), "look<img>");    // fallback: vision
 }
 
+TEST_F(AgentTest, BlindModelsGetNoImagesFromEarlierRoundsEither) {
+  auto vision = Config(R"("m-fallback")");
+  ASSERT_TRUE(Say(vision, "see this", /*with_image=*/true));
+  ASSERT_TRUE(Say(Config(R"("m-primary")"), "and now?"));
+  for (const auto& m : gateway_.requests.back().messages) {
+    for (const auto& part : m.content) EXPECT_NE(part.kind, domain::ContentPart::Kind::kImage);
+  }
+  EXPECT_EQ(TextOf(gateway_.requests.back().messages[1]), "see this[image]");
+}
+
 TEST_F(AgentTest, AllModelsFailingGivesTheLastError) {
   gateway_.failing = {"primary", "fallback"};
   auto r = Say(Config(R"({"primary":"m-primary","fallbacks":["m-fallback"]})"), "x");

@@ -154,15 +154,15 @@ TEST(TriggerRules, Table) {
        TriggerRule::kAt,
        " hi",
        0},
-      {"at all",
+      {"at all is not an at of the bot",
        LauncherType::kGroup,
        kRules,
        {AtAll(), Plain("hi")},
        0.9,
-       true,
-       TriggerRule::kAt,
+       false,
+       TriggerRule::kNone,
        "hi",
-       0},
+       1},
       {"at other",
        LauncherType::kGroup,
        kRules,
@@ -372,6 +372,21 @@ TEST(PatternList, InvalidPatternsAreReportedNotThrown) {
   EXPECT_TRUE(list.Search("say hello"));  // (?i)
   EXPECT_TRUE(list.Search("ok"));
   EXPECT_FALSE(list.Search("nothing"));
+}
+
+// Tenant patterns built to blow up a backtracking matcher end as "no match", not as a crash or
+// a stuck thread.
+TEST(PatternList, HostilePatternsCannotCrashOrHang) {
+  std::vector<std::string> warnings;
+  auto deep = PatternList::Compile({"(?:a?){30000}a{30000}"}, warnings);
+  auto exponential = PatternList::Compile({"(a|a)*x", "(a+)+$"}, warnings);
+  auto bare = PatternList::Compile({"(?i)"}, warnings);
+  const std::string text(40, 'a');
+  const auto start = std::chrono::steady_clock::now();
+  (void)deep.Search(text);
+  EXPECT_FALSE(exponential.Search(text + "!"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_TRUE(bare.empty());  // "(?i)" alone would match everything
 }
 
 TEST(PatternList, LongInputIsCappedForRegexesOnly) {

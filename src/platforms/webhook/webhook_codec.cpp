@@ -17,6 +17,7 @@ constexpr std::string_view kSignaturePrefix = "sha256=";
 // the same signed time, and 12 digits reach the year 33658 without any risk of overflow below.
 std::optional<std::int64_t> ParseUnixSeconds(std::string_view text) {
   if (text.empty() || text.size() > 12) return std::nullopt;
+  if (text.size() > 1 && text[0] == '0') return std::nullopt;  // one spelling per time
   for (char c : text) {
     if (c < '0' || c > '9') return std::nullopt;
   }
