@@ -6,8 +6,8 @@
 //   bool hit = list.Search("hi there");
 #pragma once
 
-#include <functional>
 #include <boost/regex.hpp>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
