@@ -228,12 +228,9 @@ class OllamaProtocol final : public WireProtocol {
   util::Result<net::HttpRequest> BuildEmbedding(
       const std::string& base_url, const std::string& api_key,
       const domain::EmbeddingRequest& request) const override {
-    if (request.inputs.empty()) {
-      return util::Fail(ErrorCode::kInvalidArgument, "an embedding request needs an input");
-    }
-    JsonArray inputs;
-    for (const auto& input : request.inputs) inputs.emplace_back(input);
-    JsonObject body{{"model", request.model}, {"input", std::move(inputs)}};
+    auto inputs = EmbeddingInputs(request);
+    if (!inputs) return tl::unexpected(inputs.error());
+    JsonObject body{{"model", request.model}, {"input", std::move(*inputs)}};
     util::DeepMerge(body, request.extra_args);
     return JsonPost(base_url + "/api/embed", BearerJsonHeaders(api_key), body);
   }

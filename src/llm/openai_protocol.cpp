@@ -363,14 +363,11 @@ class OpenAiProtocol final : public WireProtocol {
   util::Result<net::HttpRequest> BuildEmbedding(
       const std::string& base_url, const std::string& api_key,
       const domain::EmbeddingRequest& request) const override {
-    if (request.inputs.empty()) {
-      return util::Fail(ErrorCode::kInvalidArgument, "an embedding request needs an input");
-    }
-    JsonArray inputs;
-    for (const auto& input : request.inputs) inputs.emplace_back(input);
+    auto inputs = EmbeddingInputs(request);
+    if (!inputs) return tl::unexpected(inputs.error());
     // Asking for floats explicitly: servers differ in their default, and the SDKs send base64.
     JsonObject body{
-        {"model", request.model}, {"input", std::move(inputs)}, {"encoding_format", "float"}};
+        {"model", request.model}, {"input", std::move(*inputs)}, {"encoding_format", "float"}};
     util::DeepMerge(body, request.extra_args);
     return JsonPost(base_url + "/embeddings", BearerJsonHeaders(api_key), body);
   }

@@ -201,6 +201,16 @@ std::optional<std::string> DecodeBase64(std::string_view text) {
   return out;
 }
 
+util::Result<util::JsonArray> EmbeddingInputs(const domain::EmbeddingRequest& request) {
+  if (request.inputs.empty()) {
+    return util::Fail(util::ErrorCode::kInvalidArgument, "an embedding request needs an input");
+  }
+  util::JsonArray inputs;
+  inputs.reserve(request.inputs.size());
+  for (const auto& input : request.inputs) inputs.emplace_back(input);
+  return inputs;
+}
+
 std::vector<std::pair<std::string, std::string>> BearerJsonHeaders(const std::string& api_key) {
   std::vector<std::pair<std::string, std::string>> headers;
   // Local servers (Ollama, LM Studio, vLLM) run without a key, and an empty Bearer would be

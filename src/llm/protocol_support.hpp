@@ -90,6 +90,9 @@ std::optional<std::string> DecodeBase64(std::string_view text);
 // `Authorization: Bearer <key>` (left out when the key is empty) and a JSON content type: the
 // OpenAI family and Ollama authenticate the same way.
 std::vector<std::pair<std::string, std::string>> BearerJsonHeaders(const std::string& api_key);
+// The inputs of an embedding request as the JSON array both OpenAI and Ollama take;
+// kInvalidArgument when there is none.
+util::Result<util::JsonArray> EmbeddingInputs(const domain::EmbeddingRequest& request);
 // Base64 of little-endian IEEE-754 float32 values (OpenAI's encoding_format "base64").
 std::optional<std::vector<float>> DecodeFloat32Base64(std::string_view text);
 
