@@ -2,11 +2,11 @@
 // models: what each model is sent, fallbacks, memory bounds and images for blind models.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <map>
 
 #include "pipeline/local_agent_runner.hpp"
 #include "storage/sqlite/sqlite_storage.hpp"
+#include "support/bot_storage.hpp"
 #include "util/crypto.hpp"
 
 namespace sb::pipeline {
@@ -72,21 +72,9 @@ std::string TextOf(const domain::ChatMessage& m) {
 class AgentTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("sb-agent-" + util::RandomUrlSafe(8));
-    auto st = storage::sqlite::SqliteStorage::Open((dir_ / "db.sqlite").string());
-    ASSERT_TRUE(st) << st.error().message;
-    storage_ = std::move(*st);
-    domain::Pipeline p;
-    p.uuid = util::PipelineId::Generate();
-    p.name = "p";
-    ASSERT_TRUE(storage_->pipelines().Insert(p));
-    domain::Bot b;
-    b.uuid = util::BotId::Generate();
-    b.name = "b";
-    b.adapter = "webhook";
-    b.use_pipeline_uuid = p.uuid;
-    ASSERT_TRUE(storage_->bots().Insert(b));
-    key_ = {p.uuid, b.uuid, "person_42"};
+    db_ = std::make_unique<test::BotStorage>("agent");
+    storage_ = &db_->storage();
+    key_ = {db_->pipeline(), db_->bot(), "person_42"};
     resolver_.routes["m-primary"] = {
         {"openai-chat-completions", "http://x", {}}, "primary", {}, {}};
     resolver_.routes["m-fallback"] = {
@@ -95,8 +83,8 @@ class AgentTest : public ::testing::Test {
                                                  executor_, clock_);
   }
   void TearDown() override {
-    storage_->Close();
-    std::filesystem::remove_all(dir_);
+    runner_.reset();
+    db_.reset();
   }
 
   util::JsonObject Config(const std::string& model_json, int max_round = 10) {
@@ -116,10 +104,10 @@ class AgentTest : public ::testing::Test {
     return out ? std::move(*out) : util::Fail(ErrorCode::kInternal, "no answer");
   }
 
-  std::filesystem::path dir_;
+  std::unique_ptr<test::BotStorage> db_;
   FixedClock clock_;
   InlineExecutor executor_;
-  std::unique_ptr<storage::sqlite::SqliteStorage> storage_;
+  storage::sqlite::SqliteStorage* storage_ = nullptr;
   domain::ConversationKey key_;
   TableResolver resolver_;
   ScriptedGateway gateway_;

@@ -4,12 +4,12 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <future>
 #include <optional>
 #include <thread>
 
 #include "storage/sqlite/sqlite_storage.hpp"
+#include "support/bot_storage.hpp"
 #include "util/crypto.hpp"
 
 namespace sb::pipeline {
@@ -95,22 +95,10 @@ bool LogHas(const EngineOutcome& o, const std::string& needle) {
 class EngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("sb-engine-" + util::RandomUrlSafe(8));
-    auto st = storage::sqlite::SqliteStorage::Open((dir_ / "db.sqlite").string());
-    ASSERT_TRUE(st) << st.error().message;
-    storage_ = std::move(*st);
-    domain::Pipeline p;
-    p.uuid = util::PipelineId::Generate();
-    p.name = "p";
-    ASSERT_TRUE(storage_->pipelines().Insert(p));
-    domain::Bot b;
-    b.uuid = util::BotId::Generate();
-    b.name = "b";
-    b.adapter = "webhook";
-    b.use_pipeline_uuid = p.uuid;
-    ASSERT_TRUE(storage_->bots().Insert(b));
-    pipeline_ = p.uuid;
-    bot_ = b.uuid;
+    db_ = std::make_unique<test::BotStorage>("engine");
+    storage_ = &db_->storage();
+    pipeline_ = db_->pipeline();
+    bot_ = db_->bot();
     filter_ = std::make_unique<BanWordFilter>(BanWordList{{"badword"}, "*", ""});
     limiter_ = std::make_unique<RateLimiter>(clock_);
     engine_ = std::make_unique<PipelineEngine>(runner_, storage_->conversations(), *limiter_,
@@ -118,8 +106,7 @@ class EngineTest : public ::testing::Test {
   }
   void TearDown() override {
     engine_.reset();
-    storage_->Close();
-    std::filesystem::remove_all(dir_);
+    db_.reset();
   }
 
   std::shared_ptr<const util::JsonObject> Cfg(const std::string& json) {
@@ -147,11 +134,11 @@ class EngineTest : public ::testing::Test {
     return out ? std::move(*out) : EngineOutcome{};
   }
 
-  std::filesystem::path dir_;
+  std::unique_ptr<test::BotStorage> db_;
   SettableClock clock_;
   FixedRandom random_;
   FakeRunner runner_;
-  std::unique_ptr<storage::sqlite::SqliteStorage> storage_;
+  storage::sqlite::SqliteStorage* storage_ = nullptr;
   std::unique_ptr<BanWordFilter> filter_;
   std::unique_ptr<RateLimiter> limiter_;
   std::unique_ptr<PipelineEngine> engine_;
