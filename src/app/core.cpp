@@ -97,8 +97,9 @@ util::Result<std::unique_ptr<Core>> Core::Open(const CoreOptions& options) {
       std::make_unique<services::ModelService>(st.models(), *core->providers_, core->clock_);
   core->pipelines_ = std::make_unique<services::PipelineService>(
       st.pipelines(), core->pipeline_template_, core->clock_);
+  core->pipelines_->SetConversations(&st.conversations());
   if (auto r = core->pipelines_->EnsureDefault(); !r) return tl::unexpected(r.error());
-  // No bot runtime exists yet (a later stage of the project): bots report stopped.
+  // The runtime is attached by `serve` (BotService::AttachRuntime); CLI helpers run without.
   core->bots_ = std::make_unique<services::BotService>(
       st.bots(), st.bot_logs(), st.pipelines(), core->adapters_, nullptr, core->clock_,
       services::BotServiceOptions{c.system.bot_log_retention});

@@ -12,11 +12,13 @@
 #include <thread>
 #include <vector>
 
+#include "app/bot_stack.hpp"
 #include "http/api/api.hpp"
 #include "http/auth_guard.hpp"
 #include "http/server.hpp"
 #include "llm/gateway.hpp"
 #include "net/http_client.hpp"
+#include "runtime/bot_runtime_manager.hpp"
 #include "services/model_test_service.hpp"
 #include "util/blocking_executor.hpp"
 #include "util/crypto.hpp"
@@ -96,6 +98,7 @@ int Serve(const CoreOptions& options) {
                                                        core.requesters(), gateway_options);
   services::ModelTestService model_tests(core.models(), core.providers(), core.storage().models(),
                                          *gateway, blocking_executor);
+  BotStack bots(core, io->get_executor(), http_client, *gateway, blocking_executor);
 
   http::Metrics metrics;
   http::AuthGuard guard(core.auth());
@@ -138,6 +141,7 @@ int Serve(const CoreOptions& options) {
 
   std::vector<std::thread> io_threads;
   for (int i = 0; i < cfg.api.io_threads; ++i) io_threads.emplace_back([&io] { io->run(); });
+  bots.Start();
   ready = true;
 
   const std::string host =
@@ -168,10 +172,15 @@ int Serve(const CoreOptions& options) {
     gateway->CancelAll();
     server->WaitIdle(std::chrono::seconds(2));
   }
+  // Bots stop after the API (a webhook call in flight still finds its bot), closing every
+  // platform connection; pipeline runs still waiting on a model end with the gateway's cancel.
+  bots.Stop(std::chrono::seconds(cfg.api.shutdown_grace_seconds));
+  gateway->CancelAll();
   server->CloseConnections();
   io->stop();
   for (auto& t : io_threads) t.join();
   blocking.join();
+  bots.runtime().FlushLogs();  // entries queued by the last runs
   signals.cancel();
   server.reset();
   io.reset();  // destroys what was left suspended, while everything it may touch still exists

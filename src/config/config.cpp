@@ -95,8 +95,8 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
     if (sep == std::string::npos || sep == 0 || sep + 2 >= name.size()) continue;
     const std::string section = Lower(name.substr(0, sep));
     const std::string key = Lower(name.substr(sep + 2));
-    static const char* kSections[] = {"api",     "database", "auth",  "space",
-                                      "network", "llm",      "system"};
+    static const char* kSections[] = {"api",     "database", "auth",    "space",
+                                      "network", "llm",      "runtime", "system"};
     if (std::find(std::begin(kSections), std::end(kSections), section) == std::end(kSections)) {
       continue;
     }
@@ -148,6 +148,13 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
   llm.Read("max_attempts", c.llm.max_attempts);
   llm.Read("max_response_bytes", c.llm.max_response_bytes);
   take(llm);
+  SectionReader rt(root, "runtime");
+  rt.Read("max_concurrent_pipelines", c.runtime.max_concurrent_pipelines);
+  rt.Read("max_queued_messages", c.runtime.max_queued_messages);
+  rt.Read("busy_notice", c.runtime.busy_notice);
+  rt.ReadList("ban_words", c.runtime.ban_words);
+  rt.Read("ban_word_mask", c.runtime.ban_word_mask);
+  take(rt);
   SectionReader sys(root, "system");
   sys.Read("debug", c.system.debug);
   sys.Read("edition", c.system.edition);
@@ -182,6 +189,10 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
   range(c.llm.max_response_bytes >= 1024, "llm.max_response_bytes must be at least 1024");
   range(c.network.proxy.empty() || c.network.proxy.rfind("http://", 0) == 0,
         "network.proxy must be an http:// URL");
+  range(c.runtime.max_concurrent_pipelines >= 1 && c.runtime.max_concurrent_pipelines <= 100000,
+        "runtime.max_concurrent_pipelines must be 1..100000");
+  range(c.runtime.max_queued_messages >= 0 && c.runtime.max_queued_messages <= 10000000,
+        "runtime.max_queued_messages must be 0..10000000");
   range(c.system.bot_log_retention >= 1 && c.system.bot_log_retention <= 1000000,
         "system.bot_log_retention must be 1..1000000");
   static const char* kLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
@@ -235,6 +246,14 @@ std::string RenderConfig(const Config& c) {
   out << YAML::Key << "idle_timeout_seconds" << YAML::Value << c.llm.idle_timeout_seconds;
   out << YAML::Key << "max_attempts" << YAML::Value << c.llm.max_attempts;
   out << YAML::Key << "max_response_bytes" << YAML::Value << c.llm.max_response_bytes;
+  out << YAML::EndMap;
+  out << YAML::Key << "runtime" << YAML::Comment("running bots") << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "max_concurrent_pipelines" << YAML::Value
+      << c.runtime.max_concurrent_pipelines;
+  out << YAML::Key << "max_queued_messages" << YAML::Value << c.runtime.max_queued_messages;
+  out << YAML::Key << "busy_notice" << YAML::Value << c.runtime.busy_notice;
+  out << YAML::Key << "ban_words" << YAML::Value << YAML::Flow << c.runtime.ban_words;
+  out << YAML::Key << "ban_word_mask" << YAML::Value << c.runtime.ban_word_mask;
   out << YAML::EndMap;
   out << YAML::Key << "system" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "debug" << YAML::Value << c.system.debug;

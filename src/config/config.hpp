@@ -60,6 +60,15 @@ struct LlmConfig {
   std::size_t max_response_bytes = 16 * 1024 * 1024;
 };
 
+// Running bots: how many messages go through pipelines at once and what is refused for load.
+struct RuntimeConfig {
+  int max_concurrent_pipelines = 64;  // runs in flight over all bots (one per session at a time)
+  int max_queued_messages = 10000;    // waiting beyond that are dropped with `busy_notice`
+  std::string busy_notice = "The bot is busy right now. Please try again in a moment.";
+  std::vector<std::string> ban_words;  // regular expressions of the content filter
+  std::string ban_word_mask = "*";
+};
+
 struct SystemConfig {
   bool debug = false;
   std::string edition = "community";
@@ -77,6 +86,7 @@ struct Config {
   SpaceConfig space;
   NetworkConfig network;
   LlmConfig llm;
+  RuntimeConfig runtime;
   SystemConfig system;
 };
 

@@ -2,11 +2,13 @@
 // RuntimeBot per enabled bot; until one is wired in, services treat every bot as stopped.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
 #include "domain/bot.hpp"
 #include "domain/message.hpp"
+#include "domain/platform_call.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
 
@@ -40,6 +42,11 @@ class BotRuntime {
   // kConflict when the bot is not running, kInvalidArgument naming an element the adapter cannot
   // deliver, kUpstreamFailed / kUpstreamTimeout when the platform refused or did not answer.
   virtual util::Result<SendReceipt> Send(const util::BotId& id, const OutgoingMessage& message) = 0;
+  // A platform's call to the bot's webhook URL, answered by the bot's adapter (which checks the
+  // platform's signature first); 409 when the bot has no running adapter. `answer` runs exactly
+  // once, on any thread. Never blocks.
+  virtual void HandlePlatformCall(const util::BotId& id, PlatformCall call,
+                                  std::function<void(PlatformAnswer)> answer) = 0;
 };
 
 }  // namespace sb::domain

@@ -142,7 +142,10 @@ util::Result<void> BotService::Update(const util::BotId& id, const BotPatch& pat
   const bool runtime_relevant =
       bot.adapter != current->adapter || bot.adapter_config != current->adapter_config ||
       bot.enable != current->enable || bot.use_pipeline_uuid != current->use_pipeline_uuid;
-  if (runtime_ && runtime_relevant) runtime_->Apply(bot);
+  // The runtime also learns a new log retention, the one setting a running bot reads.
+  if (runtime_ && (runtime_relevant || bot.log_retention != current->log_retention)) {
+    runtime_->Apply(bot);
+  }
   return util::Ok();
 }
 
@@ -187,6 +190,22 @@ util::Result<domain::SendReceipt> BotService::SendMessage(const util::BotId& id,
     return Fail(ErrorCode::kConflict, fmt::format("bot {} is not running", id.str()));
   }
   return runtime_->Send(id, message);
+}
+
+void BotService::HandlePlatformCall(const util::BotId& id, domain::PlatformCall call,
+                                    std::function<void(domain::PlatformAnswer)> answer) {
+  auto refuse = [&](int status, const std::string& msg) {
+    util::JsonObject body{{"code", -1}, {"msg", msg}};
+    answer({status, "application/json", util::SerializeJson(body)});
+  };
+  auto bot = bots_.Get(id);
+  if (!bot) {
+    if (bot.error().code == ErrorCode::kNotFound) return refuse(404, NotFound(id).message);
+    return refuse(500, "cannot read the bot");
+  }
+  if (!bot->enable) return refuse(409, fmt::format("bot {} is disabled", id.str()));
+  if (!runtime_) return refuse(409, fmt::format("bot {} is not running", id.str()));
+  runtime_->HandlePlatformCall(id, std::move(call), std::move(answer));
 }
 
 }  // namespace sb::services

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,6 +71,14 @@ class BotService {
   // kNotFound for an unknown bot, kConflict when it is not running, then the runtime's errors.
   util::Result<domain::SendReceipt> SendMessage(const util::BotId& id,
                                                 const domain::OutgoingMessage& message);
+
+  // A platform's call to `/bots/{uuid}[/path]`: 404 for an unknown bot, 409 for a disabled or
+  // stopped one, otherwise the bot's adapter answers. `answer` runs exactly once, on any thread.
+  void HandlePlatformCall(const util::BotId& id, domain::PlatformCall call,
+                          std::function<void(domain::PlatformAnswer)> answer);
+
+  // Connects the running bots (server start, before requests are served). Not thread-safe.
+  void AttachRuntime(domain::BotRuntime* runtime) { runtime_ = runtime; }
 
  private:
   util::Result<void> Check(domain::Bot& bot) const;

@@ -149,16 +149,28 @@ util::Result<void> PipelineService::Update(const util::PipelineId& id, const Pip
     }
     p.description = *patch.description;
   }
+  bool ai_changed = false;
   if (patch.config) {
     // Over the stored config: a PUT naming one section leaves the others as they were.
     auto config = MergeAndCheck(p.config, *patch.config);
     if (!config) return tl::unexpected(config.error());
+    ai_changed = config->if_contains("ai") == nullptr || p.config.if_contains("ai") == nullptr ||
+                 *config->if_contains("ai") != *p.config.if_contains("ai");
     p.config = std::move(*config);
   }
   if (patch.extensions_preferences) p.extensions_preferences = *patch.extensions_preferences;
   p.updated_at = clock_.Now();
   auto r = repo_.Update(p);
   if (!r && r.error().code == ErrorCode::kNotFound) return tl::unexpected(NotFound(id));
+  if (!r) return r;
+  if (ai_changed && conversations_) {
+    if (auto cleared = conversations_->ClearPipeline(id); !cleared) {
+      return Fail(ErrorCode::kInternal,
+                  "the pipeline was saved but its conversations could not be cleared: " +
+                      cleared.error().message);
+    }
+  }
+  if (on_change_) on_change_(id);
   return r;
 }
 
@@ -189,6 +201,7 @@ util::Result<void> PipelineService::Delete(const util::PipelineId& id) {
                             "first",
                             id.str(), users ? *users : 1));
   }
+  if (r && on_change_) on_change_(id);
   return r;
 }
 

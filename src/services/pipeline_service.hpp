@@ -2,10 +2,12 @@
 // metadata; one default pipeline always exists; a pipeline in use cannot be deleted.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "domain/conversation.hpp"
 #include "domain/pipeline.hpp"
 #include "domain/pipeline_template.hpp"
 #include "util/clock.hpp"
@@ -33,6 +35,16 @@ class PipelineService {
   PipelineService(domain::PipelineRepository& repo, const domain::PipelineTemplate& tmpl,
                   const util::Clock& clock);
 
+  // Conversation memory, cleared for a pipeline whose `ai` settings (runner, model, prompt)
+  // change: remembered rounds from another model or prompt would mislead the new one. Optional.
+  void SetConversations(domain::ConversationRepository* conversations) {
+    conversations_ = conversations;
+  }
+  // Told after a pipeline changed or was deleted, so running bots re-read it. Set before serving.
+  void SetChangeListener(std::function<void(const util::PipelineId&)> listener) {
+    on_change_ = std::move(listener);
+  }
+
   // Creates the default pipeline ("ChatPipeline") unless one exists. Called at start.
   util::Result<util::PipelineId> EnsureDefault();
 
@@ -55,6 +67,8 @@ class PipelineService {
   domain::PipelineRepository& repo_;
   const domain::PipelineTemplate& template_;
   const util::Clock& clock_;
+  domain::ConversationRepository* conversations_ = nullptr;
+  std::function<void(const util::PipelineId&)> on_change_;
 };
 
 }  // namespace sb::services

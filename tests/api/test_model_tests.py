@@ -3,54 +3,13 @@ of tests/fakes/fake_llm.py: the call really reaches it with the right path, head
 prompt, failures are classified (502/504), and slow providers do not hold the server's threads."""
 
 import json
-import os
-import subprocess
-import sys
 import threading
 import time
 import unittest
-import urllib.request
 
 from harness import ServerTestCase, unknown_uuid
 
-FAKE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakes", "fake_llm.py")
-
-
-class FakeProvider:
-    """tests/fakes/fake_llm.py as a child process, driven through its control endpoints."""
-
-    def __init__(self):
-        self.proc = subprocess.Popen([sys.executable, FAKE, "--port", "0"],
-                                     stdout=subprocess.PIPE, text=True)
-        line = self.proc.stdout.readline()
-        assert line.startswith("FAKE_LLM_PORT="), line
-        self.port = int(line.strip().split("=", 1)[1])
-        self.base = "http://127.0.0.1:%d" % self.port
-
-    def control(self, method, path, body=None):
-        data = json.dumps(body).encode() if body is not None else None
-        req = urllib.request.Request(self.base + path, data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(req, timeout=10) as r:
-            raw = r.read()
-        return json.loads(raw) if raw else None
-
-    def reset(self):
-        self.control("POST", "/_control/reset", {})
-
-    def script(self, **spec):
-        self.control("POST", "/_control/script", spec)
-
-    def requests(self):
-        return self.control("GET", "/_control/requests")
-
-    def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        self.proc.stdout.close()
+from fake_clients import FakeProvider
 
 
 class ModelTestCase(ServerTestCase):
@@ -119,7 +78,7 @@ class LlmModelTest(ModelTestCase):
             with self.subTest(label):
                 self.fake.reset()
                 if script:
-                    self.fake.script(**script)
+                    self.fake.script_next(**script)
                 model = self.llm(**model_kw)
                 got, resp, _ = self.call_test(model)
                 self.assertError(got, resp, status, fragment)
@@ -165,7 +124,7 @@ class LlmModelTest(ModelTestCase):
 
     def test_slow_providers_do_not_hold_server_threads(self):
         model = self.llm()
-        self.fake.script(path="/v1/chat/completions", times=40, delay_ms=500,
+        self.fake.script_next(path="/v1/chat/completions", times=40, delay_ms=500,
                          body={"id": "x", "object": "chat.completion", "created": 1,
                                "model": "gpt-test",
                                "choices": [{"index": 0, "finish_reason": "stop",
@@ -209,7 +168,7 @@ class TimeoutTest(ModelTestCase):
 
     def test_a_provider_that_never_answers_gives_504(self):
         model = self.llm()
-        self.fake.script(path="/v1/chat/completions", times=1, stall=True)
+        self.fake.script_next(path="/v1/chat/completions", times=1, stall=True)
         start = time.monotonic()
         status, resp, _ = self.call_test(model)
         self.assertError(status, resp, 504, "timeout")

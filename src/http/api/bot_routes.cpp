@@ -225,21 +225,32 @@ void RegisterBotRoutes(Router& router, ApiContext& ctx) {
                 return JsonOk(data);
               }});
 
-  // Platform webhooks: the adapter of a running bot verifies the platform's own signature.
-  // Until a runtime is wired in, no bot runs, and a call for an enabled bot says so.
-  auto webhook = [&ctx](Request& req) {
+  // Platform webhooks: the adapter of the running bot verifies the platform's own signature
+  // before anything else; it answers from the I/O thread, so a slow pipeline holds no thread.
+  auto webhook = [&ctx](Request& req, Respond respond) {
     auto id = PathId<util::BotId>(req, "bot_uuid");
-    if (!id) return Fail(req, id.error());
-    auto bot = ctx.bots.Get(*id);
-    if (!bot) return Fail(req, bot.error());
-    if (!bot->bot.enable) {
-      return Fail(req, {util::ErrorCode::kConflict, fmt::format("bot {} is disabled", id->str())});
-    }
-    return Fail(req, {util::ErrorCode::kConflict, fmt::format("bot {} is not running", id->str())});
+    if (!id) return respond(Fail(req, id.error()));
+    domain::PlatformCall call;
+    call.method = req.method;
+    if (auto rest = req.PathParam("path"); !rest.empty()) call.path = "/" + std::string(rest);
+    call.query = req.query;
+    call.headers = req.headers;
+    call.body = std::move(req.body);
+    ctx.bots.HandlePlatformCall(*id, std::move(call), [respond](domain::PlatformAnswer answer) {
+      Response res;
+      res.status = answer.status;
+      res.content_type = std::move(answer.content_type);
+      res.body = std::move(answer.body);
+      respond(std::move(res));
+    });
   };
   for (const char* method : {"GET", "POST"}) {
-    router.Add({method, "/bots/{bot_uuid}", AuthClass::kNone, webhook});
-    router.Add({method, "/bots/{bot_uuid}/{path...}", AuthClass::kNone, webhook});
+    Route root{method, "/bots/{bot_uuid}", AuthClass::kNone, nullptr};
+    root.async_handler = webhook;
+    router.Add(std::move(root));
+    Route sub{method, "/bots/{bot_uuid}/{path...}", AuthClass::kNone, nullptr};
+    sub.async_handler = webhook;
+    router.Add(std::move(sub));
   }
 }
 

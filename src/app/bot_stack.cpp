@@ -1,0 +1,101 @@
+#include "app/bot_stack.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "net/http_client.hpp"
+#include "pipeline/content_filter.hpp"
+#include "pipeline/engine.hpp"
+#include "pipeline/local_agent_runner.hpp"
+#include "pipeline/rate_limiter.hpp"
+#include "pipeline/trigger_rules.hpp"
+#include "platforms/webhook/webhook_adapter.hpp"
+#include "runtime/bot_runtime_manager.hpp"
+#include "services/model_resolver.hpp"
+
+namespace sb::app {
+
+struct BotStack::Parts {
+  Parts(Core& core, boost::asio::any_io_executor executor, std::shared_ptr<net::HttpClient> http,
+        domain::LlmGateway& gateway, util::BlockingExecutor& blocking)
+      : resolver(core.models()),
+        agent(gateway, resolver, core.storage().conversations(), blocking, clock),
+        agent_runner(agent),
+        limiter(clock),
+        ban_words(pipeline::BanWordList{core.config().runtime.ban_words,
+                                        core.config().runtime.ban_word_mask, ""}),
+        engine(agent_runner, core.storage().conversations(), limiter, ban_words, random, clock),
+        runtime(MakeDeps(core, std::move(executor), std::move(http), blocking),
+                MakeOptions(core.config())) {
+    for (const auto& warning : ban_words.warnings()) {
+      spdlog::warn("runtime.ban_words: {}", warning);
+    }
+  }
+
+  runtime::RuntimeDeps MakeDeps(Core& core, boost::asio::any_io_executor executor,
+                                std::shared_ptr<net::HttpClient> http,
+                                util::BlockingExecutor& blocking) {
+    runtime::RuntimeDeps deps;
+    deps.executor = std::move(executor);
+    deps.http = std::move(http);
+    deps.blocking = &blocking;
+    deps.engine = &engine;
+    deps.pipelines = &core.storage().pipelines();
+    deps.logs = &core.storage().bot_logs();
+    deps.clock = &clock;
+    deps.adapters["webhook"] = platforms::webhook::MakeWebhookAdapter;
+    return deps;
+  }
+
+  static runtime::RuntimeOptions MakeOptions(const config::Config& cfg) {
+    runtime::RuntimeOptions options;
+    options.max_in_flight = static_cast<std::size_t>(cfg.runtime.max_concurrent_pipelines);
+    options.max_queued = static_cast<std::size_t>(cfg.runtime.max_queued_messages);
+    options.busy_notice = cfg.runtime.busy_notice;
+    options.webhook_prefix = cfg.api.webhook_prefix;
+    while (!options.webhook_prefix.empty() && options.webhook_prefix.back() == '/') {
+      options.webhook_prefix.pop_back();
+    }
+    options.default_log_retention = cfg.system.bot_log_retention;
+    return options;
+  }
+
+  util::SystemClock clock;
+  pipeline::UniformRandomSource random;
+  services::StoredModelResolver resolver;
+  pipeline::LocalAgentRunner agent;
+  pipeline::LocalAgentRunnerAdapter agent_runner;
+  pipeline::RateLimiter limiter;
+  pipeline::BanWordFilter ban_words;
+  pipeline::PipelineEngine engine;
+  runtime::BotRuntimeManager runtime;
+};
+
+BotStack::BotStack(Core& core, boost::asio::any_io_executor executor,
+                   std::shared_ptr<net::HttpClient> http, domain::LlmGateway& gateway,
+                   util::BlockingExecutor& blocking)
+    : core_(core),
+      parts_(
+          std::make_unique<Parts>(core, std::move(executor), std::move(http), gateway, blocking)) {}
+
+BotStack::~BotStack() {
+  core_.bots().AttachRuntime(nullptr);
+  core_.pipelines().SetChangeListener(nullptr);
+}
+
+runtime::BotRuntimeManager& BotStack::runtime() { return parts_->runtime; }
+
+void BotStack::Start() {
+  core_.bots().AttachRuntime(&parts_->runtime);
+  core_.pipelines().SetChangeListener(
+      [rt = &parts_->runtime](const util::PipelineId& id) { rt->PipelineChanged(id); });
+  auto bots = core_.storage().bots().List();
+  if (!bots) {
+    spdlog::error("cannot list bots to start them: {}", bots.error().message);
+    return;
+  }
+  parts_->runtime.StartAll(*bots);
+}
+
+void BotStack::Stop(std::chrono::milliseconds grace) { parts_->runtime.StopAll(grace); }
+
+}  // namespace sb::app

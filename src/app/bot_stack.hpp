@@ -1,0 +1,45 @@
+// Everything that makes bots talk, built once by `serve` on top of the core: the model resolver,
+// the local-agent runner, the pipeline engine with its rate limiter and ban-word filter, the
+// adapters by name and the runtime that runs them. Torn down in reverse order.
+//   BotStack bots(core, io.get_executor(), http_client, gateway, blocking_executor);
+//   bots.Start();   // attaches the runtime and starts every enabled bot
+//   bots.Stop(grace); ... bots.runtime().FlushLogs();
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <chrono>
+#include <memory>
+
+#include "app/core.hpp"
+#include "domain/llm.hpp"
+#include "util/blocking_executor.hpp"
+
+namespace sb::net {
+class HttpClient;
+}
+namespace sb::runtime {
+class BotRuntimeManager;
+}
+
+namespace sb::app {
+
+class BotStack {
+ public:
+  BotStack(Core& core, boost::asio::any_io_executor executor, std::shared_ptr<net::HttpClient> http,
+           domain::LlmGateway& gateway, util::BlockingExecutor& blocking);
+  ~BotStack();
+
+  // Attaches the runtime to the services and starts every enabled bot. Errors are logged.
+  void Start();
+  // Detaches the runtime and stops every bot, waiting up to `grace` for their connections.
+  void Stop(std::chrono::milliseconds grace);
+
+  runtime::BotRuntimeManager& runtime();
+
+ private:
+  struct Parts;
+  Core& core_;
+  std::unique_ptr<Parts> parts_;
+};
+
+}  // namespace sb::app

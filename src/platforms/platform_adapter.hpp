@@ -1,0 +1,111 @@
+// What every chat-platform adapter is to the bot runtime: it turns the platform's traffic into
+// ReceivedMessages for its host and delivers OutgoingMessages back. Conversion between the shared
+// message model and the platform's own format happens only inside the adapter.
+//   auto adapter = MakeTelegramAdapter(std::move(context));  // context.host receives messages
+//   adapter->Start();
+//   adapter->Send(msg, reply_to, [](Result<SendReceipt> r) { ... });
+//   adapter->Stop([] { /* nothing of the adapter runs any more */ });
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "domain/bot_log.hpp"
+#include "domain/bot_runtime.hpp"
+#include "domain/message.hpp"
+#include "domain/platform_call.hpp"
+#include "util/clock.hpp"
+#include "util/error.hpp"
+#include "util/json.hpp"
+
+namespace sb::net {
+class HttpClient;
+}
+
+namespace sb::platforms {
+
+// A message the platform delivered to the bot.
+struct ReceivedMessage {
+  domain::TargetType chat_type = domain::TargetType::kPerson;
+  std::string chat_id;    // the person (private chat) or the group
+  std::string sender_id;  // the person who wrote; equals chat_id in private chats
+  std::string sender_name;
+  std::string message_id;      // the platform's id, for replies and quotes; may be empty
+  domain::MessageChain chain;  // At elements carry the platform's user ids as `target`
+};
+
+// The runtime side of an adapter. Thread-safe; the calls never block and may come from any
+// thread. No call is made after the adapter's Stop callback has run.
+class AdapterHost {
+ public:
+  virtual ~AdapterHost() = default;
+  // A message arrived. The host takes it over; the adapter need not wait for any answer.
+  virtual void OnMessage(ReceivedMessage message) = 0;
+  // The adapter is connected and able to receive. `bot_account_id` is the bot's own id on the
+  // platform (what At elements name when the bot is mentioned); empty when the platform has none.
+  virtual void OnConnected(std::string bot_account_id) = 0;
+  // The connection failed or was lost; the adapter retries by itself (with backoff). `why` is
+  // shown as the bot's runtime error and logged, so it must not hold a secret.
+  virtual void OnTrouble(std::string why) = 0;
+  // An entry for the bot's event log (a malformed update skipped, a reconnect, ...).
+  virtual void Log(domain::LogLevel level, std::string text) = 0;
+};
+
+// A platform's HTTP call to `/bots/{uuid}` or `/bots/{uuid}/{path}`, and the answer to it.
+using WebhookCall = domain::PlatformCall;
+using WebhookAnswer = domain::PlatformAnswer;
+
+// Everything an adapter is built with. The host and the HTTP client outlive the adapter.
+struct AdapterContext {
+  std::string bot_uuid;
+  util::JsonObject config;  // the bot's adapter config, defaults filled in
+  // The public URL of the bot's webhook (`api.webhook_prefix` + "/bots/<uuid>"), for adapters
+  // that register it with the platform; empty when no public prefix is configured.
+  std::string webhook_url;
+  boost::asio::any_io_executor executor;
+  std::shared_ptr<net::HttpClient> http;
+  const util::Clock* clock = nullptr;
+  AdapterHost* host = nullptr;
+};
+
+// Thread-safe: Send and HandleWebhook may be called from any thread, concurrently, while the
+// adapter runs.
+class PlatformAdapter {
+ public:
+  virtual ~PlatformAdapter() = default;
+
+  // Begins connecting (polling, a socket, a registration) without waiting for it. Called once.
+  virtual void Start() = 0;
+
+  // Closes every connection and stops every poller and timer. `stopped` runs exactly once, on
+  // any thread, when nothing of the adapter runs any more: after it, the adapter makes no host
+  // call and may be destroyed. Sends still in flight complete with kCancelled first. Idempotent.
+  virtual void Stop(std::function<void()> stopped) = 0;
+
+  // kInvalidArgument naming the first element this platform cannot carry ("message_chain[2]:
+  // Voice needs a url"), or a target it cannot address. Pure; never blocks.
+  virtual util::Result<void> CheckDeliverable(const domain::OutgoingMessage& message) const = 0;
+
+  // Delivers `message` (already passed CheckDeliverable). `reply_to_message_id` is the id of
+  // the received message this answers (empty for a message the bot starts), for platforms that
+  // quote or thread replies. `done` runs exactly once, on any thread: kUpstreamFailed when the
+  // platform refused (its reason, never a secret), kUpstreamTimeout / kUpstreamUnreachable when
+  // it did not answer, kCancelled when the adapter stopped first.
+  virtual void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
+                    std::function<void(util::Result<domain::SendReceipt>)> done) = 0;
+
+  // A platform's call to the bot's webhook URL. The adapter verifies the platform's signature
+  // before anything else. `answer` runs exactly once, on any thread. Adapters that take no
+  // webhook calls answer 404.
+  virtual void HandleWebhook(WebhookCall call, std::function<void(WebhookAnswer)> answer) {
+    (void)call;
+    answer({404, "application/json", R"({"code":-1,"msg":"this adapter takes no webhook calls"})"});
+  }
+};
+
+}  // namespace sb::platforms

@@ -1,0 +1,96 @@
+// The running bots: one adapter instance per enabled bot, started, restarted and stopped as the
+// bot's settings change, with every received message taken through its pipeline and the reply
+// sent back through the same adapter. Implements domain::BotRuntime for the services.
+//   BotRuntimeManager runtime(deps, options);
+//   runtime.StartAll(bots);                      // at server start
+//   runtime.Apply(bot);                          // after each change (BotService does this)
+//   runtime.HandlePlatformCall(id, call, answer);  // POST /bots/{uuid}
+//   runtime.StopAll(grace);                      // at shutdown
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "domain/bot.hpp"
+#include "domain/bot_log.hpp"
+#include "domain/bot_runtime.hpp"
+#include "domain/pipeline.hpp"
+#include "pipeline/engine.hpp"
+#include "platforms/platform_adapter.hpp"
+#include "util/blocking_executor.hpp"
+#include "util/clock.hpp"
+
+namespace sb::runtime {
+
+class Incarnation;
+
+using AdapterFactory =
+    std::function<std::unique_ptr<platforms::PlatformAdapter>(platforms::AdapterContext)>;
+
+struct RuntimeOptions {
+  std::size_t max_in_flight = 64;  // pipeline runs at once, over all bots
+  std::size_t max_queued = 10000;  // messages waiting for a run; more are refused
+  std::string busy_notice = "The bot is busy right now. Please try again in a moment.";
+  std::string webhook_prefix;  // public base URL, for adapters that register a webhook
+  int default_log_retention = 1000;
+  std::chrono::seconds send_timeout{90};  // send_message waits this long for the platform
+};
+
+// Everything outlives the manager.
+struct RuntimeDeps {
+  boost::asio::any_io_executor executor;
+  std::shared_ptr<net::HttpClient> http;
+  util::BlockingExecutor* blocking = nullptr;
+  pipeline::PipelineEngine* engine = nullptr;
+  domain::PipelineRepository* pipelines = nullptr;
+  domain::BotLogRepository* logs = nullptr;
+  const util::Clock* clock = nullptr;
+  std::map<std::string, AdapterFactory> adapters;  // by adapter name
+};
+
+class BotRuntimeManager final : public domain::BotRuntime {
+ public:
+  BotRuntimeManager(RuntimeDeps deps, RuntimeOptions options);
+  ~BotRuntimeManager() override;
+  BotRuntimeManager(const BotRuntimeManager&) = delete;
+  BotRuntimeManager& operator=(const BotRuntimeManager&) = delete;
+
+  std::optional<domain::RuntimeStatus> Status(const util::BotId& id) override;
+  void Apply(const domain::Bot& bot) override;
+  void Remove(const util::BotId& id) override;
+  // Blocking (call from the blocking pool).
+  util::Result<domain::SendReceipt> Send(const util::BotId& id,
+                                         const domain::OutgoingMessage& message) override;
+
+  // Starts every enabled bot of `bots` (server start).
+  void StartAll(const std::vector<domain::Bot>& bots);
+
+  void HandlePlatformCall(const util::BotId& id, domain::PlatformCall call,
+                          std::function<void(domain::PlatformAnswer)> answer) override;
+
+  // The pipeline's settings changed or it was deleted: the next message reads it afresh.
+  void PipelineChanged(const util::PipelineId& id);
+
+  // Stops every bot and waits up to `grace` for their adapters to end. Blocking; call from a
+  // thread that is neither an I/O thread nor a blocking-pool thread. Messages arriving later are
+  // dropped.
+  void StopAll(std::chrono::milliseconds grace);
+
+  // Writes the log entries still queued, on the calling thread (after the pools are joined).
+  void FlushLogs();
+
+  // Messages waiting for or in a pipeline run (metrics, tests).
+  std::size_t InFlight() const;
+
+ private:
+  friend class Incarnation;  // one start of a bot, reporting back to the manager
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace sb::runtime
