@@ -38,6 +38,21 @@ class BotLogRepository {
   // Returns the seq_id given.
   virtual util::Result<std::int64_t> Append(const util::BotId& bot, const BotLogEntry& entry,
                                             int retention) = 0;
+  // Entries of several bots, in order, as one write where the storage allows: the event log of
+  // busy bots costs one transaction per batch, not per entry. Entries of bots that no longer
+  // exist are skipped. The default appends one by one.
+  struct BatchItem {
+    util::BotId bot;
+    BotLogEntry entry;
+    int retention = 1;
+  };
+  virtual util::Result<void> AppendBatch(const std::vector<BatchItem>& items) {
+    for (const auto& item : items) {
+      auto r = Append(item.bot, item.entry, item.retention);
+      if (!r && r.error().code != util::ErrorCode::kNotFound) return tl::unexpected(r.error());
+    }
+    return {};
+  }
   // Up to `max_count` entries with seq_id <= from_index (-1: the newest), oldest first.
   virtual util::Result<BotLogPage> Page(const util::BotId& bot, std::int64_t from_index,
                                         int max_count) = 0;

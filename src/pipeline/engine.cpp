@@ -129,6 +129,10 @@ PipelineEngine::PipelineEngine(Runner& local_agent, domain::ConversationReposito
       random_(random),
       clock_(clock) {}
 
+void PipelineEngine::AddRunner(std::string name, Runner& runner) {
+  runners_[std::move(name)] = &runner;
+}
+
 void PipelineEngine::Log(Run& run, LogLevel level, std::string text) const {
   run.outcome.log.push_back({level, std::move(text)});
 }
@@ -279,16 +283,21 @@ void PipelineEngine::RunCommand(std::shared_ptr<Run> run) {
 
 void PipelineEngine::RunRunner(std::shared_ptr<Run> run) {
   // 7. The runner.
-  std::string runner = GetString(run->Config(), {"ai", "runner", "runner"}, kLocalAgent);
-  if (runner != kLocalAgent) {
-    Finish(std::move(run), util::Fail(util::ErrorCode::kInvalidArgument,
-                                      "runner '" + runner + "' is not available"));
-    return;
+  std::string name = GetString(run->Config(), {"ai", "runner", "runner"}, kLocalAgent);
+  Runner* runner = &local_agent_;
+  if (name != kLocalAgent) {
+    auto it = runners_.find(name);
+    if (it == runners_.end()) {
+      Finish(std::move(run), util::Fail(util::ErrorCode::kInvalidArgument,
+                                        "runner '" + name + "' is not available"));
+      return;
+    }
+    runner = it->second;
   }
   AgentInput input = MakeAgentInput(run->state);
   // The config lives in run->state.query, which the completion keeps alive.
   const util::JsonObject& config = run->Config();
-  local_agent_.Run(config, std::move(input), nullptr, [this, run](util::Result<AgentReply> result) {
+  runner->Run(config, std::move(input), nullptr, [this, run](util::Result<AgentReply> result) {
     // `run` is copied, not moved: a runner answering twice must still find it.
     Finish(run, std::move(result));
   });

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -100,11 +101,16 @@ std::string HelpText();
 // exactly once, either on that thread or on the runner's completion thread.
 class PipelineEngine {
  public:
-  // `local_agent` serves `ai.runner.runner` "local-agent"; any other runner fails the run.
+  // `local_agent` serves `ai.runner.runner` "local-agent"; others are added with AddRunner, and
+  // a runner nobody serves fails the run.
   PipelineEngine(Runner& local_agent, domain::ConversationRepository& memory, RateLimiter& limiter,
                  const BanWordFilter& ban_words, RandomSource& random, const util::Clock& clock);
 
   using Done = std::function<void(EngineOutcome)>;
+
+  // Serves `ai.runner.runner` == `name` with `runner` (dify-service-api, n8n-service-api, ...).
+  // Call before the first Process; the runner outlives the engine.
+  void AddRunner(std::string name, Runner& runner);
 
   void Process(const util::PipelineId& pipeline, Query query, Done done);
   // Continues a kDeferred outcome after the rate limiter (the slot is already taken).
@@ -119,6 +125,7 @@ class PipelineEngine {
   void Log(Run& run, domain::LogLevel level, std::string text) const;
 
   Runner& local_agent_;
+  std::map<std::string, Runner*, std::less<>> runners_;  // besides local-agent
   domain::ConversationRepository& memory_;
   RateLimiter& limiter_;
   const BanWordFilter& ban_words_;

@@ -2,7 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 namespace sb::runtime {
 
@@ -49,13 +51,22 @@ std::size_t BotLogWriter::Pending() const {
 }
 
 void BotLogWriter::Store(std::deque<Item>& items) {
-  for (const auto& item : items) {
-    auto stored = repo_.Append(item.bot, item.entry, item.retention);
-    if (!stored && stored.error().code != util::ErrorCode::kNotFound) {
-      spdlog::warn("bot {}: could not store a log entry: {}", item.bot.str(),
-                   stored.error().message);
+  // Batches bound the transaction (and the time the write lock is held) under a flood.
+  constexpr std::size_t kBatch = 512;
+  std::vector<domain::BotLogRepository::BatchItem> batch;
+  batch.reserve(std::min(items.size(), kBatch));
+  auto flush = [&] {
+    if (batch.empty()) return;
+    if (auto stored = repo_.AppendBatch(batch); !stored) {
+      spdlog::warn("could not store {} bot log entries: {}", batch.size(), stored.error().message);
     }
+    batch.clear();
+  };
+  for (auto& item : items) {
+    batch.push_back({item.bot, std::move(item.entry), item.retention});
+    if (batch.size() == kBatch) flush();
   }
+  flush();
 }
 
 }  // namespace sb::runtime

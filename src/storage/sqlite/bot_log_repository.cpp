@@ -37,37 +37,66 @@ util::Result<domain::BotLogEntry> ReadRow(const Statement& s) {
 
 }  // namespace
 
-util::Result<std::int64_t> SqliteBotLogRepository::Append(const util::BotId& bot,
-                                                          const domain::BotLogEntry& entry,
-                                                          int retention) {
+namespace {
+
+// Inserts one entry inside the caller's transaction; kNotFound when the bot does not exist.
+util::Result<std::int64_t> AppendIn(Connection& c, const util::BotId& bot,
+                                    const domain::BotLogEntry& entry, int retention) {
+  auto exists = Exists(c, "SELECT 1 FROM bots WHERE uuid = ?", bot.str());
+  if (!exists) return tl::make_unexpected(exists.error());
+  if (!*exists) {
+    return util::Fail(ErrorCode::kNotFound, fmt::format("bot {} not found", bot.str()));
+  }
+  auto seq = QueryInt(c,
+                      "INSERT INTO bot_log_sequences (bot_uuid, last_seq) VALUES (?, 1) "
+                      "ON CONFLICT (bot_uuid) DO UPDATE SET last_seq = last_seq + 1 "
+                      "RETURNING last_seq",
+                      bot.str());
+  if (!seq) return tl::make_unexpected(seq.error());
+  auto inserted =
+      Execute(c,
+              "INSERT INTO bot_logs (bot_uuid, seq_id, timestamp, level, text, "
+              "images, message_session_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+              bot.str(), *seq, Millis(entry.timestamp), domain::LogLevelName(entry.level),
+              entry.text, StringListToText(entry.images), entry.message_session_id);
+  if (!inserted) return tl::make_unexpected(inserted.error());
+  // seq_ids of one bot are dense, so "newest `retention` kept" is a range delete on the key.
+  auto dropped = Execute(c, "DELETE FROM bot_logs WHERE bot_uuid = ? AND seq_id <= ?", bot.str(),
+                         *seq - retention);
+  if (!dropped) return tl::make_unexpected(dropped.error());
+  return *seq;
+}
+
+util::Result<void> CheckRetention(int retention) {
   if (retention < 1) {
     return util::Fail(ErrorCode::kInvalidArgument,
                       fmt::format("log retention must be at least 1, got {}", retention));
   }
+  return util::Ok();
+}
+
+}  // namespace
+
+util::Result<std::int64_t> SqliteBotLogRepository::Append(const util::BotId& bot,
+                                                          const domain::BotLogEntry& entry,
+                                                          int retention) {
+  if (auto ok = CheckRetention(retention); !ok) return tl::unexpected(ok.error());
   return db_.Write([&](Connection& c) -> util::Result<std::int64_t> {
-    auto exists = Exists(c, "SELECT 1 FROM bots WHERE uuid = ?", bot.str());
-    if (!exists) return tl::make_unexpected(exists.error());
-    if (!*exists) {
-      return util::Fail(ErrorCode::kNotFound, fmt::format("bot {} not found", bot.str()));
+    return AppendIn(c, bot, entry, retention);
+  });
+}
+
+util::Result<void> SqliteBotLogRepository::AppendBatch(const std::vector<BatchItem>& items) {
+  for (const auto& item : items) {
+    if (auto ok = CheckRetention(item.retention); !ok) return ok;
+  }
+  if (items.empty()) return util::Ok();
+  return db_.Write([&](Connection& c) -> util::Result<void> {
+    for (const auto& item : items) {
+      auto r = AppendIn(c, item.bot, item.entry, item.retention);
+      if (!r && r.error().code != ErrorCode::kNotFound) return tl::unexpected(r.error());
     }
-    auto seq = QueryInt(c,
-                        "INSERT INTO bot_log_sequences (bot_uuid, last_seq) VALUES (?, 1) "
-                        "ON CONFLICT (bot_uuid) DO UPDATE SET last_seq = last_seq + 1 "
-                        "RETURNING last_seq",
-                        bot.str());
-    if (!seq) return tl::make_unexpected(seq.error());
-    auto inserted =
-        Execute(c,
-                "INSERT INTO bot_logs (bot_uuid, seq_id, timestamp, level, text, "
-                "images, message_session_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                bot.str(), *seq, Millis(entry.timestamp), domain::LogLevelName(entry.level),
-                entry.text, StringListToText(entry.images), entry.message_session_id);
-    if (!inserted) return tl::make_unexpected(inserted.error());
-    // seq_ids of one bot are dense, so "newest `retention` kept" is a range delete on the key.
-    auto dropped = Execute(c, "DELETE FROM bot_logs WHERE bot_uuid = ? AND seq_id <= ?", bot.str(),
-                           *seq - retention);
-    if (!dropped) return tl::make_unexpected(dropped.error());
-    return *seq;
+    return util::Ok();
   });
 }
 

@@ -15,6 +15,8 @@ class SqliteBotLogRepository final : public domain::BotLogRepository {
   // kNotFound when the bot does not exist; kInvalidArgument when retention < 1.
   util::Result<std::int64_t> Append(const util::BotId& bot, const domain::BotLogEntry& entry,
                                     int retention) override;
+  // One transaction for the whole batch.
+  util::Result<void> AppendBatch(const std::vector<BatchItem>& items) override;
   // Any negative from_index means the newest. An unknown bot has an empty log.
   util::Result<domain::BotLogPage> Page(const util::BotId& bot, std::int64_t from_index,
                                         int max_count) override;
