@@ -1,0 +1,297 @@
+#!/usr/bin/env python3
+"""Bot benchmarks of issue 4, through the generic `webhook` adapter of the real server:
+
+1. Throughput: wrk POSTs signed messages (1,000 different senders, so 1,000 sessions) to
+   /bots/{uuid}; each goes through the pipeline to a zero-latency model and the reply is POSTed
+   to the bot's callback. Both the model (OpenAI chat completions) and the callback are nginx
+   `return 200` locations, so neither limits the figure. Messages per second = model calls
+   nginx logged / time from the first request until the last one arrived.
+2. Added latency: one message at a time, from the POST to the reply reaching a callback
+   receiver of this script (zero-latency model), p50/p99 over 300 messages.
+3. Memory: RSS of the server with 1,000 enabled idle webhook bots.
+
+Usage: bot_bench.py --binary build/switchboard --out docs/performance.md
+"""
+
+import argparse
+import datetime
+import hashlib
+import hmac
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from http_bench import free_port, http, rss_kb  # noqa: E402
+
+DURATION = os.environ.get("BENCH_DURATION", "10s")
+CONNECTIONS = 64
+SENDERS = 1000
+SECRET = "bench-secret"
+REPLY = json.dumps({"id": "chatcmpl-bench", "object": "chat.completion", "created": 0,
+                    "model": "bench", "choices": [{"index": 0, "finish_reason": "stop",
+                                                   "message": {"role": "assistant",
+                                                               "content": "ok"}}],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+
+
+def sign(timestamp, body):
+    mac = hmac.new(SECRET.encode(), str(timestamp).encode() + b"." + body, hashlib.sha256)
+    return "sha256=" + mac.hexdigest()
+
+
+def message(sender, text="hello"):
+    return json.dumps({"message_id": "m-%s" % sender, "sender": {"id": sender},
+                       "chat": {"type": "person", "id": sender},
+                       "message_chain": [{"type": "Plain", "text": text}]},
+                      separators=(",", ":")).encode()
+
+
+def start_nginx(root, port):
+    conf = os.path.join(root, "nginx.conf")
+    reply = REPLY.replace("'", "\\'")
+    with open(conf, "w") as f:
+        f.write(f"""
+worker_processes 1;
+daemon off;
+pid {root}/nginx.pid;
+error_log {root}/error.log;
+events {{ worker_connections 4096; }}
+http {{
+  access_log off;
+  keepalive_requests 1000000;
+  log_format bare '$msec';
+  server {{
+    listen 127.0.0.1:{port};
+    location = /v1/chat/completions {{
+      access_log {root}/model.log bare;
+      default_type application/json;
+      return 200 '{reply}';
+    }}
+    location = /callback {{ return 200 ''; }}
+    location = /ping {{ return 200 'pong'; }}
+  }}
+}}
+""")
+    proc = subprocess.Popen(["nginx", "-c", conf], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            http("GET", f"http://127.0.0.1:{port}/ping")
+            return proc
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("nginx did not start")
+
+
+def start_switchboard(binary, data_dir, port):
+    env = dict(os.environ, API__IO_THREADS="2", API__BLOCKING_THREADS="4",
+               SYSTEM__LOG_LEVEL="warn", RUNTIME__MAX_QUEUED_MESSAGES="100000")
+    proc = subprocess.Popen([binary, "serve", "--data-dir", data_dir, "--port", str(port),
+                             "--host", "127.0.0.1"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env)
+    for _ in range(200):
+        try:
+            http("GET", f"http://127.0.0.1:{port}/healthz")
+            return proc
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("switchboard did not start")
+
+
+def lines(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read().count(b"\n")
+    except FileNotFoundError:
+        return 0
+
+
+def wrk_script(path, bot):
+    """A Lua script posting pre-signed bodies round-robin (wrk's Lua has no HMAC)."""
+    now = int(time.time())
+    entries = []
+    for i in range(SENDERS):
+        body = message("user-%d" % i)
+        entries.append("{%s,%s}" % (json.dumps(body.decode()), json.dumps(sign(now, body))))
+    with open(path, "w") as f:
+        f.write("local bodies = {%s}\n" % ",\n".join(entries))
+        f.write(f"""
+local i = 0
+request = function()
+  i = i % #bodies + 1
+  local e = bodies[i]
+  return wrk.format("POST", "/bots/{bot}", {{
+    ["Content-Type"] = "application/json",
+    ["X-Switchboard-Timestamp"] = "{now}",
+    ["X-Switchboard-Signature"] = e[2]}}, e[1])
+end
+""")
+
+
+class Receiver:
+    """Callback endpoint timing the replies of the latency run."""
+
+    def __init__(self):
+        self.event = threading.Event()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                outer.event.set()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = "http://127.0.0.1:%d/callback" % self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def post_signed(base, bot, body):
+    ts = int(time.time())
+    req = urllib.request.Request(base + "/bots/" + bot, data=body, method="POST", headers={
+        "Content-Type": "application/json", "X-Switchboard-Timestamp": str(ts),
+        "X-Switchboard-Signature": sign(ts, body)})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        r.read()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--binary", required=True)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="sb-botbench-")
+    os.chmod(work, 0o755)
+    nport = free_port()
+    nginx = start_nginx(work, nport)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = start_switchboard(args.binary, os.path.join(work, "data"), port)
+    try:
+        http("POST", base + "/api/v1/user/init", {"user": "bench@example.com",
+                                                 "password": "bench-password"})
+        token = json.loads(http("POST", base + "/api/v1/user/auth",
+                                {"user": "bench@example.com",
+                                 "password": "bench-password"}))["data"]["token"]
+        auth = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
+
+        def api(method, path, body=None):
+            return json.loads(http(method, base + path, body, auth))["data"]
+
+        provider = api("POST", "/api/v1/provider/providers",
+                       {"name": "nginx", "requester": "openai-chat-completions",
+                        "base_url": f"http://127.0.0.1:{nport}/v1", "api_keys": ["sk-bench"]})
+        model = api("POST", "/api/v1/provider/models/llm",
+                    {"name": "bench", "provider_uuid": provider["uuid"]})["uuid"]
+        pipeline = api("POST", "/api/v1/pipelines", {"name": "bench", "config": {
+            "ai": {"local-agent": {"model": {"primary": model, "fallbacks": []},
+                                   "max-round": 2}},
+            "safety": {"rate-limit": {"window-length": 60, "limitation": 1000000},
+                       "content-filter": {"check-sensitive-words": False}}}})["uuid"]
+
+        def bot(callback, name="bench"):
+            return api("POST", "/api/v1/platform/bots",
+                       {"name": name, "adapter": "webhook", "enable": True,
+                        "use_pipeline_uuid": pipeline,
+                        "config": {"secret": SECRET, "callback_url": callback}})["uuid"]
+
+        # 3. 1,000 idle webhook bots, on a fresh server (they stay for the other runs).
+        time.sleep(1)
+        base_rss = rss_kb(server.pid)
+        for i in range(1000):
+            bot(f"http://127.0.0.1:{nport}/callback", "idle-%d" % i)
+        time.sleep(2)
+        idle_rss = rss_kb(server.pid)
+
+        # 2. Latency, on a quiet server.
+        receiver = Receiver()
+        slow = bot(receiver.url, "latency")
+        time.sleep(0.5)
+        samples = []
+        for i in range(330):
+            receiver.event.clear()
+            body = message("lat-%d" % (i % 30), "ping %d" % i)
+            t0 = time.perf_counter()
+            post_signed(base, slow, body)
+            if not receiver.event.wait(10):
+                raise RuntimeError("no reply within 10 s")
+            if i >= 30:  # warm-up
+                samples.append((time.perf_counter() - t0) * 1000)
+        samples.sort()
+        p50 = samples[len(samples) // 2]
+        p99 = samples[int(len(samples) * 0.99) - 1]
+
+        # 1. Throughput.
+        fast = bot(f"http://127.0.0.1:{nport}/callback", "throughput")
+        script = os.path.join(work, "post.lua")
+        wrk_script(script, fast)
+        model_log = os.path.join(work, "model.log")
+        before = lines(model_log)
+        t0 = time.monotonic()
+        out = subprocess.run(["wrk", "-t1", f"-c{CONNECTIONS}", f"-d{DURATION}", "-s", script,
+                              base + "/"], capture_output=True, text=True, timeout=300).stdout
+        accepted = int(re.search(r"(\d+) requests in", out).group(1))
+        non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+        accepted -= int(non2xx.group(1)) if non2xx else 0
+        # Wait until every accepted message reached the model (or nothing moves for 5 s).
+        last, last_change = lines(model_log) - before, time.monotonic()
+        while last < accepted and time.monotonic() - last_change < 5:
+            time.sleep(0.2)
+            now = lines(model_log) - before
+            if now != last:
+                last, last_change = now, time.monotonic()
+        with open(model_log, "rb") as f:
+            stamps = [float(x) for x in f.read().split()[before:]]
+        elapsed = stamps[-1] - stamps[0] if len(stamps) > 1 else 1
+        processed = len(stamps)
+        rate = processed / max(elapsed, 1e-9)
+        after_load_rss = rss_kb(server.pid)
+
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=60)
+        nginx.send_signal(signal.SIGQUIT)
+        nginx.wait(timeout=30)
+        shutil.rmtree(work, ignore_errors=True)
+
+    today = datetime.date.today().isoformat()
+    text = "\n".join([
+        f"### Bots through the webhook adapter (issue 4) — {today}", "",
+        "Command: `make bench` (bench/bot_bench.py). Server with `API__IO_THREADS=2 "
+        "API__BLOCKING_THREADS=4`, unpinned, sharing the 2 cores with wrk and nginx (model and "
+        "callback are nginx `return 200` locations).", "",
+        "| figure | value | target |", "|---|---|---|",
+        f"| messages/s end to end (wrk -c{CONNECTIONS} -d{DURATION}, {SENDERS} sessions; "
+        f"{accepted} accepted, {processed} reached the model) | {rate:,.0f} | ≥ 10,000 |",
+        f"| added latency p50 / p99 (one at a time, 300 messages) | {p50:.2f} ms / {p99:.2f} ms "
+        "| — |",
+        f"| RSS after the throughput run | {after_load_rss / 1024:.1f} MB | — |",
+        f"| RSS with 1,000 enabled idle webhook bots (+{(idle_rss - base_rss) / 1024:.1f} MB "
+        f"for them), measured first | {idle_rss / 1024:.1f} MB | ≤ 100 MB |",
+    ])
+    print(text)
+    subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "write_section.py"),
+                    args.out, "bot-bench"], input=text, text=True, check=True)
+
+
+if __name__ == "__main__":
+    main()
