@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/steady_timer.hpp>
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <utility>
@@ -15,6 +17,7 @@
 #include "pipeline/config_values.hpp"
 #include "pipeline/query.hpp"
 #include "runtime/bot_log_writer.hpp"
+#include "runtime/message_aggregator.hpp"
 #include "runtime/session_scheduler.hpp"
 
 namespace sb::runtime {
@@ -133,6 +136,9 @@ struct BotRuntimeManager::Impl : std::enable_shared_from_this<Impl> {
   struct Entry {
     std::shared_ptr<Incarnation> current;
     RuntimeStatus status;
+    // Earlier incarnations still stopping: `current` starts only when this is back to zero, so
+    // two adapters of one bot never run together (two pollers on one token would fight).
+    int stopping = 0;
   };
 
   // One received message on its way through the pipeline.
@@ -153,12 +159,13 @@ struct BotRuntimeManager::Impl : std::enable_shared_from_this<Impl> {
   RuntimeOptions options;
   BotLogWriter log_writer;
   SessionScheduler scheduler;
+  std::shared_ptr<MessageAggregator> aggregator = MessageAggregator::Make(deps.executor);
 
   std::mutex mu;
   std::condition_variable stopped_cv;
-  std::map<std::string, Entry> bots;                // by bot uuid; guarded by mu
-  std::set<std::shared_ptr<Incarnation>> stopping;  // Stop not finished yet; guarded by mu
-  bool shut_down = false;                           // guarded by mu
+  std::map<std::string, Entry> bots;                    // by bot uuid; guarded by mu
+  std::set<std::shared_ptr<Incarnation>> stopping_all;  // Stop not finished; guarded by mu
+  bool shut_down = false;                               // guarded by mu
 
   std::mutex configs_mu;
   std::map<std::string, PipelineConfig> configs;  // by pipeline uuid; "" is the default
@@ -181,7 +188,10 @@ struct BotRuntimeManager::Impl : std::enable_shared_from_this<Impl> {
 
   void Apply(const domain::Bot& bot);
   void StopIncarnation(const std::shared_ptr<Incarnation>& inc, std::function<void()> then);
+  void Retire(const std::string& key, std::shared_ptr<Incarnation> old);
   void Dispatch(const std::shared_ptr<Incarnation>& inc, platforms::ReceivedMessage message);
+  void Enqueue(const std::shared_ptr<Incarnation>& inc, platforms::ReceivedMessage message);
+  std::optional<PipelineConfig> CachedConfig(const domain::Bot& bot);
   void Run(std::shared_ptr<MessageRun> run);
   void OnOutcome(std::shared_ptr<MessageRun> run, pipeline::EngineOutcome outcome);
   void Deliver(std::shared_ptr<MessageRun> run, domain::MessageChain reply);
@@ -280,6 +290,7 @@ void BotRuntimeManager::Impl::Apply(const domain::Bot& bot) {
   std::shared_ptr<Incarnation> old;
   std::shared_ptr<Incarnation> next;
   std::string problem;
+  bool start_now = false;
   {
     std::lock_guard lock(mu);
     if (shut_down) return;
@@ -314,6 +325,8 @@ void BotRuntimeManager::Impl::Apply(const domain::Bot& bot) {
         entry.status = {RuntimeState::kStarting, "", deps.clock->Now(), ""};
       }
     }
+    if (old) ++entry.stopping;
+    start_now = next && entry.stopping == 0;
   }
   const int retention = RetentionOf(bot);
   if (!problem.empty()) Log(bot.uuid, retention, LogLevel::kError, problem);
@@ -321,20 +334,31 @@ void BotRuntimeManager::Impl::Apply(const domain::Bot& bot) {
     Log(bot.uuid, retention, LogLevel::kInfo,
         fmt::format("{} with the {} adapter", old ? "restarting" : "starting", bot.adapter));
   }
-  if (old) {
-    StopIncarnation(old, [next] {
-      if (next) next->Start();
-    });
-  } else if (next) {
-    next->Start();
-  }
+  if (old) Retire(key, std::move(old));
+  if (start_now) next->Start();
+}
+
+void BotRuntimeManager::Impl::Retire(const std::string& key, std::shared_ptr<Incarnation> old) {
+  std::weak_ptr<Impl> weak = weak_from_this();
+  StopIncarnation(old, [weak, key] {
+    auto self = weak.lock();
+    if (!self) return;
+    std::shared_ptr<Incarnation> successor;
+    {
+      std::lock_guard lock(self->mu);
+      auto it = self->bots.find(key);
+      if (it == self->bots.end()) return;
+      if (--it->second.stopping == 0) successor = it->second.current;
+    }
+    if (successor) successor->Start();  // a no-op when it already started or was stopped
+  });
 }
 
 void BotRuntimeManager::Impl::StopIncarnation(const std::shared_ptr<Incarnation>& inc,
                                               std::function<void()> then) {
   {
     std::lock_guard lock(mu);
-    stopping.insert(inc);
+    stopping_all.insert(inc);
   }
   std::weak_ptr<Impl> weak = weak_from_this();
   inc->Stop([weak, inc, then = std::move(then)] {
@@ -342,7 +366,7 @@ void BotRuntimeManager::Impl::StopIncarnation(const std::shared_ptr<Incarnation>
       self->Log(inc->bot().uuid, inc->retention(), LogLevel::kInfo, "stopped");
       {
         std::lock_guard lock(self->mu);
-        self->stopping.erase(inc);
+        self->stopping_all.erase(inc);
       }
       self->stopped_cv.notify_all();
     }
@@ -381,6 +405,14 @@ void BotRuntimeManager::Impl::SetTrouble(const Incarnation& inc, std::string why
   if (changed) Log(inc.bot().uuid, inc.retention(), LogLevel::kError, why);
 }
 
+std::optional<BotRuntimeManager::Impl::PipelineConfig> BotRuntimeManager::Impl::CachedConfig(
+    const domain::Bot& bot) {
+  const std::string key = bot.use_pipeline_uuid ? bot.use_pipeline_uuid->str() : std::string();
+  std::lock_guard lock(configs_mu);
+  if (auto it = configs.find(key); it != configs.end()) return it->second;
+  return std::nullopt;
+}
+
 util::Result<BotRuntimeManager::Impl::PipelineConfig> BotRuntimeManager::Impl::ConfigFor(
     const domain::Bot& bot) {
   const std::string key = bot.use_pipeline_uuid ? bot.use_pipeline_uuid->str() : std::string();
@@ -407,6 +439,40 @@ void BotRuntimeManager::Impl::Dispatch(const std::shared_ptr<Incarnation>& inc,
     std::lock_guard lock(mu);
     if (shut_down) return;
   }
+  auto config = CachedConfig(inc->bot());
+  if (!config) {
+    // The pipeline is read on the blocking pool, once after each change; then back here.
+    std::weak_ptr<Impl> weak = weak_from_this();
+    deps.blocking->Post([weak, inc, message = std::move(message)]() mutable {
+      auto self = weak.lock();
+      if (!self) return;
+      if (self->ConfigFor(inc->bot())) {
+        self->Dispatch(inc, std::move(message));
+      } else {
+        self->Enqueue(inc, std::move(message));  // the run logs why the pipeline is unreadable
+      }
+    });
+    return;
+  }
+  if (!pipeline::GetBool(*config->config, {"trigger", "message-aggregation", "enabled"}, false)) {
+    Enqueue(inc, std::move(message));
+    return;
+  }
+  const double seconds =
+      pipeline::GetNumber(*config->config, {"trigger", "message-aggregation", "delay"}, 1.5);
+  const auto delay =
+      std::chrono::milliseconds(static_cast<std::int64_t>(std::clamp(seconds, 0.0, 10.0) * 1000));
+  const std::string key = inc->bot().uuid.str() + "/" +
+                          pipeline::SessionId(LauncherOf(message.chat_type), message.chat_id);
+  std::weak_ptr<Impl> weak = weak_from_this();
+  aggregator->Add(key, std::move(message), delay, [weak, inc](platforms::ReceivedMessage merged) {
+    if (auto self = weak.lock()) self->Enqueue(inc, std::move(merged));
+  });
+}
+
+void BotRuntimeManager::Impl::Enqueue(const std::shared_ptr<Incarnation>& inc,
+                                      platforms::ReceivedMessage message) {
+  if (inc->stop_requested()) return;
   auto run = std::make_shared<MessageRun>();
   run->incarnation = inc;
   run->session_id = pipeline::SessionId(LauncherOf(message.chat_type), message.chat_id);
@@ -648,6 +714,7 @@ void BotRuntimeManager::StopAll(std::chrono::milliseconds grace) {
   {
     std::lock_guard lock(impl_->mu);
     impl_->shut_down = true;
+    impl_->aggregator->Close();
     for (auto& [key, entry] : impl_->bots) {
       if (entry.current) running.push_back(std::move(entry.current));
       entry.status = {RuntimeState::kStopped, "", impl_->deps.clock->Now(), ""};
@@ -655,8 +722,8 @@ void BotRuntimeManager::StopAll(std::chrono::milliseconds grace) {
   }
   for (auto& inc : running) impl_->StopIncarnation(inc, nullptr);
   std::unique_lock lock(impl_->mu);
-  if (!impl_->stopped_cv.wait_for(lock, grace, [&] { return impl_->stopping.empty(); })) {
-    spdlog::warn("{} bot(s) did not stop within {} ms", impl_->stopping.size(), grace.count());
+  if (!impl_->stopped_cv.wait_for(lock, grace, [&] { return impl_->stopping_all.empty(); })) {
+    spdlog::warn("{} bot(s) did not stop within {} ms", impl_->stopping_all.size(), grace.count());
   }
 }
 

@@ -173,6 +173,30 @@ class WebhookConversationTest(WebhookBotCase):
         self.assertNotIn("just chatting", prompts)
         self.assertNotIn("ai what", prompts)  # the prefix is stripped
 
+    def test_message_aggregation_merges_a_burst(self):
+        bot = self.bot(self.pipeline(trigger={"message-aggregation": {"enabled": True,
+                                                                      "delay": 0.6}}))
+        self.wait_running(bot)
+        self.say(bot, "part one", sender="u11", mid="a1")
+        self.say(bot, "part two", sender="u11", mid="a2")
+        got = self.replies(1)
+        time.sleep(0.8)
+        self.assertEqual(len(self.callback.messages()), 1)
+        chats = self.fake.chat_requests()
+        self.assertEqual(len(chats), 1)
+        last = json.dumps(chats[0]["body"]["messages"][-1])
+        self.assertIn("part one", last)
+        self.assertIn("part two", last)
+        self.assertEqual(got[0]["body"].get("reply_to"), "a2")
+
+    def test_force_delay_holds_the_reply(self):
+        bot = self.bot(self.pipeline(output={"force-delay": {"min": 1, "max": 1}}))
+        self.wait_running(bot)
+        start = time.monotonic()
+        self.say(bot, "slowly", sender="u12")
+        self.replies(1)
+        self.assertGreaterEqual(time.monotonic() - start, 0.9)
+
     def test_ban_words_refuse_without_the_model(self):
         bot = self.bot(self.pipeline(safety={"content-filter": {"scope": "all",
                                                                 "check-sensitive-words": True}}))

@@ -1,0 +1,399 @@
+// The bot runtime: the session scheduler's limits, and the manager's lifecycle over a fake
+// adapter (starts, restarts only on relevant changes, never two adapters of one bot at once,
+// stops deterministically), the message path through the real engine and SQLite storage, the
+// busy notice and the event log.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "pipeline/content_filter.hpp"
+#include "pipeline/engine.hpp"
+#include "pipeline/rate_limiter.hpp"
+#include "runtime/bot_runtime_manager.hpp"
+#include "runtime/session_scheduler.hpp"
+#include "support/bot_storage.hpp"
+
+namespace sb::runtime {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Polls `pred` for up to two seconds.
+template <typename Pred>
+bool Eventually(Pred pred) {
+  for (int i = 0; i < 400; ++i) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return pred();
+}
+
+// ---- SessionScheduler -------------------------------------------------------------------------
+
+struct ManualLaunch {
+  std::mutex mu;
+  std::vector<std::function<void()>> jobs;
+  SessionScheduler::Launch launch() {
+    return [this](std::function<void()> job) {
+      std::lock_guard lock(mu);
+      jobs.push_back(std::move(job));
+    };
+  }
+  void RunAll() {
+    std::vector<std::function<void()>> now;
+    {
+      std::lock_guard lock(mu);
+      now.swap(jobs);
+    }
+    for (auto& job : now) job();
+  }
+};
+
+TEST(SessionScheduler, OneAtATimePerSessionAndAGlobalLimit) {
+  ManualLaunch pool;
+  SessionScheduler s(2, 100, pool.launch());
+  std::vector<SessionScheduler::Finished> running;
+  std::vector<std::string> order;
+  auto job = [&](std::string name) {
+    return [&, name](SessionScheduler::Finished f) {
+      order.push_back(name);
+      running.push_back(std::move(f));
+    };
+  };
+  EXPECT_TRUE(s.Submit("a", job("a1")));
+  EXPECT_TRUE(s.Submit("a", job("a2")));
+  EXPECT_TRUE(s.Submit("b", job("b1")));
+  EXPECT_TRUE(s.Submit("c", job("c1")));
+  pool.RunAll();
+  EXPECT_EQ(order, (std::vector<std::string>{"a1", "b1"}));  // a2 waits for a1, c1 for a slot
+  EXPECT_EQ(s.InFlight(), 2u);
+  EXPECT_EQ(s.Queued(), 2u);
+  running[0]();  // a1 done: c1 had waited longer than a2 became ready
+  pool.RunAll();
+  EXPECT_EQ(order, (std::vector<std::string>{"a1", "b1", "c1"}));
+  running[0]();  // a second call of the same `finished` frees nothing more
+  pool.RunAll();
+  EXPECT_EQ(s.InFlight(), 2u);
+  running[1]();  // b1 done
+  pool.RunAll();
+  EXPECT_EQ(order, (std::vector<std::string>{"a1", "b1", "c1", "a2"}));
+  running[2]();
+  running[3]();
+  EXPECT_EQ(s.InFlight(), 0u);
+  EXPECT_EQ(s.Queued(), 0u);
+}
+
+TEST(SessionScheduler, RefusesBeyondTheQueueButNeverAJobThatStartsAtOnce) {
+  ManualLaunch pool;
+  SessionScheduler s(1, 1, pool.launch());
+  std::vector<SessionScheduler::Finished> running;
+  auto job = [&](SessionScheduler::Finished f) { running.push_back(std::move(f)); };
+  EXPECT_TRUE(s.Submit("a", job));   // starts
+  EXPECT_TRUE(s.Submit("b", job));   // waits (queue 1/1)
+  EXPECT_FALSE(s.Submit("c", job));  // refused
+  EXPECT_FALSE(s.Submit("a", job));  // refused
+  pool.RunAll();
+  running[0]();
+  pool.RunAll();
+  EXPECT_EQ(running.size(), 2u);
+  EXPECT_TRUE(s.Submit("c", job));  // room again
+}
+
+// ---- BotRuntimeManager -------------------------------------------------------------------------
+
+class Pool final : public util::BlockingExecutor {
+ public:
+  void Post(std::function<void()> task) override { boost::asio::post(pool_, std::move(task)); }
+  void Join() { pool_.join(); }
+
+ private:
+  boost::asio::thread_pool pool_{2};
+};
+
+class ReplyRunner final : public pipeline::Runner {
+ public:
+  void Run(const util::JsonObject&, pipeline::AgentInput input,
+           std::function<void(const domain::ChatDelta&)>,
+           std::function<void(util::Result<pipeline::AgentReply>)> done) override {
+    std::string text;
+    for (const auto& p : input.content) text += p.text;
+    if (hold) {
+      std::unique_lock lock(mu);
+      cv.wait_for(lock, 3s, [&] { return !hold.load(); });
+    }
+    done(pipeline::AgentReply{"echo: " + text, "m", {}});
+  }
+  std::atomic<bool> hold{false};
+  std::mutex mu;
+  std::condition_variable cv;
+  void Release() {
+    hold = false;
+    cv.notify_all();
+  }
+};
+
+// Everything the fake adapters did, across incarnations.
+struct Journal {
+  std::mutex mu;
+  std::vector<std::string> events;  // "start <n>", "stop <n>", "stopped <n>"
+  std::vector<domain::OutgoingMessage> sent;
+  std::atomic<int> live{0};  // started and not yet stopped
+  std::atomic<int> max_live{0};
+  void Add(std::string e) {
+    std::lock_guard lock(mu);
+    events.push_back(std::move(e));
+  }
+  std::vector<std::string> Events() {
+    std::lock_guard lock(mu);
+    return events;
+  }
+  std::vector<domain::OutgoingMessage> Sent() {
+    std::lock_guard lock(mu);
+    return sent;
+  }
+};
+
+class FakeAdapter final : public platforms::PlatformAdapter {
+ public:
+  FakeAdapter(platforms::AdapterContext ctx, Journal& journal, int n)
+      : ctx_(std::move(ctx)), journal_(journal), n_(n) {}
+  void Start() override {
+    journal_.Add("start " + std::to_string(n_));
+    const int live = ++journal_.live;
+    int seen = journal_.max_live;
+    while (live > seen && !journal_.max_live.compare_exchange_weak(seen, live)) {
+    }
+    ctx_.host->OnConnected("acct-" + std::to_string(n_));
+  }
+  void Stop(std::function<void()> stopped) override {
+    journal_.Add("stop " + std::to_string(n_));
+    // Stopping takes a while, as closing a real connection does.
+    std::thread([this, stopped = std::move(stopped)] {
+      std::this_thread::sleep_for(50ms);
+      --journal_.live;
+      journal_.Add("stopped " + std::to_string(n_));
+      stopped();
+    }).detach();
+  }
+  util::Result<void> CheckDeliverable(const domain::OutgoingMessage& m) const override {
+    for (const auto& e : m.chain) {
+      if (e.type == domain::ElementType::kVoice) {
+        return util::Fail(util::ErrorCode::kInvalidArgument, "message_chain: no Voice here");
+      }
+    }
+    return util::Ok();
+  }
+  void Send(domain::OutgoingMessage message, std::string,
+            std::function<void(util::Result<domain::SendReceipt>)> done) override {
+    {
+      std::lock_guard lock(journal_.mu);
+      journal_.sent.push_back(message);
+    }
+    done(domain::SendReceipt{"sent-1"});
+  }
+  platforms::AdapterHost& host() { return *ctx_.host; }
+
+ private:
+  platforms::AdapterContext ctx_;
+  Journal& journal_;
+  int n_;
+};
+
+class RuntimeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    db_ = std::make_unique<test::BotStorage>("runtime");
+    limiter_ = std::make_unique<pipeline::RateLimiter>(clock_);
+    engine_ = std::make_unique<pipeline::PipelineEngine>(runner_, db_->storage().conversations(),
+                                                         *limiter_, filter_, random_, clock_);
+    io_thread_ = std::thread([this] { io_.run(); });
+  }
+  void TearDown() override {
+    if (manager_) manager_->StopAll(2s);
+    manager_.reset();
+    work_.reset();
+    io_thread_.join();
+    pool_.Join();
+    engine_.reset();
+    db_.reset();
+  }
+
+  void Make(RuntimeOptions options = {}) {
+    RuntimeDeps deps;
+    deps.executor = io_.get_executor();
+    deps.blocking = &pool_;
+    deps.engine = engine_.get();
+    deps.pipelines = &db_->storage().pipelines();
+    deps.logs = &db_->storage().bot_logs();
+    deps.clock = &clock_;
+    deps.adapters["fake"] = [this](platforms::AdapterContext ctx) {
+      auto adapter = std::make_unique<FakeAdapter>(std::move(ctx), journal_, ++made_);
+      last_ = adapter.get();
+      return adapter;
+    };
+    manager_ = std::make_unique<BotRuntimeManager>(std::move(deps), std::move(options));
+  }
+
+  domain::Bot Bot(bool enable = true) {
+    auto bot = db_->storage().bots().Get(db_->bot());
+    EXPECT_TRUE(bot);
+    bot->adapter = "fake";
+    bot->enable = enable;
+    return *bot;
+  }
+
+  domain::RuntimeState State() {
+    auto s = manager_->Status(db_->bot());
+    return s ? s->state : domain::RuntimeState::kStopped;
+  }
+
+  platforms::ReceivedMessage Message(std::string chat, std::string text) {
+    platforms::ReceivedMessage m;
+    m.chat_id = chat;
+    m.sender_id = chat;
+    m.message_id = "mid-" + chat;
+    domain::MessageElement e;
+    e.text = std::move(text);
+    m.chain.push_back(e);
+    return m;
+  }
+
+  std::vector<domain::BotLogEntry> Logs() {
+    manager_->FlushLogs();
+    auto page = db_->storage().bot_logs().Page(db_->bot(), -1, 1000);
+    EXPECT_TRUE(page);
+    return page ? page->entries : std::vector<domain::BotLogEntry>{};
+  }
+
+  std::unique_ptr<test::BotStorage> db_;
+  util::SystemClock clock_;
+  pipeline::UniformRandomSource random_;
+  pipeline::BanWordFilter filter_;
+  ReplyRunner runner_;
+  std::unique_ptr<pipeline::RateLimiter> limiter_;
+  std::unique_ptr<pipeline::PipelineEngine> engine_;
+  boost::asio::io_context io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_ =
+      boost::asio::make_work_guard(io_);
+  std::thread io_thread_;
+  Pool pool_;
+  Journal journal_;
+  std::atomic<int> made_{0};
+  FakeAdapter* last_ = nullptr;
+  std::unique_ptr<BotRuntimeManager> manager_;
+};
+
+TEST_F(RuntimeTest, StartsRestartsOnlyOnRelevantChangesAndStops) {
+  Make();
+  EXPECT_FALSE(manager_->Status(db_->bot()));
+  manager_->Apply(Bot());
+  ASSERT_TRUE(Eventually([&] { return State() == domain::RuntimeState::kRunning; }));
+  EXPECT_EQ(manager_->Status(db_->bot())->bot_account_id, "acct-1");
+
+  auto renamed = Bot();
+  renamed.name = "another name";
+  renamed.log_retention = 5;
+  manager_->Apply(renamed);  // not relevant to the adapter
+  EXPECT_EQ(made_.load(), 1);
+
+  auto changed = Bot();
+  changed.adapter_config["token"] = "new";
+  manager_->Apply(changed);
+  ASSERT_TRUE(Eventually([&] { return State() == domain::RuntimeState::kRunning && made_ == 2; }));
+  // The new adapter started only after the old one had stopped.
+  EXPECT_EQ(journal_.Events(),
+            (std::vector<std::string>{"start 1", "stop 1", "stopped 1", "start 2"}));
+  EXPECT_EQ(journal_.max_live.load(), 1);
+
+  manager_->Apply(Bot(false));
+  EXPECT_EQ(State(), domain::RuntimeState::kStopped);
+  ASSERT_TRUE(Eventually([&] { return journal_.live == 0; }));
+  auto logs = Logs();
+  ASSERT_FALSE(logs.empty());
+  EXPECT_EQ(logs.back().text, "stopped");
+}
+
+TEST_F(RuntimeTest, RapidChangesNeverRunTwoAdaptersOfOneBot) {
+  Make();
+  for (int i = 0; i < 10; ++i) {
+    auto bot = Bot();
+    bot.adapter_config["round"] = i;
+    manager_->Apply(bot);
+  }
+  ASSERT_TRUE(Eventually([&] { return State() == domain::RuntimeState::kRunning; }));
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(journal_.max_live.load(), 1);
+  EXPECT_EQ(journal_.live.load(), 1);
+  manager_->Remove(db_->bot());
+  EXPECT_FALSE(manager_->Status(db_->bot()));
+  ASSERT_TRUE(Eventually([&] { return journal_.live == 0; }));
+}
+
+TEST_F(RuntimeTest, AMessageGoesThroughThePipelineAndIsLogged) {
+  Make();
+  manager_->Apply(Bot());
+  ASSERT_TRUE(Eventually([&] { return State() == domain::RuntimeState::kRunning; }));
+  last_->host().OnMessage(Message("42", "hi"));
+  ASSERT_TRUE(Eventually([&] { return journal_.Sent().size() == 1; }));
+  auto sent = journal_.Sent()[0];
+  EXPECT_EQ(sent.target_id, "42");
+  EXPECT_EQ(sent.chain.back().text, "echo: hi");
+  ASSERT_TRUE(Eventually([&] {
+    for (const auto& e : Logs()) {
+      if (e.text == "reply: echo: hi") return e.message_session_id == "person_42";
+    }
+    return false;
+  }));
+}
+
+TEST_F(RuntimeTest, SendChecksTheAdapterAndTheState) {
+  Make();
+  domain::OutgoingMessage m;
+  m.target_id = "1";
+  m.chain.push_back(domain::MessageElement{});
+  EXPECT_EQ(manager_->Send(db_->bot(), m).error().code, util::ErrorCode::kConflict);
+  manager_->Apply(Bot());
+  ASSERT_TRUE(Eventually([&] { return State() == domain::RuntimeState::kRunning; }));
+  auto ok = manager_->Send(db_->bot(), m);
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->message_id, "sent-1");
+  domain::MessageElement voice;
+  voice.type = domain::ElementType::kVoice;
+  m.chain = {voice};
+  EXPECT_EQ(manager_->Send(db_->bot(), m).error().code, util::ErrorCode::kInvalidArgument);
+}
+
+TEST_F(RuntimeTest, AMessageRefusedForLoadGetsTheBusyNotice) {
+  RuntimeOptions options;
+  options.max_in_flight = 1;
+  options.max_queued = 0;
+  options.busy_notice = "busy!";
+  Make(options);
+  manager_->Apply(Bot());
+  ASSERT_TRUE(Eventually([&] { return State() == domain::RuntimeState::kRunning; }));
+  runner_.hold = true;
+  last_->host().OnMessage(Message("1", "slow"));
+  ASSERT_TRUE(Eventually([&] { return manager_->InFlight() == 1; }));
+  last_->host().OnMessage(Message("2", "refused"));
+  ASSERT_TRUE(Eventually([&] { return journal_.Sent().size() == 1; }));
+  EXPECT_EQ(journal_.Sent()[0].chain[0].text, "busy!");
+  EXPECT_EQ(journal_.Sent()[0].target_id, "2");
+  runner_.Release();
+  ASSERT_TRUE(Eventually([&] { return journal_.Sent().size() == 2; }));
+  bool logged = false;
+  for (const auto& e : Logs()) {
+    logged |= e.level == domain::LogLevel::kWarning && e.message_session_id == "person_2";
+  }
+  EXPECT_TRUE(logged);
+}
+
+}  // namespace
+}  // namespace sb::runtime
