@@ -86,6 +86,9 @@ int Serve(const CoreOptions& options) {
   client_options.ca_file = cfg.network.ca_file;
   client_options.proxy_url = cfg.network.proxy;
   client_options.no_proxy = cfg.network.no_proxy;
+  // Busy bots keep many calls in flight to one provider or platform host; a small idle pool
+  // would close and reopen connections under load.
+  client_options.max_idle_per_host = 64;
   auto http_client = net::MakeHttpClient(
       io->get_executor(), net::WithProxyFromEnvironment(client_options, EnvironmentList()));
   llm::GatewayOptions gateway_options;

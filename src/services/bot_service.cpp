@@ -198,6 +198,13 @@ void BotService::HandlePlatformCall(const util::BotId& id, domain::PlatformCall 
     util::JsonObject body{{"code", -1}, {"msg", msg}};
     answer({status, "application/json", util::SerializeJson(body)});
   };
+  // A running bot is known to the runtime: no database read on the message path.
+  if (runtime_) {
+    if (auto status = runtime_->Status(id);
+        status && status->state != domain::RuntimeState::kStopped) {
+      return runtime_->HandlePlatformCall(id, std::move(call), std::move(answer));
+    }
+  }
   auto bot = bots_.Get(id);
   if (!bot) {
     if (bot.error().code == ErrorCode::kNotFound) return refuse(404, NotFound(id).message);

@@ -776,6 +776,36 @@ TEST_F(StorageTest, BotLogRetentionKeepsNewestAndSeqNeverRestarts) {
   EXPECT_EQ(*other_next, 2);
 }
 
+TEST_F(StorageTest, BotLogBatchKeepsOrderPerBotSkipsDeletedBotsAndTrims) {
+  auto a = AddBot();
+  auto b = AddBot();
+  auto& logs = storage_->bot_logs();
+  ASSERT_OK(logs.Append(a.uuid, Entry("a0"), 100));
+  using Item = domain::BotLogRepository::BatchItem;
+  std::vector<Item> batch{{a.uuid, Entry("a1"), 3},
+                          {b.uuid, Entry("b1"), 100},
+                          {util::BotId::Generate(), Entry("nobody"), 100},
+                          {a.uuid, Entry("a2"), 3},
+                          {a.uuid, Entry("a3"), 3},
+                          {a.uuid, Entry("a4"), 3}};
+  ASSERT_OK(logs.AppendBatch(batch));
+  auto page = logs.Page(a.uuid, -1, 100);
+  ASSERT_OK(page);
+  ASSERT_EQ(page->entries.size(), 3u);  // a0..a4 trimmed to the newest 3
+  EXPECT_EQ(page->entries[0].seq_id, 3);
+  EXPECT_EQ(page->entries[0].text, "a2");
+  EXPECT_EQ(page->entries[2].seq_id, 5);
+  EXPECT_EQ(page->entries[2].text, "a4");
+  auto other = logs.Page(b.uuid, -1, 100);
+  ASSERT_OK(other);
+  ASSERT_EQ(other->entries.size(), 1u);
+  EXPECT_EQ(other->entries[0].seq_id, 1);
+  auto next = logs.Append(a.uuid, Entry("a5"), 100);
+  ASSERT_OK(next);
+  EXPECT_EQ(*next, 6);
+  EXPECT_CODE(logs.AppendBatch({{a.uuid, Entry("x"), 0}}), ErrorCode::kInvalidArgument);
+}
+
 TEST_F(StorageTest, BotLogErrors) {
   auto& logs = storage_->bot_logs();
   EXPECT_CODE(logs.Append(util::BotId::Generate(), Entry("x"), 10), ErrorCode::kNotFound);
