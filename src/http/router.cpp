@@ -12,6 +12,11 @@
 namespace sb::http {
 namespace {
 
+Response NotAnUpgrade(const Request& request) {
+  return JsonError({util::ErrorCode::kInvalidArgument, "this endpoint takes a WebSocket upgrade"},
+                   request.request_id);
+}
+
 std::vector<std::string_view> SplitPath(std::string_view path) {
   std::vector<std::string_view> parts;
   size_t start = 0;
@@ -52,6 +57,9 @@ Router::Router(Authenticator& authenticator) : authenticator_(authenticator) {}
 Router::~Router() = default;
 
 void Router::Add(Route route) {
+  if (route.websocket && route.method != "GET") {
+    throw std::logic_error("a WebSocket route takes GET: " + route.path_template);
+  }
   Compiled c;
   for (auto part : SplitPath(route.path_template)) {
     if (c.tail)
@@ -123,6 +131,7 @@ RouteMatch Router::Match(const Request& request) const {
 std::optional<Response> Router::TryHandleWithoutBlocking(const RouteMatch& match,
                                                          Request& request) const {
   if (!match.route) return Handle(match, request);
+  if (match.route->websocket) return NotAnUpgrade(request);
   if (match.route->async_handler) return std::nullopt;
   const bool inline_route = match.route->execution == Execution::kInline;
   if (!inline_route && !match.route->fast_path) return std::nullopt;
@@ -202,6 +211,7 @@ Response Router::Handle(const RouteMatch& match, Request& request) const {
     return JsonError({util::ErrorCode::kNotFound, "no route for " + request.path},
                      request.request_id);
   }
+  if (match.route->websocket) return NotAnUpgrade(request);
   request.path_params = match.params;
   if (match.route->auth != AuthClass::kNone) {
     auto principal = authenticator_.Authenticate(request, match.route->auth);
@@ -218,6 +228,29 @@ Response Router::Handle(const RouteMatch& match, Request& request) const {
                   request.method, util::EscapeForLog(request.path));
   }
   return JsonError({util::ErrorCode::kInternal, "handler threw"}, request.request_id);
+}
+
+util::Result<WebSocketHandlers> Router::AcceptWebSocket(const RouteMatch& match, Request& request,
+                                                        std::shared_ptr<WebSocketPeer> peer) const {
+  if (!match.route || !match.route->websocket) {
+    return util::Fail(util::ErrorCode::kInvalidArgument, "this endpoint takes no WebSocket");
+  }
+  request.path_params = match.params;
+  if (match.route->auth != AuthClass::kNone) {
+    auto principal = authenticator_.Authenticate(request, match.route->auth);
+    if (!principal) return tl::unexpected(principal.error());
+    request.principal = std::move(*principal);
+  }
+  try {
+    return match.route->websocket(request, std::move(peer));
+  } catch (const std::exception& e) {
+    spdlog::error("request {} {} {} failed: {}", request.request_id, request.method,
+                  util::EscapeForLog(request.path), e.what());
+  } catch (...) {
+    spdlog::error("request {} {} {} failed with a non-standard exception", request.request_id,
+                  request.method, util::EscapeForLog(request.path));
+  }
+  return util::Fail(util::ErrorCode::kInternal, "handler threw");
 }
 
 }  // namespace sb::http

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "http/request.hpp"
+#include "http/websocket.hpp"
 #include "util/error.hpp"
 
 namespace sb::http {
@@ -44,6 +45,9 @@ struct Route {
   Execution execution = Execution::kBlocking;
   FastHandler fast_path = {};       // optional, tried on the I/O thread before a kBlocking handler
   AsyncHandler async_handler = {};  // when set, used instead of `handler`
+  // When set (GET routes only), the route takes a WebSocket upgrade instead of `handler`; a plain
+  // request answers 400.
+  WebSocketAccept websocket = {};
 };
 
 // Establishes the principal of a request for a route's auth class. Thread-safe.
@@ -88,6 +92,10 @@ class Router {
   // On the I/O thread: the response when it needs no blocking work (kInline routes, and fast
   // paths that hit), nullopt when Handle must run on the blocking pool.
   std::optional<Response> TryHandleWithoutBlocking(const RouteMatch& match, Request& request) const;
+  // For an upgrade request to a route with `websocket`, on the blocking pool: authenticates and
+  // runs the route's accept function (a throw becomes kInternal). An error is the HTTP answer.
+  util::Result<WebSocketHandlers> AcceptWebSocket(const RouteMatch& match, Request& request,
+                                                  std::shared_ptr<WebSocketPeer> peer) const;
 
   const std::vector<std::unique_ptr<Route>>& routes() const { return routes_; }
 

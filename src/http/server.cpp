@@ -19,13 +19,16 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
 #include <boost/url/parse.hpp>
 #include <cctype>
 #include <list>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "http/envelope.hpp"
+#include "http/websocket_session.hpp"
 #include "util/crypto.hpp"
 #include "util/log_text.hpp"
 
@@ -45,7 +48,9 @@ constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 // the io_context) still decrement these safely.
 struct Registry {
   std::mutex mu;
-  std::list<std::weak_ptr<beast::tcp_stream>> streams;  // guarded by mu
+  std::list<std::weak_ptr<beast::tcp_stream>> streams;    // guarded by mu
+  std::list<std::weak_ptr<WebSocketSession>> websockets;  // guarded by mu
+  bool closing = false;                                   // guarded by mu; CloseConnections ran
   std::atomic<int> sessions{0};
   std::atomic<int> in_flight{0};
   std::atomic<bool> draining{false};
@@ -56,6 +61,40 @@ struct CountGuard {
   explicit CountGuard(std::atomic<int>& counter) : n(counter) { ++n; }
   ~CountGuard() { --n; }
 };
+
+// A request being handled, for WaitIdle and /metrics. A WebSocket connection stops counting once
+// upgraded: it is long-lived and must not hold up shutdown.
+class InFlight {
+ public:
+  InFlight(Registry& registry, Metrics& metrics) : registry_(registry), metrics_(metrics) {
+    ++registry_.in_flight;
+    metrics_.AddInFlight(1);
+  }
+  ~InFlight() { End(); }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+  void End() {
+    if (ended_) return;
+    ended_ = true;
+    --registry_.in_flight;
+    metrics_.AddInFlight(-1);
+  }
+
+ private:
+  Registry& registry_;
+  Metrics& metrics_;
+  bool ended_ = false;
+};
+
+// Browsers cannot set headers on a WebSocket connection, so an upgrade may carry its credential
+// as `?token=`, read as if it were `Authorization: Bearer <token>`. Only for upgrades: elsewhere a
+// credential in the URL would only end up in proxies' logs and browser history.
+void AcceptQueryToken(Request& req) {
+  if (!req.Header("authorization").empty() || !req.Header("x-api-key").empty()) return;
+  const auto token = req.Query("token");
+  if (!token || token->empty()) return;
+  req.headers.emplace_back("authorization", "Bearer " + std::string(*token));
+}
 
 bool IsSafeRequestId(std::string_view id) {
   if (id.empty() || id.size() > 64) return false;
@@ -111,6 +150,11 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   // Runs an async route: starts it on the blocking pool, resumes when it responds.
   asio::awaitable<Response> StartAsync(const RouteMatch& match, Request& req);
   asio::awaitable<void> Session(tcp::socket socket);
+  // An upgrade request to a WebSocket route: the refusal to answer over HTTP, or nullopt once
+  // the connection was handed over and has ended.
+  asio::awaitable<std::optional<Response>> ServeWebSocket(
+      beast::tcp_stream& stream, bhttp::request<bhttp::string_body>& upgrade,
+      const RouteMatch& match, Request& req, InFlight& in_flight, Clock::time_point started);
   bool AllowedOrigin(std::string_view origin) const;
   void AddCors(const bhttp::request<bhttp::string_body>& req,
                bhttp::response<bhttp::string_body>& res) const;
@@ -262,12 +306,7 @@ asio::awaitable<void> HttpServer::Impl::Session(tcp::socket socket) {
       }
       break;
     }
-    CountGuard in_flight_guard(reg->in_flight);
-    metrics.AddInFlight(1);
-    struct InFlight {
-      Metrics& m;
-      ~InFlight() { m.AddInFlight(-1); }
-    } in_flight_metric{metrics};
+    InFlight in_flight(*reg, metrics);
 
     auto& head = parser.get();
     if (bhttp::token_list(head[bhttp::field::expect]).exists("100-continue")) {
@@ -335,7 +374,11 @@ asio::awaitable<void> HttpServer::Impl::Session(tcp::socket socket) {
         out.content_type.clear();
       } else {
         RouteMatch match = router.Match(req);
-        if (auto quick = router.TryHandleWithoutBlocking(match, req)) {
+        if (match.route && match.route->websocket && beast::websocket::is_upgrade(req_msg)) {
+          auto refusal = co_await ServeWebSocket(*stream, req_msg, match, req, in_flight, started);
+          if (!refusal) co_return;
+          out = std::move(*refusal);
+        } else if (auto quick = router.TryHandleWithoutBlocking(match, req)) {
           out = std::move(*quick);
         } else if (match.route && match.route->async_handler) {
           out = co_await StartAsync(match, req);
@@ -374,6 +417,53 @@ asio::awaitable<void> HttpServer::Impl::Session(tcp::socket socket) {
   boost::system::error_code ignored;
   stream->socket().shutdown(tcp::socket::shutdown_both, ignored);
   stream->close();
+}
+
+asio::awaitable<std::optional<Response>> HttpServer::Impl::ServeWebSocket(
+    beast::tcp_stream& stream, bhttp::request<bhttp::string_body>& upgrade, const RouteMatch& match,
+    Request& req, InFlight& in_flight, Clock::time_point started) {
+  if (registry->draining) {
+    co_return JsonError({util::ErrorCode::kUnavailable, "the server is shutting down"},
+                        req.request_id);
+  }
+  AcceptQueryToken(req);
+  auto session = WebSocketSession::Create(stream.get_executor(), blocking, req.request_id);
+  // Captures by reference only: GCC 12 destroys a temporary lambda in a co_await expression
+  // twice, which a by-value shared_ptr capture does not survive.
+  auto peer = session->peer();
+  auto accepted = co_await asio::co_spawn(
+      blocking,
+      [this, &match, &req, &peer]() -> asio::awaitable<util::Result<WebSocketHandlers>> {
+        co_return router.AcceptWebSocket(match, req, peer);
+      },
+      asio::use_awaitable);
+  if (!accepted) co_return JsonError(accepted.error(), req.request_id);
+
+  in_flight.End();
+  const auto micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started).count();
+  metrics.RecordRequest(101, micros);
+  spdlog::info("{} {} {} 101 {}us rid={}", req.remote_address, req.method,
+               util::EscapeForLog(req.path), micros, req.request_id);
+
+  auto reg = registry;
+  std::list<std::weak_ptr<WebSocketSession>>::iterator reg_it;
+  {
+    // Under the lock with CloseConnections: either it sees this session or we see `closing`.
+    std::lock_guard lock(reg->mu);
+    reg_it = reg->websockets.insert(reg->websockets.end(), session);
+    if (reg->closing) session->Shutdown();
+  }
+  struct Unregister {
+    Registry& r;
+    std::list<std::weak_ptr<WebSocketSession>>::iterator it;
+    ~Unregister() {
+      std::lock_guard lock(r.mu);
+      r.websockets.erase(it);
+    }
+  } unregister{*reg, reg_it};
+  co_await session->Run(stream.release_socket(), std::move(upgrade), std::move(*accepted));
+  co_return std::nullopt;
 }
 
 HttpServer::HttpServer(asio::io_context& io, asio::thread_pool& blocking, Router& router,
@@ -432,6 +522,10 @@ void HttpServer::CloseConnections() {
   auto reg = impl_->registry;
   {
     std::lock_guard lock(reg->mu);
+    reg->closing = true;
+    for (auto& weak : reg->websockets) {
+      if (auto session = weak.lock()) session->Shutdown();
+    }
     for (auto& weak : reg->streams) {
       if (auto stream = weak.lock()) {
         asio::post(stream->get_executor(), [stream] {

@@ -2,9 +2,21 @@
 // tests/route_auth_table.txt with its auth class, so a new route cannot forget its class.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket.hpp>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -15,6 +27,8 @@
 #include "http/auth_guard.hpp"
 #include "http/envelope.hpp"
 #include "http/router.hpp"
+#include "http/server.hpp"
+#include "http/websocket.hpp"
 #include "util/crypto.hpp"
 
 namespace sb::http {
@@ -245,6 +259,356 @@ TEST(DataDir, ConcurrentFirstStartsAgreeOnTheSecret) {
               std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   }
   std::filesystem::remove_all(dir);
+}
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace websocket = beast::websocket;
+using tcp = asio::ip::tcp;
+using ErrorCode = boost::system::error_code;
+
+constexpr auto kStepLimit = std::chrono::seconds(10);
+
+// Runs one asynchronous step on `io` and returns its error code, or timed_out after kStepLimit,
+// so a broken server fails the test instead of hanging it.
+template <typename Start>
+ErrorCode Await(asio::io_context& io, Start start) {
+  auto result = std::make_shared<std::optional<ErrorCode>>();
+  start([result](ErrorCode ec, auto&&...) { *result = ec; });
+  io.restart();
+  const auto deadline = std::chrono::steady_clock::now() + kStepLimit;
+  while (!*result && io.run_one_until(deadline) > 0) {
+  }
+  return result->value_or(asio::error::timed_out);
+}
+
+template <typename Predicate>
+bool WaitUntil(Predicate done) {
+  const auto deadline = std::chrono::steady_clock::now() + kStepLimit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+// Accepts `Authorization: Bearer good` only.
+class BearerAuth final : public Authenticator {
+ public:
+  util::Result<Principal> Authenticate(const Request& request, AuthClass) override {
+    if (request.Header("authorization") == "Bearer good") {
+      return Principal{Principal::Kind::kUser, "tester", 0};
+    }
+    return util::Fail(util::ErrorCode::kUnauthenticated, "missing credential");
+  }
+};
+
+// The real server on a loopback port with its own I/O thread and blocking pool; shuts down as
+// serve does.
+class LoopbackServer {
+ public:
+  explicit LoopbackServer(Router& router) {
+    ServerOptions options;
+    options.host = "127.0.0.1";
+    options.port = 0;
+    server_ = std::make_unique<HttpServer>(io_, blocking_, router, metrics_, options);
+    auto started = server_->Start();
+    EXPECT_TRUE(started) << started.error().message;
+    io_thread_ = std::thread([this] { io_.run(); });
+  }
+  ~LoopbackServer() {
+    server_->StopAccepting();
+    server_->CloseConnections();
+    work_.reset();
+    io_.stop();
+    io_thread_.join();
+    blocking_.join();
+    server_.reset();
+  }
+  std::uint16_t port() const { return server_->port(); }
+  HttpServer& server() { return *server_; }
+
+ private:
+  Metrics metrics_;  // outlives io_: frames destroyed with it still count connections
+  asio::io_context io_;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_{
+      io_.get_executor()};
+  asio::thread_pool blocking_{4};
+  std::unique_ptr<HttpServer> server_;
+  std::thread io_thread_;
+};
+
+// A WebSocket client whose every step is bounded by kStepLimit.
+class WsClient {
+ public:
+  // Asks for the upgrade of `target`; response() holds the server's HTTP answer either way.
+  ErrorCode Connect(std::uint16_t port, const std::string& target,
+                    const std::string& authorization = "") {
+    const tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), port);
+    auto ec = Await(io_, [&](auto done) {
+      beast::get_lowest_layer(ws_).async_connect(endpoint, std::move(done));
+    });
+    if (ec) return ec;
+    if (!authorization.empty()) {
+      ws_.set_option(
+          websocket::stream_base::decorator([authorization](websocket::request_type& req) {
+            req.set(beast::http::field::authorization, authorization);
+          }));
+    }
+    return Await(io_, [&](auto done) {
+      ws_.async_handshake(response_, "127.0.0.1", target, std::move(done));
+    });
+  }
+  ErrorCode Send(const std::string& message, bool binary = false) {
+    ws_.binary(binary);
+    return Await(io_, [&](auto done) { ws_.async_write(asio::buffer(message), std::move(done)); });
+  }
+  // The next message, or the error that ended the connection instead.
+  std::pair<ErrorCode, std::string> Read() {
+    beast::flat_buffer buffer;
+    auto ec = Await(io_, [&](auto done) { ws_.async_read(buffer, std::move(done)); });
+    return {ec, beast::buffers_to_string(buffer.data())};
+  }
+  ErrorCode Close() {
+    return Await(
+        io_, [&](auto done) { ws_.async_close(websocket::close_code::normal, std::move(done)); });
+  }
+  int close_code() const { return ws_.reason().code; }
+  const websocket::response_type& response() const { return response_; }
+
+ private:
+  asio::io_context io_;
+  websocket::stream<beast::tcp_stream> ws_{io_};
+  websocket::response_type response_;
+};
+
+beast::http::response<beast::http::string_body> PlainGet(std::uint16_t port,
+                                                         const std::string& target) {
+  asio::io_context io;
+  beast::tcp_stream stream(io);
+  beast::http::response<beast::http::string_body> res;
+  beast::http::request<beast::http::empty_body> req{beast::http::verb::get, target, 11};
+  req.set(beast::http::field::host, "127.0.0.1");
+  req.set(beast::http::field::authorization, "Bearer good");
+  beast::flat_buffer buffer;
+  const tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), port);
+  auto ec = Await(io, [&](auto done) { stream.async_connect(endpoint, std::move(done)); });
+  if (!ec) {
+    ec = Await(io, [&](auto done) { beast::http::async_write(stream, req, std::move(done)); });
+  }
+  if (!ec) {
+    ec = Await(io,
+               [&](auto done) { beast::http::async_read(stream, buffer, res, std::move(done)); });
+  }
+  EXPECT_FALSE(ec) << ec.message();
+  return res;
+}
+
+// A /ws route that echoes each message as "echo: <text>" and records what it saw.
+class WebSocketTest : public ::testing::Test {
+ protected:
+  void Start(std::optional<util::Error> refuse = std::nullopt) {
+    router_.Add({"GET",
+                 "/ws/{id}",
+                 AuthClass::kEither,
+                 nullptr,
+                 Execution::kBlocking,
+                 {},
+                 {},
+                 [this, refuse](Request& req, std::shared_ptr<WebSocketPeer> peer)
+                     -> util::Result<WebSocketHandlers> {
+                   ++accepts_;
+                   if (refuse) return tl::unexpected(*refuse);
+                   {
+                     std::lock_guard lock(mu_);
+                     peer_ = peer;
+                     path_id_ = std::string(req.PathParam("id"));
+                   }
+                   WebSocketHandlers handlers;
+                   handlers.on_text = [this, peer](std::string text) {
+                     {
+                       std::lock_guard lock(mu_);
+                       texts_.push_back(text);
+                     }
+                     peer->SendText("echo: " + text);
+                   };
+                   handlers.on_close = [this] { ++closes_; };
+                   return handlers;
+                 }});
+    server_.emplace(router_);
+  }
+  std::shared_ptr<WebSocketPeer> peer() {
+    std::lock_guard lock(mu_);
+    return peer_;
+  }
+  std::uint16_t port() const { return server_->port(); }
+
+  // Declared before the server: the handlers may run until it is gone.
+  std::atomic<int> accepts_{0};
+  std::atomic<int> closes_{0};
+  std::mutex mu_;
+  std::shared_ptr<WebSocketPeer> peer_;  // guarded by mu_
+  std::string path_id_;                  // guarded by mu_
+  std::vector<std::string> texts_;       // guarded by mu_
+  BearerAuth auth_;
+  Router router_{auth_};
+  std::optional<LoopbackServer> server_;
+};
+
+TEST_F(WebSocketTest, EchoesSeveralMessagesInOrder) {
+  Start();
+  WsClient client;
+  ASSERT_FALSE(client.Connect(port(), "/ws/p1?token=good"));
+  EXPECT_FALSE(client.response()["X-Request-Id"].empty());
+  for (int i = 0; i < 5; ++i) ASSERT_FALSE(client.Send("m" + std::to_string(i)));
+  for (int i = 0; i < 5; ++i) {
+    auto [ec, text] = client.Read();
+    ASSERT_FALSE(ec) << ec.message();
+    EXPECT_EQ(text, "echo: m" + std::to_string(i));
+  }
+  EXPECT_FALSE(client.Close());
+  std::lock_guard lock(mu_);
+  EXPECT_EQ(path_id_, "p1");
+  EXPECT_EQ(texts_, (std::vector<std::string>{"m0", "m1", "m2", "m3", "m4"}));
+}
+
+TEST_F(WebSocketTest, SendTextFromAnotherThreadArrives) {
+  Start();
+  WsClient client;
+  ASSERT_FALSE(client.Connect(port(), "/ws/p1", "Bearer good"));
+  auto server_side = peer();
+  ASSERT_TRUE(server_side);
+  std::thread sender([server_side] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    server_side->SendText("later 1");
+    server_side->SendText("later 2");
+  });
+  auto [ec1, first] = client.Read();
+  auto [ec2, second] = client.Read();
+  sender.join();
+  EXPECT_FALSE(ec1);
+  EXPECT_FALSE(ec2);
+  EXPECT_EQ(first, "later 1");
+  EXPECT_EQ(second, "later 2");
+}
+
+TEST_F(WebSocketTest, ClientCloseCallsOnCloseOnceAndThePeerStaysUsable) {
+  Start();
+  WsClient client;
+  ASSERT_FALSE(client.Connect(port(), "/ws/p1?token=good"));
+  ASSERT_FALSE(client.Close());
+  EXPECT_EQ(client.close_code(), 1000);  // the server answers with the client's code
+  EXPECT_TRUE(WaitUntil([&] { return closes_.load() == 1; }));
+  auto server_side = peer();
+  server_side->SendText("too late");
+  server_side->Close();
+  server_.reset();
+  EXPECT_EQ(closes_.load(), 1);
+}
+
+TEST_F(WebSocketTest, PeerCloseSendsQueuedFramesThenCloses1000) {
+  Start();
+  WsClient client;
+  ASSERT_FALSE(client.Connect(port(), "/ws/p1?token=good"));
+  auto server_side = peer();
+  server_side->SendText("bye");
+  server_side->Close();
+  server_side->Close();
+  auto [ec1, text] = client.Read();
+  EXPECT_FALSE(ec1);
+  EXPECT_EQ(text, "bye");
+  auto [ec2, nothing] = client.Read();
+  EXPECT_EQ(ec2, websocket::error::closed) << ec2.message();
+  EXPECT_EQ(client.close_code(), 1000);
+  EXPECT_TRUE(WaitUntil([&] { return closes_.load() == 1; }));
+  server_.reset();
+  EXPECT_EQ(closes_.load(), 1);
+}
+
+TEST_F(WebSocketTest, ServerShutdownClosesWith1001AndDoesNotWaitForIt) {
+  Start();
+  WsClient client;
+  ASSERT_FALSE(client.Connect(port(), "/ws/p1?token=good"));
+  server_->server().StopAccepting();
+  // A WebSocket connection is idle between messages: shutdown must not wait for it.
+  EXPECT_TRUE(server_->server().WaitIdle(std::chrono::milliseconds(200)));
+  EXPECT_EQ(closes_.load(), 0);
+  std::thread closer([this] { server_->server().CloseConnections(); });
+  auto [ec, text] = client.Read();
+  closer.join();
+  EXPECT_EQ(ec, websocket::error::closed) << ec.message();
+  EXPECT_EQ(client.close_code(), 1001);
+  EXPECT_EQ(closes_.load(), 1);  // CloseConnections waits for the sessions, on_close included
+  server_.reset();
+  EXPECT_EQ(closes_.load(), 1);
+}
+
+TEST_F(WebSocketTest, MissingCredentialIs401WithoutUpgrade) {
+  Start();
+  WsClient client;
+  EXPECT_EQ(client.Connect(port(), "/ws/p1"), websocket::error::upgrade_declined);
+  EXPECT_EQ(client.response().result_int(), 401);
+  EXPECT_NE(client.response().body().find("missing credential"), std::string::npos);
+  WsClient wrong;
+  EXPECT_EQ(wrong.Connect(port(), "/ws/p1?token=bad"), websocket::error::upgrade_declined);
+  EXPECT_EQ(wrong.response().result_int(), 401);
+  EXPECT_EQ(accepts_.load(), 0);
+}
+
+TEST_F(WebSocketTest, HeaderCredentialWinsOverTheQueryToken) {
+  Start();
+  WsClient client;
+  EXPECT_EQ(client.Connect(port(), "/ws/p1?token=good", "Bearer bad"),
+            websocket::error::upgrade_declined);
+  EXPECT_EQ(client.response().result_int(), 401);
+}
+
+TEST_F(WebSocketTest, AcceptErrorBecomesTheHttpAnswer) {
+  Start(util::Error{util::ErrorCode::kNotFound, "pipeline p1 does not exist"});
+  WsClient client;
+  EXPECT_EQ(client.Connect(port(), "/ws/p1?token=good"), websocket::error::upgrade_declined);
+  EXPECT_EQ(client.response().result_int(), 404);
+  EXPECT_EQ(client.response().body(), R"({"code":-1,"msg":"pipeline p1 does not exist"})");
+  EXPECT_EQ(accepts_.load(), 1);
+}
+
+TEST_F(WebSocketTest, PlainGetIs400) {
+  Start();
+  const auto res = PlainGet(port(), "/ws/p1");
+  EXPECT_EQ(res.result_int(), 400);
+  EXPECT_NE(res.body().find("this endpoint takes a WebSocket upgrade"), std::string::npos);
+  EXPECT_EQ(accepts_.load(), 0);
+}
+
+TEST_F(WebSocketTest, MessageAtTheLimitPassesAndOneByteMoreCloses1009) {
+  Start();
+  WsClient client;
+  ASSERT_FALSE(client.Connect(port(), "/ws/p1?token=good"));
+  const std::string at_limit(1024 * 1024, 'a');
+  ASSERT_FALSE(client.Send(at_limit));
+  auto [ec1, echoed] = client.Read();
+  EXPECT_FALSE(ec1);
+  EXPECT_EQ(echoed.size(), at_limit.size() + 6);
+  (void)client.Send(at_limit + "a");  // may fail: the server stops reading it
+  auto [ec2, nothing] = client.Read();
+  EXPECT_TRUE(ec2);
+  EXPECT_EQ(client.close_code(), 1009);
+  EXPECT_TRUE(WaitUntil([&] { return closes_.load() == 1; }));
+  std::lock_guard lock(mu_);
+  EXPECT_EQ(texts_.size(), 1u);
+}
+
+TEST_F(WebSocketTest, BinaryMessageCloses1003) {
+  Start();
+  WsClient client;
+  ASSERT_FALSE(client.Connect(port(), "/ws/p1?token=good"));
+  ASSERT_FALSE(client.Send("\x01\x02", /*binary=*/true));
+  auto [ec, nothing] = client.Read();
+  EXPECT_EQ(ec, websocket::error::closed) << ec.message();
+  EXPECT_EQ(client.close_code(), 1003);
+  EXPECT_TRUE(WaitUntil([&] { return closes_.load() == 1; }));
+  std::lock_guard lock(mu_);
+  EXPECT_TRUE(texts_.empty());
 }
 
 }  // namespace

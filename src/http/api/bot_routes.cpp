@@ -232,7 +232,8 @@ void RegisterBotRoutes(Router& router, ApiContext& ctx) {
     if (!id) return respond(Fail(req, id.error()));
     domain::PlatformCall call;
     call.method = req.method;
-    if (auto rest = req.PathParam("path"); !rest.empty()) call.path = "/" + std::string(rest);
+    // fmt, not "/" + std::string(rest): GCC 12 warns falsely about that (bug 105329).
+    if (auto rest = req.PathParam("path"); !rest.empty()) call.path = fmt::format("/{}", rest);
     call.query = req.query;
     call.headers = req.headers;
     call.body = std::move(req.body);
