@@ -8,8 +8,11 @@
 #include "pipeline/local_agent_runner.hpp"
 #include "pipeline/rate_limiter.hpp"
 #include "pipeline/trigger_rules.hpp"
+#include "platforms/telegram/telegram_adapter.hpp"
 #include "platforms/webhook/webhook_adapter.hpp"
 #include "runtime/bot_runtime_manager.hpp"
+#include "runtime/debug_chat.hpp"
+#include "runtime/in_memory_conversations.hpp"
 #include "services/model_resolver.hpp"
 
 namespace sb::app {
@@ -24,6 +27,11 @@ struct BotStack::Parts {
         ban_words(pipeline::BanWordList{core.config().runtime.ban_words,
                                         core.config().runtime.ban_word_mask, ""}),
         engine(agent_runner, core.storage().conversations(), limiter, ban_words, random, clock),
+        debug_agent(gateway, resolver, debug_memory, blocking, clock),
+        debug_agent_runner(debug_agent),
+        debug_engine(debug_agent_runner, debug_memory, limiter, ban_words, random, clock),
+        debug_chat(std::make_shared<runtime::DebugChatRuntime>(
+            debug_engine, core.storage().pipelines(), debug_memory, blocking, executor, clock)),
         runtime(MakeDeps(core, std::move(executor), std::move(http), blocking),
                 MakeOptions(core.config())) {
     for (const auto& warning : ban_words.warnings()) {
@@ -43,6 +51,7 @@ struct BotStack::Parts {
     deps.logs = &core.storage().bot_logs();
     deps.clock = &clock;
     deps.adapters["webhook"] = platforms::webhook::MakeWebhookAdapter;
+    deps.adapters["telegram"] = platforms::telegram::MakeTelegramAdapter;
     return deps;
   }
 
@@ -67,6 +76,12 @@ struct BotStack::Parts {
   pipeline::RateLimiter limiter;
   pipeline::BanWordFilter ban_words;
   pipeline::PipelineEngine engine;
+  // The console's debug chat: the same pipelines, with memory kept in the process.
+  runtime::InMemoryConversations debug_memory;
+  pipeline::LocalAgentRunner debug_agent;
+  pipeline::LocalAgentRunnerAdapter debug_agent_runner;
+  pipeline::PipelineEngine debug_engine;
+  std::shared_ptr<runtime::DebugChatRuntime> debug_chat;
   runtime::BotRuntimeManager runtime;
 };
 
@@ -83,6 +98,8 @@ BotStack::~BotStack() {
 }
 
 runtime::BotRuntimeManager& BotStack::runtime() { return parts_->runtime; }
+
+domain::DebugChat& BotStack::debug_chat() { return *parts_->debug_chat; }
 
 void BotStack::Start() {
   core_.bots().AttachRuntime(&parts_->runtime);

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "app/core.hpp"
+#include "domain/debug_chat.hpp"
 #include "domain/llm.hpp"
 #include "util/blocking_executor.hpp"
 
@@ -35,6 +36,7 @@ class BotStack {
   void Stop(std::chrono::milliseconds grace);
 
   runtime::BotRuntimeManager& runtime();
+  domain::DebugChat& debug_chat();
 
  private:
   struct Parts;

@@ -120,6 +120,7 @@ int Serve(const CoreOptions& options) {
                             metrics,
                             [&ready] { return ready.load(); },
                             {cfg.api.webhook_prefix, cfg.api.extra_webhook_prefix, setup_code}};
+  ctx.debug_chat = &bots.debug_chat();
   http::api::RegisterAllRoutes(router, ctx);
 
   http::ServerOptions server_options;

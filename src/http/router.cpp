@@ -131,7 +131,8 @@ RouteMatch Router::Match(const Request& request) const {
 std::optional<Response> Router::TryHandleWithoutBlocking(const RouteMatch& match,
                                                          Request& request) const {
   if (!match.route) return Handle(match, request);
-  if (match.route->websocket) return NotAnUpgrade(request);
+  // Credentials first, as on every route (Handle): a stranger learns nothing about the route.
+  if (match.route->websocket) return std::nullopt;
   if (match.route->async_handler) return std::nullopt;
   const bool inline_route = match.route->execution == Execution::kInline;
   if (!inline_route && !match.route->fast_path) return std::nullopt;
@@ -211,13 +212,13 @@ Response Router::Handle(const RouteMatch& match, Request& request) const {
     return JsonError({util::ErrorCode::kNotFound, "no route for " + request.path},
                      request.request_id);
   }
-  if (match.route->websocket) return NotAnUpgrade(request);
   request.path_params = match.params;
   if (match.route->auth != AuthClass::kNone) {
     auto principal = authenticator_.Authenticate(request, match.route->auth);
     if (!principal) return JsonError(principal.error(), request.request_id);
     request.principal = std::move(*principal);
   }
+  if (match.route->websocket) return NotAnUpgrade(request);
   try {
     return match.route->handler(request);
   } catch (const std::exception& e) {

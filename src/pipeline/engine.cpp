@@ -64,6 +64,7 @@ struct DeferredRun {
 struct PipelineEngine::Run {
   DeferredRun state;
   Done done;
+  OnDelta on_delta;
   EngineOutcome outcome;
   util::TimePoint started{};
   std::atomic<bool> finished{false};
@@ -137,9 +138,11 @@ void PipelineEngine::Log(Run& run, LogLevel level, std::string text) const {
   run.outcome.log.push_back({level, std::move(text)});
 }
 
-void PipelineEngine::Process(const util::PipelineId& pipeline, Query query, Done done) {
+void PipelineEngine::Process(const util::PipelineId& pipeline, Query query, Done done,
+                             OnDelta on_delta) {
   auto run = std::make_shared<Run>();
   run->done = std::move(done);
+  run->on_delta = std::move(on_delta);
   run->started = clock_.Now();
   run->state.pipeline = pipeline;
   run->state.query = std::move(query);
@@ -211,9 +214,11 @@ void PipelineEngine::Process(const util::PipelineId& pipeline, Query query, Done
   Dispatch(std::move(run));
 }
 
-void PipelineEngine::Resume(std::shared_ptr<const DeferredRun> deferred, Done done) {
+void PipelineEngine::Resume(std::shared_ptr<const DeferredRun> deferred, Done done,
+                            OnDelta on_delta) {
   auto run = std::make_shared<Run>();
   run->done = std::move(done);
+  run->on_delta = std::move(on_delta);
   run->started = clock_.Now();
   if (!deferred) {
     run->outcome.kind = OutcomeKind::kIgnored;
@@ -297,10 +302,11 @@ void PipelineEngine::RunRunner(std::shared_ptr<Run> run) {
   AgentInput input = MakeAgentInput(run->state);
   // The config lives in run->state.query, which the completion keeps alive.
   const util::JsonObject& config = run->Config();
-  runner->Run(config, std::move(input), nullptr, [this, run](util::Result<AgentReply> result) {
-    // `run` is copied, not moved: a runner answering twice must still find it.
-    Finish(run, std::move(result));
-  });
+  runner->Run(config, std::move(input), run->on_delta,
+              [this, run](util::Result<AgentReply> result) {
+                // `run` is copied, not moved: a runner answering twice must still find it.
+                Finish(run, std::move(result));
+              });
 }
 
 void PipelineEngine::Finish(std::shared_ptr<Run> run, util::Result<AgentReply> result) {

@@ -112,9 +112,14 @@ class PipelineEngine {
   // Call before the first Process; the runner outlives the engine.
   void AddRunner(std::string name, Runner& runner);
 
-  void Process(const util::PipelineId& pipeline, Query query, Done done);
+  // Streams the runner's text pieces to `on_delta` (may be null) as they come, for adapters that
+  // show a reply while it is written; the outcome still carries the whole shaped reply.
+  using OnDelta = std::function<void(const domain::ChatDelta&)>;
+
+  void Process(const util::PipelineId& pipeline, Query query, Done done,
+               OnDelta on_delta = nullptr);
   // Continues a kDeferred outcome after the rate limiter (the slot is already taken).
-  void Resume(std::shared_ptr<const DeferredRun> deferred, Done done);
+  void Resume(std::shared_ptr<const DeferredRun> deferred, Done done, OnDelta on_delta = nullptr);
 
  private:
   struct Run;

@@ -63,6 +63,7 @@ class RouteAuthTest(ServerTestCase):
             "key_id": str(create("/api/v1/apikeys", {"name": "spare"})["key"]["id"]),
             "task_id": "1",
             "path": "callback/deeper",
+            "session_type": "person",
         }
 
     def fill(self, method, path):

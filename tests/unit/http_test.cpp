@@ -197,6 +197,22 @@ TEST(Envelope, StatusMappingCoversEveryCode) {
   EXPECT_EQ(client.body, R"({"code":-1,"msg":"bot x does not exist"})");
 }
 
+// Only its presence matters to the route table.
+class NoDebugChat final : public domain::DebugChat {
+ public:
+  util::Result<std::shared_ptr<domain::DebugChatConnection>> Connect(
+      const util::PipelineId&, const std::string&, std::function<void(std::string)>,
+      std::function<void()>) override {
+    return util::Fail(util::ErrorCode::kUnavailable, "no debug chat here");
+  }
+  util::Result<util::JsonArray> Messages(const util::PipelineId&, const std::string&) override {
+    return util::JsonArray{};
+  }
+  util::Result<void> Reset(const util::PipelineId&, const std::string&) override {
+    return util::Ok();
+  }
+};
+
 // Builds the real route set over a throwaway data directory and compares it with the table.
 TEST(RouteTable, EveryRegisteredRouteIsListedWithItsAuthClass) {
   const auto dir = std::filesystem::temp_directory_path() / ("sb-route-" + util::RandomUrlSafe(8));
@@ -216,6 +232,8 @@ TEST(RouteTable, EveryRegisteredRouteIsListedWithItsAuthClass) {
                       (*core)->tasks(),    model_tests,       (*core)->requesters(),
                       (*core)->adapters(), metrics,           [] { return true; },
                       {"http://h", "", ""}};
+  NoDebugChat debug_chat;
+  ctx.debug_chat = &debug_chat;
   api::RegisterAllRoutes(router, ctx);
 
   std::set<std::string> registered;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "domain/catalogue.hpp"
+#include "domain/debug_chat.hpp"
 #include "http/metrics.hpp"
 #include "http/router.hpp"
 #include "services/auth_service.hpp"
@@ -41,6 +42,7 @@ struct ApiContext {
   Metrics& metrics;
   std::function<bool()> ready;  // /readyz
   ApiOptions options;
+  domain::DebugChat* debug_chat = nullptr;  // the console's debug chat; null: routes absent
 };
 
 void RegisterSystemRoutes(Router& router, ApiContext& ctx);
@@ -50,6 +52,7 @@ void RegisterProviderRoutes(Router& router, ApiContext& ctx);
 void RegisterModelRoutes(Router& router, ApiContext& ctx);
 void RegisterBotRoutes(Router& router, ApiContext& ctx);
 void RegisterPipelineRoutes(Router& router, ApiContext& ctx);
+void RegisterDebugChatRoutes(Router& router, ApiContext& ctx);
 
 void RegisterAllRoutes(Router& router, ApiContext& ctx);
 

@@ -113,6 +113,7 @@ void RegisterAllRoutes(Router& router, ApiContext& ctx) {
   RegisterModelRoutes(router, ctx);
   RegisterBotRoutes(router, ctx);
   RegisterPipelineRoutes(router, ctx);
+  RegisterDebugChatRoutes(router, ctx);
 }
 
 }  // namespace sb::http::api

@@ -145,23 +145,24 @@ util::Result<domain::MessageElement> DecodeElement(const Json& value, const std:
   return e;
 }
 
-util::Result<domain::MessageChain> DecodeChain(const JsonObject& root, const Bounds& bounds) {
-  const Json* value = root.if_contains("message_chain");
-  if (value == nullptr) return Invalid("message_chain is required");
+util::Result<domain::MessageChain> DecodeChain(const JsonObject& root, const Bounds& bounds,
+                                               std::string_view key = "message_chain") {
+  const std::string name(key);
+  const Json* value = root.if_contains(key);
+  if (value == nullptr) return Invalid(name + " is required");
   if (!value->is_array()) {
-    return Invalid(std::string("message_chain must be an array, not ") +
-                   util::JsonKindName(*value));
+    return Invalid(name + " must be an array, not " + util::JsonKindName(*value));
   }
   const auto& array = value->get_array();
-  if (array.empty()) return Invalid("message_chain must hold at least one element");
+  if (array.empty()) return Invalid(name + " must hold at least one element");
   if (array.size() > bounds.max_elements) {
-    return Invalid("message_chain must hold at most " + std::to_string(bounds.max_elements) +
+    return Invalid(name + " must hold at most " + std::to_string(bounds.max_elements) +
                    " elements");
   }
   domain::MessageChain chain;
   chain.reserve(array.size());
   for (std::size_t i = 0; i < array.size(); ++i) {
-    auto e = DecodeElement(array[i], "message_chain[" + std::to_string(i) + "]", bounds);
+    auto e = DecodeElement(array[i], name + "[" + std::to_string(i) + "]", bounds);
     if (!e) return tl::unexpected(e.error());
     chain.push_back(std::move(*e));
   }
@@ -349,6 +350,15 @@ util::Result<OutboundMessage> DecodeOutbound(std::string_view body) {
   if (!chain) return tl::unexpected(chain.error());
   out.message.chain = std::move(*chain);
   return out;
+}
+
+util::Result<domain::MessageChain> DecodeMessageChain(const util::JsonObject& root,
+                                                      std::string_view key) {
+  return DecodeChain(root, kInboundBounds, key);
+}
+
+util::Json EncodeMessageElement(const domain::MessageElement& element) {
+  return EncodeElement(element);
 }
 
 }  // namespace sb::platforms::webhook

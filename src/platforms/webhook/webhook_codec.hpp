@@ -15,6 +15,7 @@
 #include "domain/message.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
+#include "util/json.hpp"
 
 namespace sb::platforms::webhook {
 
@@ -75,6 +76,14 @@ std::string EncodeOutbound(const domain::OutgoingMessage& msg, std::string_view 
 // or Voice with neither url nor base64, a File without url, an At without target, a Quote without
 // id), or an empty target id or chain. Sizes are not capped: the receiver sets its own limits.
 util::Result<void> CheckDeliverable(const domain::OutgoingMessage& msg);
+
+// The array at `key` of `root` decoded with DecodeInbound's element rules and bounds (1 to
+// kMaxElements elements, no Source); errors name `key[i]`. The console's debug chat speaks the
+// same element shapes.
+util::Result<domain::MessageChain> DecodeMessageChain(const util::JsonObject& root,
+                                                      std::string_view key);
+// One element as EncodeOutbound writes it.
+util::Json EncodeMessageElement(const domain::MessageElement& element);
 
 // A callback body decoded back, for test fakes of the integrator's side.
 struct OutboundMessage {

@@ -1,0 +1,43 @@
+// The pipeline debug chat of the console (LangBot's "WebSocket" adapter): a person talks to a
+// pipeline over a WebSocket, without any platform, to try its rules, prompt and model. The runtime
+// implements it and speaks the protocol; the HTTP layer only moves frames.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "util/error.hpp"
+#include "util/ids.hpp"
+#include "util/json.hpp"
+
+namespace sb::domain {
+
+// One open WebSocket as the chat sees it. Thread-safe.
+class DebugChatConnection {
+ public:
+  virtual ~DebugChatConnection() = default;
+  // A text frame from the browser. May block.
+  virtual void OnText(std::string text) = 0;
+  // The connection is gone; no frame is sent to it afterwards.
+  virtual void OnClose() = 0;
+};
+
+class DebugChat {
+ public:
+  virtual ~DebugChat() = default;
+  // Opens a chat with `pipeline` as a person ("person") or in a group ("group"). `send` queues a
+  // frame to the browser and `close` ends the connection; both are thread-safe and never block.
+  // kNotFound for an unknown pipeline, kInvalidArgument for another session type. Blocking.
+  virtual util::Result<std::shared_ptr<DebugChatConnection>> Connect(
+      const util::PipelineId& pipeline, const std::string& session_type,
+      std::function<void(std::string)> send, std::function<void()> close) = 0;
+  // The messages of the pipeline's chat of that type, oldest first, as the protocol sends them.
+  virtual util::Result<util::JsonArray> Messages(const util::PipelineId& pipeline,
+                                                 const std::string& session_type) = 0;
+  // Forgets those messages and the conversation memory behind them.
+  virtual util::Result<void> Reset(const util::PipelineId& pipeline,
+                                   const std::string& session_type) = 0;
+};
+
+}  // namespace sb::domain

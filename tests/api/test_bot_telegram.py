@@ -1,0 +1,238 @@
+"""A Telegram bot end to end: the real binary long-polls tests/fakes/fake_telegram.py (the Bot
+API from the protocol notes, at the bot's `api_base_url`) and answers through the fake model of
+tests/fakes/fake_llm.py. Private replies, group rules, ban words, rate limits, memory across turns
+and a restart, `!reset`, send_message, a model failure's hint, webhook mode, and that disabling a
+bot stops its polling."""
+
+import json
+import time
+import unittest
+
+from harness import ServerTestCase
+from fake_clients import FakeProvider, FakeTelegram, wait_until
+
+BOT_ID = 5550001
+
+
+class TelegramBotTest(ServerTestCase):
+    # Telegram only takes https webhooks; the fake records the URL and the test posts the updates.
+    server_env = {"RUNTIME__BAN_WORDS": "forbiddenword",
+                  "API__WEBHOOK_PREFIX": "https://bots.example.com"}
+    llm = None
+    tg = None
+    tokens = 0
+
+    @classmethod
+    def setUpClass(cls):
+        cls.llm = FakeProvider()
+        cls.tg = FakeTelegram()
+        super().setUpClass()
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        cls.llm.stop()
+        cls.tg.stop()
+
+    def setUp(self):
+        self.llm.reset()
+        TelegramBotTest.tokens += 1
+        # A fresh bot id (and token) per test: the fake keeps state per token.
+        self.bot_id = BOT_ID + TelegramBotTest.tokens
+        self.tg_token = "%d:TESTtoken_%d" % (self.bot_id, TelegramBotTest.tokens)
+        self.next_message = 100
+
+    def pipeline(self, **sections):
+        provider = self.make_provider(base_url=self.llm.base + "/v1", api_keys=["sk-good-1"])
+        model = self.make_model(provider, name="gpt-test")
+        config = {"ai": {"local-agent": {"model": {"primary": model, "fallbacks": []}}},
+                  "output": {"misc": {"quote-origin": False}}}
+        for name, value in sections.items():
+            config[name.replace("_", "-")] = dict(config.get(name.replace("_", "-"), {}), **value)
+        return self.make_pipeline(name="tg", config=config)
+
+    def bot(self, pipeline, **config):
+        cfg = {"token": self.tg_token, "api_base_url": self.tg.base, "markdown_card": False}
+        cfg.update(config)
+        uuid = self.make_bot(adapter="telegram", enable=True, use_pipeline_uuid=pipeline,
+                             config=cfg)
+        self.addCleanup(lambda: self.as_user("DELETE", "/api/v1/platform/bots/" + uuid))
+        return uuid
+
+    def running(self, bot):
+        def check():
+            data = self.ok("GET", "/api/v1/platform/bots/" + bot)["bot"]
+            return data["runtime"]["status"] == "running" and data
+        data = wait_until(check, 10)
+        self.assertTrue(data, "bot did not reach running")
+        return data
+
+    def user_message(self, text, chat_id=1001, chat_type="private", entities=None):
+        self.next_message += 1
+        chat = {"id": chat_id, "type": chat_type}
+        if chat_type == "private":
+            chat["first_name"] = "Ann"
+        else:
+            chat["title"] = "Group"
+        message = {"message_id": self.next_message, "date": int(time.time()), "chat": chat,
+                   "from": {"id": 1001 if chat_type == "private" else 4242, "is_bot": False,
+                            "first_name": "Ann"},
+                   "text": text}
+        if entities:
+            message["entities"] = entities
+        self.tg.push(self.tg_token, {"message": message})
+
+    def sent(self, count, timeout=10):
+        got = wait_until(lambda: [s for s in self.tg.sent(self.tg_token)
+                                  if s["method"].lower() == "sendmessage"][:count]
+                         if len([s for s in self.tg.sent(self.tg_token)
+                                 if s["method"].lower() == "sendmessage"]) >= count else None,
+                         timeout)
+        self.assertTrue(got, "expected %d sendMessage calls, got %r" % (
+            count, self.tg.sent(self.tg_token)))
+        return got
+
+    def sends(self):
+        return [s for s in self.tg.sent(self.tg_token) if s["method"].lower() == "sendmessage"]
+
+    def test_private_message_gets_a_model_reply_and_account_id_is_known(self):
+        bot = self.bot(self.pipeline())
+        data = self.running(bot)
+        self.assertEqual(data["adapter_runtime_values"]["bot_account_id"], str(self.bot_id))
+        self.user_message("hello telegram")
+        reply = self.sent(1)[0]
+        self.assertEqual(str(reply["chat_id"]), "1001")
+        self.assertIn("echo: hello telegram", reply["text"])
+        self.assertIn("hello telegram", json.dumps(self.llm.chat_requests()[0]["body"]))
+
+    def test_group_rules_decide(self):
+        bot = self.bot(self.pipeline())
+        self.running(bot)
+        self.user_message("just chatting", chat_id=-2001, chat_type="group")
+        mention = "@test_bot_%d" % self.bot_id
+        self.user_message(mention + " are you there", chat_id=-2001, chat_type="group",
+                          entities=[{"type": "mention", "offset": 0, "length": len(mention)}])
+        reply = self.sent(1)[0]
+        self.assertEqual(str(reply["chat_id"]), "-2001")
+        self.assertIn("are you there", reply["text"])
+        time.sleep(0.3)
+        self.assertEqual(len(self.sends()), 1)
+        self.assertNotIn("just chatting", json.dumps([r["body"] for r in
+                                                      self.llm.chat_requests()]))
+
+    def test_ban_words_and_rate_limit_act(self):
+        bot = self.bot(self.pipeline(safety={"rate-limit": {"window-length": 60, "limitation": 2,
+                                                            "strategy": "drop"},
+                                             "content-filter": {"check-sensitive-words": True}}))
+        self.running(bot)
+        self.user_message("say forbiddenword please")
+        notice = self.sent(1)[0]
+        self.assertNotIn("forbiddenword", notice["text"])
+        self.assertEqual(self.llm.chat_requests(), [])
+        # The content filter comes before the rate limit: the refused message used no slot.
+        self.user_message("one")
+        self.user_message("two")
+        self.user_message("three")
+        self.sent(3)
+        time.sleep(0.5)
+        self.assertEqual(len(self.sends()), 3)
+        prompts = json.dumps([r["body"] for r in self.llm.chat_requests()])
+        self.assertEqual(len(self.llm.chat_requests()), 2)
+        self.assertNotIn("three", prompts)
+
+    def test_history_survives_a_restart_and_reset_clears_it(self):
+        bot = self.bot(self.pipeline())
+        self.running(bot)
+        self.user_message("my cat is called Tom")
+        self.sent(1)
+        self.srv.restart()
+        self.running(bot)
+        self.user_message("what is my cat called")
+        self.sent(2)
+        self.assertIn("called Tom", json.dumps(self.llm.chat_requests()[-1]["body"]["messages"]))
+        self.user_message("!reset")
+        self.assertIn("reset", self.sent(3)[2]["text"])
+        self.user_message("fresh start")
+        self.sent(4)
+        self.assertNotIn("Tom", json.dumps(self.llm.chat_requests()[-1]["body"]["messages"]))
+
+    def test_send_message_reaches_telegram(self):
+        bot = self.bot(self.pipeline())
+        self.running(bot)
+        body = {"target_type": "group", "target_id": "-3003",
+                "message_chain": [{"type": "Plain", "text": "announcement"}]}
+        status, resp, _ = self.as_key("POST", "/api/v1/platform/bots/%s/send_message" % bot, body)
+        data = self.assertOk(status, resp)
+        self.assertTrue(data["sent"])
+        sent = self.sent(1)[0]
+        self.assertEqual(str(sent["chat_id"]), "-3003")
+        self.assertEqual(sent["text"], "announcement")
+        self.assertEqual(str(data.get("message_id")), str(sent["message_id"]))
+        # Telegram refuses: 502 with its reason.
+        self.tg.control("POST", "/_control/fail", {"token": self.tg_token, "method": "sendMessage",
+                                                   "error_code": 403, "times": 1,
+                                                   "description": "Forbidden: bot was blocked"})
+        status, resp, _ = self.as_key("POST", "/api/v1/platform/bots/%s/send_message" % bot, body)
+        self.assertError(status, resp, 502, "blocked")
+        self.assertNotIn(self.tg_token, json.dumps(resp))
+
+    def test_model_failure_gives_the_configured_hint(self):
+        bot = self.bot(self.pipeline(output={"misc": {"exception-handling": "show-hint",
+                                                      "failure-hint": "Try again later."}}))
+        self.running(bot)
+        self.llm.script_next(path="/v1/chat/completions", times=10, preset="openai_500")
+        self.user_message("fail")
+        self.assertIn("Try again later.", self.sent(1, timeout=20)[0]["text"])
+
+    def test_disabling_stops_polling_and_enabling_resumes(self):
+        bot = self.bot(self.pipeline())
+        self.running(bot)
+        self.assertTrue(wait_until(lambda: self.tg.stats(self.tg_token)["active_polls"] == 1))
+        self.ok("PUT", "/api/v1/platform/bots/" + bot, {"enable": False})
+        self.assertTrue(wait_until(lambda: self.tg.stats(self.tg_token)["active_polls"] == 0, 5))
+        calls = self.tg.stats(self.tg_token)["calls"].get("getupdates", 0)
+        time.sleep(1.0)
+        self.assertEqual(self.tg.stats(self.tg_token)["calls"].get("getupdates", 0), calls)
+        data = self.ok("GET", "/api/v1/platform/bots/" + bot)["bot"]
+        self.assertEqual(data["runtime"]["status"], "stopped")
+        self.ok("PUT", "/api/v1/platform/bots/" + bot, {"enable": True})
+        self.running(bot)
+        self.user_message("back again")
+        self.sent(1)
+
+    def test_a_refused_token_shows_as_an_error_without_the_token(self):
+        self.tg.control("POST", "/_control/revoke", {"token": self.tg_token})
+        bot = self.bot(self.pipeline())
+        def errored():
+            data = self.ok("GET", "/api/v1/platform/bots/" + bot)["bot"]
+            return data["runtime"]["status"] == "error" and data
+        data = wait_until(errored, 10)
+        self.assertTrue(data)
+        self.assertIn("401", data["runtime"]["error"])
+        self.assertNotIn(self.tg_token, data["runtime"]["error"])
+        logs = self.ok("POST", "/api/v1/platform/bots/%s/logs" % bot,
+                       {"from_index": -1, "max_count": 100})["logs"]
+        self.assertTrue(any(l["level"] == "error" for l in logs), logs)
+        self.assertNotIn(self.tg_token, json.dumps(logs))
+
+    def test_webhook_mode_checks_the_secret_token(self):
+        bot = self.bot(self.pipeline(), mode="webhook")
+        self.assertTrue(wait_until(lambda: self.tg.stats(self.tg_token)["webhook"], 10))
+        hook = self.tg.stats(self.tg_token)["webhook"]
+        self.assertTrue(hook["url"].endswith("/bots/" + bot), hook)
+        update = {"update_id": 1, "message": {
+            "message_id": 1, "date": int(time.time()), "chat": {"id": 77, "type": "private"},
+            "from": {"id": 77, "is_bot": False, "first_name": "W"}, "text": "via webhook"}}
+        status, body, _ = self.srv.req("POST", "/bots/" + bot, update,
+                                       headers={"X-Telegram-Bot-Api-Secret-Token": "wrong"})
+        self.assertEqual(status, 401, body)
+        status, body, _ = self.srv.req(
+            "POST", "/bots/" + bot, update,
+            headers={"X-Telegram-Bot-Api-Secret-Token": hook["secret_token"]})
+        self.assertEqual(status, 200, body)
+        reply = self.sent(1)[0]
+        self.assertIn("via webhook", reply["text"])
+
+
+if __name__ == "__main__":
+    unittest.main()
