@@ -19,14 +19,18 @@ bool IsInteger(const Json& v) {
   return false;
 }
 
-// The allowed `name`s of a select item's options.
+// The allowed values of a select item's options: each option's `name` (LangBot's usual form) or
+// `value` (the form some adapter schemas use, such as web_page_bot's language).
 bool OptionAllowed(const util::JsonObject& item, const Json& value) {
   auto it = item.find("options");
   if (it == item.end() || !it->value().is_array() || it->value().as_array().empty()) return true;
   for (const auto& opt : it->value().as_array()) {
     if (opt.is_object()) {
-      auto n = opt.as_object().find("name");
-      if (n != opt.as_object().end() && n->value() == value) return true;
+      const auto& o = opt.as_object();
+      auto n = o.find("name");
+      if (n != o.end() && n->value() == value) return true;
+      auto v = o.find("value");
+      if (v != o.end() && v->value() == value) return true;
     } else if (opt == value) {
       return true;
     }

@@ -116,6 +116,14 @@ TEST(ConfigSchema, FillsDefaultsChecksTypesAndKeepsUnknownKeys) {
   EXPECT_CODE(option, ErrorCode::kInvalidArgument);
   EXPECT_NE(option.error().message.find("config.mode"), std::string::npos);
 
+  // Options may name their value as `value` (web_page_bot's language) instead of `name`.
+  auto by_value = util::ParseJson(
+                      R"([{"name":"lang","type":"select","default":"en",
+                          "options":[{"value":"en"},{"value":"zh"}]}])")
+                      ->as_array();
+  EXPECT_TRUE(ApplyConfigSchema(by_value, util::ParseJson(R"({"lang":"zh"})")->as_object(), "c"));
+  EXPECT_FALSE(ApplyConfigSchema(by_value, util::ParseJson(R"({"lang":"fr"})")->as_object(), "c"));
+
   auto list = ApplyConfigSchema(items, util::ParseJson(R"({"token":"t","tags":[1]})")->as_object(),
                                 "config");
   EXPECT_CODE(list, ErrorCode::kInvalidArgument);
