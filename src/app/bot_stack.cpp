@@ -10,6 +10,8 @@
 #include "pipeline/trigger_rules.hpp"
 #include "platforms/telegram/telegram_adapter.hpp"
 #include "platforms/webhook/webhook_adapter.hpp"
+#include "runners/dify_runner.hpp"
+#include "runners/n8n_runner.hpp"
 #include "runtime/bot_runtime_manager.hpp"
 #include "runtime/debug_chat.hpp"
 #include "runtime/in_memory_conversations.hpp"
@@ -20,7 +22,9 @@ namespace sb::app {
 struct BotStack::Parts {
   Parts(Core& core, boost::asio::any_io_executor executor, std::shared_ptr<net::HttpClient> http,
         domain::LlmGateway& gateway, util::BlockingExecutor& blocking)
-      : resolver(core.models()),
+      : dify(executor, http),
+        n8n(executor, http),
+        resolver(core.models()),
         agent(gateway, resolver, core.storage().conversations(), blocking, clock),
         agent_runner(agent),
         limiter(clock),
@@ -34,6 +38,11 @@ struct BotStack::Parts {
             debug_engine, core.storage().pipelines(), debug_memory, blocking, executor, clock)),
         runtime(MakeDeps(core, std::move(executor), std::move(http), blocking),
                 MakeOptions(core.config())) {
+    // The external runners serve the bots' pipelines and the debug chat alike.
+    for (pipeline::PipelineEngine* e : {&engine, &debug_engine}) {
+      e->AddRunner("dify-service-api", dify);
+      e->AddRunner("n8n-service-api", n8n);
+    }
     for (const auto& warning : ban_words.warnings()) {
       spdlog::warn("runtime.ban_words: {}", warning);
     }
@@ -70,6 +79,8 @@ struct BotStack::Parts {
 
   util::SystemClock clock;
   pipeline::UniformRandomSource random;
+  runners::DifyRunner dify;
+  runners::N8nRunner n8n;
   services::StoredModelResolver resolver;
   pipeline::LocalAgentRunner agent;
   pipeline::LocalAgentRunnerAdapter agent_runner;

@@ -3,6 +3,7 @@ documented wire protocol) and a signed callback receiver for the `webhook` adapt
 
     llm = FakeProvider()                 # tests/fakes/fake_llm.py
     tg = FakeTelegram()                  # tests/fakes/fake_telegram.py
+    agents = FakeAgents()                # tests/fakes/fake_agents.py (Dify, n8n)
     cb = CallbackReceiver(secret)        # where a webhook bot POSTs its replies
 """
 
@@ -65,6 +66,15 @@ class FakeProvider(_FakeProcess):
 
     def chat_requests(self):
         return [r for r in self.requests() if r["path"].endswith("/chat/completions")]
+
+
+class FakeAgents(_FakeProcess):
+    """tests/fakes/fake_agents.py: Dify's service API at /v1 and n8n webhooks at /webhook/..."""
+    script = "fake_agents.py"
+    banner = "FAKE_AGENTS_PORT"
+
+    def requests(self):
+        return self.control("GET", "/_control/requests")
 
 
 class FakeTelegram(_FakeProcess):

@@ -8,7 +8,7 @@ import time
 import unittest
 
 from harness import ServerTestCase, unknown_uuid
-from fake_clients import CallbackReceiver, FakeProvider, sign, wait_until
+from fake_clients import CallbackReceiver, FakeAgents, FakeProvider, sign, wait_until
 
 SECRET = "whsec_test_secret"
 
@@ -308,6 +308,45 @@ class WebhookEdgeTest(WebhookBotCase):
         self.say(bot, "fail please", sender="u9")
         got = self.replies(1, timeout=20)
         self.assertIn("Changed hint.", self.reply_text(got[0]))
+
+
+class ExternalRunnerTest(WebhookBotCase):
+    """Pipelines whose runner is an external agent service instead of a model."""
+    agents = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.agents = FakeAgents()
+        super().setUpClass()
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        cls.agents.stop()
+
+    def test_dify_answers_and_keeps_its_conversation(self):
+        pipe = self.make_pipeline(name="dify", config={"ai": {
+            "runner": {"runner": "dify-service-api"},
+            "dify-service-api": {"base-url": self.agents.base + "/v1", "app-type": "chat",
+                                 "api-key": "app-chat-test", "timeout": 10}}})
+        bot = self.bot(pipe)
+        self.wait_running(bot)
+        self.say(bot, "first question", sender="d1")
+        self.assertIn("echo(1): first question", self.reply_text(self.replies(1)[0]))
+        self.say(bot, "second question", sender="d1")
+        self.assertIn("echo(2): second question", self.reply_text(self.replies(2)[1]))
+        self.assertEqual(self.fake.chat_requests(), [])
+
+    def test_n8n_answers_with_its_output_key(self):
+        pipe = self.make_pipeline(name="n8n", config={"ai": {
+            "runner": {"runner": "n8n-service-api"},
+            "n8n-service-api": {"webhook-url": self.agents.base + "/webhook/header/json",
+                                "auth-type": "header", "header-name": "X-N8n-Token",
+                                "header-value": "tok-123", "output-key": "response"}}})
+        bot = self.bot(pipe)
+        self.wait_running(bot)
+        self.say(bot, "to the workflow", sender="n1")
+        self.assertIn("echo: to the workflow", self.reply_text(self.replies(1)[0]))
 
 
 class WebhookRestartTest(WebhookBotCase):

@@ -1,0 +1,531 @@
+#include "runners/dify_runner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
+#include <chrono>
+#include <cmath>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "net/stream_parsers.hpp"
+#include "pipeline/config_values.hpp"
+
+namespace sb::runners {
+
+namespace asio = boost::asio;
+using pipeline::AgentReply;
+using util::ErrorCode;
+
+namespace {
+
+using OnDelta = std::function<void(const domain::ChatDelta&)>;
+
+// One call in flight: its own strand, so CancelAll (from any thread) and the coroutine never touch
+// the cancellation signal at the same time. Spawned with bind_cancellation_slot like the LLM
+// gateway's calls, which sidesteps Boost 1.81's co_spawn cancellation bug (asio #1332).
+class Call final : public std::enable_shared_from_this<Call> {
+ public:
+  explicit Call(const asio::any_io_executor& executor) : strand_(asio::make_strand(executor)) {}
+
+  void Cancel() {
+    cancelled_ = true;
+    asio::post(strand_, [self = shared_from_this()] {
+      self->signal_.emit(asio::cancellation_type::terminal);
+    });
+  }
+
+  asio::strand<asio::any_io_executor>& strand() { return strand_; }
+  asio::cancellation_signal& signal() { return signal_; }
+  // A Cancel that came before the coroutine connected to the signal would be lost otherwise.
+  bool cancelled() const { return cancelled_; }
+
+ private:
+  asio::strand<asio::any_io_executor> strand_;
+  asio::cancellation_signal signal_;
+  std::atomic<bool> cancelled_{false};
+};
+
+enum class AppType { kChat, kAgent, kWorkflow };
+
+// `ai.dify-service-api`, plus what the call needs from the input.
+struct Turn {
+  std::string base_url;
+  AppType app_type = AppType::kChat;
+  std::string api_key;
+  std::chrono::milliseconds timeout{30'000};
+  std::string conversation_key;  // for the conversation map
+  std::string user;              // the session id: Dify scopes conversations by user
+  std::string query;
+  std::vector<std::string> image_urls;  // http(s) only: Dify fetches them itself
+  std::string conversation_id;          // empty: start a new conversation
+};
+
+std::string ConversationMapKey(const domain::ConversationKey& key) {
+  return key.pipeline.str() + '\n' + key.bot.str() + '\n' + key.session_id;
+}
+
+util::Result<Turn> ReadTurn(const util::JsonObject& config, const pipeline::AgentInput& input) {
+  using pipeline::GetNumber;
+  using pipeline::GetString;
+  Turn turn;
+  turn.base_url =
+      GetString(config, {"ai", "dify-service-api", "base-url"}, "https://api.dify.ai/v1");
+  while (!turn.base_url.empty() && turn.base_url.back() == '/') turn.base_url.pop_back();
+  const std::string type = GetString(config, {"ai", "dify-service-api", "app-type"}, "chat");
+  if (type == "chat") {
+    turn.app_type = AppType::kChat;
+  } else if (type == "agent") {
+    turn.app_type = AppType::kAgent;
+  } else if (type == "workflow") {
+    turn.app_type = AppType::kWorkflow;
+  } else {
+    return util::Fail(
+        ErrorCode::kInvalidArgument,
+        fmt::format("dify: app-type '{}' is not one of chat, agent, workflow", type.substr(0, 64)));
+  }
+  turn.api_key = GetString(config, {"ai", "dify-service-api", "api-key"}, "");
+  double seconds = GetNumber(config, {"ai", "dify-service-api", "timeout"}, 30);
+  if (!(seconds > 0)) seconds = 30;  // NaN and nonsense too
+  seconds = std::min(seconds, 24.0 * 3600);
+  turn.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(seconds * 1000)));
+  turn.conversation_key = ConversationMapKey(input.conversation);
+  turn.user = input.conversation.session_id;
+  for (const auto& part : input.content) {
+    if (part.kind == domain::ContentPart::Kind::kText) {
+      if (!turn.query.empty() && !part.text.empty()) turn.query += '\n';
+      turn.query += part.text;
+    } else if (part.image_url.starts_with("http://") || part.image_url.starts_with("https://")) {
+      turn.image_urls.push_back(part.image_url);
+    }
+  }
+  return turn;
+}
+
+std::string Redact(std::string text, const std::string& secret) {
+  if (secret.size() < 4) return text;
+  for (auto pos = text.find(secret); pos != std::string::npos; pos = text.find(secret, pos)) {
+    text.replace(pos, secret.size(), "[redacted]");
+  }
+  return text;
+}
+
+std::string StringField(const util::JsonObject& object, std::string_view key) {
+  const auto* value = object.if_contains(key);
+  return value && value->is_string() ? std::string(value->as_string()) : std::string();
+}
+
+std::int64_t IntField(const util::JsonObject& object, std::string_view key) {
+  const auto* value = object.if_contains(key);
+  if (!value) return 0;
+  if (value->is_int64()) return value->as_int64();
+  if (value->is_uint64()) return static_cast<std::int64_t>(value->as_uint64());
+  if (value->is_double()) return static_cast<std::int64_t>(value->as_double());
+  return 0;
+}
+
+domain::Usage UsageFrom(const util::JsonObject& message) {
+  domain::Usage usage;
+  const auto* metadata = message.if_contains("metadata");
+  if (!metadata || !metadata->is_object()) return usage;
+  const auto* u = metadata->as_object().if_contains("usage");
+  if (!u || !u->is_object()) return usage;
+  usage.prompt_tokens = IntField(u->as_object(), "prompt_tokens");
+  usage.completion_tokens = IntField(u->as_object(), "completion_tokens");
+  usage.total_tokens = IntField(u->as_object(), "total_tokens");
+  return usage;
+}
+
+// Dify's error body is {"status","code","message"}; anything else is quoted, shortened.
+std::pair<std::string, std::string> CodeAndMessage(const net::HttpResponse& response) {
+  auto parsed = util::ParseJson(response.body);
+  if (parsed && parsed->is_object()) {
+    std::string code = StringField(parsed->as_object(), "code");
+    std::string message = StringField(parsed->as_object(), "message");
+    if (!code.empty() || !message.empty()) return {std::move(code), std::move(message)};
+  }
+  return {fmt::format("HTTP {}", response.status), response.body.substr(0, 200)};
+}
+
+util::Error ClassifyStatus(const net::HttpResponse& response, const std::string& api_key) {
+  auto [code, message] = CodeAndMessage(response);
+  util::Error error;
+  switch (response.status) {
+    case 401:
+      error = {ErrorCode::kUpstreamAuth, "dify: bad API key"};
+      break;
+    case 404:
+      error = {ErrorCode::kUpstreamNotFound, "dify: " + message};
+      break;
+    case 429:
+      error = {ErrorCode::kUpstreamRateLimited, "dify: rate limited: " + message};
+      // Dify separates a busy app (retry) from a spent plan quota (don't).
+      error.final = code == "rate_limit_error";
+      break;
+    default:
+      error = {ErrorCode::kUpstreamFailed,
+               fmt::format("dify: {}: {}", code.empty() ? std::to_string(response.status) : code,
+                           message)};
+      break;
+  }
+  error.message = Redact(std::move(error.message), api_key);
+  return error;
+}
+
+net::HttpRequest MakeRequest(const Turn& turn, std::string path, const util::JsonObject& body,
+                             bool streaming) {
+  net::HttpRequest request;
+  request.method = "POST";
+  request.url = turn.base_url + std::move(path);
+  request.headers.emplace_back("Authorization", "Bearer " + turn.api_key);
+  request.headers.emplace_back("Content-Type", "application/json");
+  if (streaming) request.headers.emplace_back("Accept", "text/event-stream");
+  request.body = util::SerializeJson(body);
+  request.timeouts.connect =
+      std::min<std::chrono::milliseconds>(turn.timeout, std::chrono::seconds(10));
+  request.timeouts.total = turn.timeout;
+  request.timeouts.idle = turn.timeout;
+  request.max_response_bytes = 8 * 1024 * 1024;
+  return request;
+}
+
+util::JsonArray Files(const Turn& turn) {
+  util::JsonArray files;
+  for (const auto& url : turn.image_urls) {
+    files.push_back(
+        util::JsonObject{{"type", "image"}, {"transfer_method", "remote_url"}, {"url", url}});
+  }
+  return files;
+}
+
+net::HttpRequest ChatRequest(const Turn& turn, bool streaming) {
+  util::JsonObject body{{"inputs", util::JsonObject{}},
+                        {"query", turn.query},
+                        {"response_mode", streaming ? "streaming" : "blocking"},
+                        {"conversation_id", turn.conversation_id},
+                        {"user", turn.user}};
+  if (!turn.image_urls.empty()) body["files"] = Files(turn);
+  return MakeRequest(turn, "/chat-messages", body, streaming);
+}
+
+net::HttpRequest WorkflowRequest(const Turn& turn) {
+  util::JsonObject body{{"inputs", util::JsonObject{{"query", turn.query}}},
+                        {"response_mode", "blocking"},
+                        {"user", turn.user}};
+  if (!turn.image_urls.empty()) body["files"] = Files(turn);
+  return MakeRequest(turn, "/workflows/run", body, false);
+}
+
+// A blocking /chat-messages reply; `conversation_id` receives the conversation it belongs to.
+util::Result<AgentReply> ParseBlockingChat(const std::string& body, std::string& conversation_id) {
+  auto parsed = util::ParseJson(body);
+  if (!parsed || !parsed->is_object()) {
+    return util::Fail(ErrorCode::kUpstreamFailed, "dify: the reply is not a JSON object");
+  }
+  const auto& object = parsed->as_object();
+  AgentReply reply;
+  reply.text = StringField(object, "answer");
+  reply.usage = UsageFrom(object);
+  conversation_id = StringField(object, "conversation_id");
+  return reply;
+}
+
+util::Error Transport(util::Error error, const std::string& api_key) {
+  error.message = Redact("dify: " + error.message, api_key);
+  return error;
+}
+
+// What a chat stream has told so far.
+struct ChatStream {
+  std::string text;
+  std::string conversation_id;
+  domain::Usage usage;
+  bool ended = false;
+  std::optional<util::Error> error = std::nullopt;
+};
+
+// Applies one SSE event; false stops reading (the stream failed or is malformed).
+bool OnChatEvent(const net::SseEvent& event, ChatStream& stream, const OnDelta& on_delta) {
+  if (event.data.empty()) return true;  // `event: ping` keep-alive
+  auto parsed = util::ParseJson(event.data);
+  if (!parsed || !parsed->is_object()) {
+    stream.error = util::Error{ErrorCode::kUpstreamFailed, "dify: malformed stream event"};
+    return false;
+  }
+  const auto& object = parsed->as_object();
+  const std::string name = StringField(object, "event");
+  if (std::string id = StringField(object, "conversation_id"); !id.empty()) {
+    stream.conversation_id = std::move(id);
+  }
+  if (name == "message" || name == "agent_message") {
+    std::string piece = StringField(object, "answer");
+    if (piece.empty()) return true;
+    stream.text += piece;
+    if (on_delta) on_delta(domain::ChatDelta{std::move(piece)});
+  } else if (name == "message_replace") {
+    stream.text = StringField(object, "answer");
+  } else if (name == "message_end") {
+    stream.usage = UsageFrom(object);
+    stream.ended = true;
+  } else if (name == "error") {
+    stream.error = util::Error{
+        ErrorCode::kUpstreamFailed,
+        fmt::format("dify: {}: {}", StringField(object, "code"), StringField(object, "message"))};
+    return false;
+  }
+  return true;
+}
+
+util::Error FromException(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const boost::system::system_error& se) {
+    if (se.code() == asio::error::operation_aborted) {
+      return {ErrorCode::kCancelled, "the call was cancelled"};
+    }
+    return {ErrorCode::kInternal, std::string("dify call failed: ") + se.what()};
+  } catch (const std::exception& ex) {
+    return {ErrorCode::kInternal, std::string("dify call failed: ") + ex.what()};
+  }
+}
+
+}  // namespace
+
+struct DifyRunner::Impl {
+  asio::any_io_executor executor;
+  std::shared_ptr<net::HttpClient> http;
+  std::size_t max_conversations = 10'000;
+
+  std::mutex mu{};
+  // Dify conversation ids, most recently used first; both guarded by mu.
+  std::list<std::pair<std::string, std::string>> recent{};
+  std::unordered_map<std::string, std::list<std::pair<std::string, std::string>>::iterator>
+      conversations{};
+  std::vector<std::weak_ptr<Call>> calls{};  // in flight, for CancelAll; guarded by mu
+
+  std::string Lookup(const std::string& key) {
+    std::lock_guard lock(mu);
+    auto it = conversations.find(key);
+    if (it == conversations.end()) return {};
+    recent.splice(recent.begin(), recent, it->second);
+    return it->second->second;
+  }
+
+  void Remember(const std::string& key, std::string id) {
+    std::lock_guard lock(mu);
+    if (auto it = conversations.find(key); it != conversations.end()) {
+      it->second->second = std::move(id);
+      recent.splice(recent.begin(), recent, it->second);
+      return;
+    }
+    recent.emplace_front(key, std::move(id));
+    conversations.emplace(key, recent.begin());
+    while (conversations.size() > std::max<std::size_t>(max_conversations, 1)) {
+      conversations.erase(recent.back().first);
+      recent.pop_back();
+    }
+  }
+
+  void Drop(const std::string& key) {
+    std::lock_guard lock(mu);
+    if (auto it = conversations.find(key); it != conversations.end()) {
+      recent.erase(it->second);
+      conversations.erase(it);
+    }
+  }
+
+  void Track(const std::shared_ptr<Call>& call) {
+    std::lock_guard lock(mu);
+    std::erase_if(calls, [](const std::weak_ptr<Call>& w) { return w.expired(); });
+    calls.push_back(call);
+  }
+
+  static asio::awaitable<util::Result<AgentReply>> Start(std::shared_ptr<Impl> self,
+                                                         std::shared_ptr<Call> call, Turn turn,
+                                                         OnDelta on_delta);
+  static asio::awaitable<util::Result<AgentReply>> RunChat(std::shared_ptr<Impl> self, Turn turn,
+                                                           OnDelta on_delta);
+  static asio::awaitable<util::Result<AgentReply>> RunWorkflow(std::shared_ptr<Impl> self,
+                                                               Turn turn);
+};
+
+namespace {
+
+// The workflow's answer: `answer` or `text` when it has them, else its first string output.
+std::optional<std::string> WorkflowText(const util::JsonObject& outputs) {
+  for (const char* key : {"answer", "text"}) {
+    if (const auto* v = outputs.if_contains(key); v && v->is_string()) {
+      return std::string(v->as_string());
+    }
+  }
+  for (const auto& entry : outputs) {
+    if (entry.value().is_string()) return std::string(entry.value().as_string());
+  }
+  return std::nullopt;
+}
+
+// A blocking /workflows/run reply; the run must have succeeded (fully or partly).
+util::Result<AgentReply> ParseWorkflowReply(const std::string& body, const std::string& api_key) {
+  auto parsed = util::ParseJson(body);
+  const util::JsonObject* data = nullptr;
+  if (parsed && parsed->is_object()) {
+    if (const auto* d = parsed->as_object().if_contains("data"); d && d->is_object()) {
+      data = &d->as_object();
+    }
+  }
+  if (!data) return util::Fail(ErrorCode::kUpstreamFailed, "dify: the reply has no data object");
+  const std::string status = StringField(*data, "status");
+  if (status != "succeeded" && status != "partial-succeeded") {
+    const std::string why = StringField(*data, "error");
+    return util::Fail(
+        ErrorCode::kUpstreamFailed,
+        Redact(fmt::format("dify: the workflow {}{}{}", status.empty() ? "failed" : status,
+                           why.empty() ? "" : ": ", why),
+               api_key));
+  }
+  const auto* outputs = data->if_contains("outputs");
+  std::optional<std::string> text;
+  if (outputs && outputs->is_object()) text = WorkflowText(outputs->as_object());
+  if (!text) {
+    return util::Fail(ErrorCode::kUpstreamFailed, "dify: the workflow produced no text output");
+  }
+  AgentReply reply;
+  reply.text = std::move(*text);
+  reply.usage.total_tokens = IntField(*data, "total_tokens");
+  return reply;
+}
+
+}  // namespace
+
+asio::awaitable<util::Result<AgentReply>> DifyRunner::Impl::Start(std::shared_ptr<Impl> self,
+                                                                  std::shared_ptr<Call> call,
+                                                                  Turn turn, OnDelta on_delta) {
+  if (call->cancelled()) co_return util::Fail(ErrorCode::kCancelled, "the call was cancelled");
+  if (turn.app_type == AppType::kWorkflow) co_return co_await RunWorkflow(self, std::move(turn));
+  turn.conversation_id = self->Lookup(turn.conversation_key);
+  co_return co_await RunChat(self, std::move(turn), std::move(on_delta));
+}
+
+asio::awaitable<util::Result<AgentReply>> DifyRunner::Impl::RunChat(std::shared_ptr<Impl> self,
+                                                                    Turn turn, OnDelta on_delta) {
+  // Agent apps only stream; a chatbot streams only when someone wants the pieces.
+  const bool streaming = turn.app_type == AppType::kAgent || on_delta != nullptr;
+  net::HttpRequest request = ChatRequest(turn, streaming);
+
+  ChatStream stream;
+  net::SseParser parser;
+  auto sink = [&](std::string_view piece) {
+    bool keep_going = true;
+    const bool fits = parser.Feed(piece, [&](const net::SseEvent& event) {
+      if (keep_going) keep_going = OnChatEvent(event, stream, on_delta);
+    });
+    if (!fits) stream.error = util::Error{ErrorCode::kUpstreamFailed, "dify: stream event too big"};
+    return keep_going && fits;
+  };
+  // A local, not a conditional expression in the co_await: GCC 12 destroys such temporaries twice.
+  net::BodySink body_sink;
+  if (streaming) body_sink = sink;
+  auto sent = co_await self->http->Send(std::move(request), std::move(body_sink));
+  if (stream.error) {
+    stream.error->message = Redact(std::move(stream.error->message), turn.api_key);
+    co_return tl::unexpected(std::move(*stream.error));
+  }
+  if (!sent) co_return tl::unexpected(Transport(sent.error(), turn.api_key));
+  if (sent->status < 200 || sent->status >= 300) {
+    util::Error error = ClassifyStatus(*sent, turn.api_key);
+    // The conversation is gone on Dify's side: the next message starts a new one.
+    if (sent->status == 404 && !turn.conversation_id.empty()) self->Drop(turn.conversation_key);
+    co_return tl::unexpected(std::move(error));
+  }
+
+  AgentReply reply;
+  std::string conversation_id;
+  if (streaming) {
+    parser.Finish([&](const net::SseEvent& event) { OnChatEvent(event, stream, on_delta); });
+    if (stream.error) co_return tl::unexpected(std::move(*stream.error));
+    if (!stream.ended) {
+      co_return util::Fail(ErrorCode::kUpstreamFailed, "dify: the stream ended before message_end");
+    }
+    reply.text = std::move(stream.text);
+    reply.usage = stream.usage;
+    conversation_id = std::move(stream.conversation_id);
+  } else {
+    auto parsed = ParseBlockingChat(sent->body, conversation_id);
+    if (!parsed) co_return tl::unexpected(std::move(parsed.error()));
+    reply = std::move(*parsed);
+  }
+  if (!conversation_id.empty()) self->Remember(turn.conversation_key, std::move(conversation_id));
+  co_return reply;
+}
+
+asio::awaitable<util::Result<AgentReply>> DifyRunner::Impl::RunWorkflow(std::shared_ptr<Impl> self,
+                                                                        Turn turn) {
+  net::HttpRequest request = WorkflowRequest(turn);
+  auto sent = co_await self->http->Send(std::move(request));
+  if (!sent) co_return tl::unexpected(Transport(sent.error(), turn.api_key));
+  if (sent->status < 200 || sent->status >= 300) {
+    co_return tl::unexpected(ClassifyStatus(*sent, turn.api_key));
+  }
+  co_return ParseWorkflowReply(sent->body, turn.api_key);
+}
+
+DifyRunner::DifyRunner(asio::any_io_executor executor, std::shared_ptr<net::HttpClient> http,
+                       std::size_t max_conversations)
+    : impl_(std::make_shared<Impl>()) {
+  impl_->executor = std::move(executor);
+  impl_->http = std::move(http);
+  impl_->max_conversations = max_conversations;
+}
+
+DifyRunner::~DifyRunner() = default;
+
+void DifyRunner::Run(const util::JsonObject& pipeline_config, pipeline::AgentInput input,
+                     std::function<void(const domain::ChatDelta&)> on_delta,
+                     std::function<void(util::Result<AgentReply>)> done) {
+  auto turn = ReadTurn(pipeline_config, input);
+  if (!turn) {
+    done(tl::unexpected(std::move(turn.error())));
+    return;
+  }
+  auto call = std::make_shared<Call>(impl_->executor);
+  impl_->Track(call);
+  asio::co_spawn(call->strand(), Impl::Start(impl_, call, std::move(*turn), std::move(on_delta)),
+                 asio::bind_cancellation_slot(
+                     call->signal().slot(), [call, done = std::move(done)](
+                                                std::exception_ptr e, util::Result<AgentReply> r) {
+                       if (e) r = tl::unexpected(FromException(e));
+                       done(std::move(r));
+                     }));
+}
+
+void DifyRunner::CancelAll() {
+  std::vector<std::shared_ptr<Call>> live;
+  {
+    std::lock_guard lock(impl_->mu);
+    for (auto& weak : impl_->calls) {
+      if (auto call = weak.lock()) live.push_back(std::move(call));
+    }
+    impl_->calls.clear();
+  }
+  for (auto& call : live) call->Cancel();
+}
+
+void DifyRunner::Forget(const domain::ConversationKey& key) {
+  impl_->Drop(ConversationMapKey(key));
+}
+
+}  // namespace sb::runners

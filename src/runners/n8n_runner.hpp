@@ -1,0 +1,46 @@
+// The `n8n-service-api` runner: posts a message to an n8n webhook trigger, authenticated as the
+// node expects (none, basic, HS256 JWT or a custom header), and reads the workflow's answer from
+// its JSON, plain-text or streamed (NDJSON) response. Stateless: n8n keeps any memory itself.
+//   N8nRunner n8n(executor, http);
+//   engine.AddRunner("n8n-service-api", n8n);
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <functional>
+#include <memory>
+
+#include "net/http_client.hpp"
+#include "pipeline/engine.hpp"
+
+namespace sb::runners {
+
+// Thread-safe. Run returns at once; `done` runs exactly once on an I/O thread with the answer or:
+//   kInvalidArgument      the `ai.n8n-service-api` settings are unusable (unknown auth-type, a JWT
+//                         algorithm other than HS256, an empty secret or header name)
+//   kUpstreamAuth         the webhook refused the credentials (401/403)
+//   kUpstreamNotFound     no webhook is registered at that URL and method
+//   kUpstreamRateLimited  429
+//   kUpstreamTimeout      no complete answer within the configured `timeout` seconds
+//   kUpstreamFailed       the workflow failed, or its answer lacks the `output-key`
+//   kUpstreamUnreachable  connection failures, as net::HttpClient reports them
+//   kCancelled            CancelAll
+// No error message carries a password, secret or header value. `on_delta` (may be null) gets the
+// item texts of a streaming webhook as they arrive.
+class N8nRunner final : public pipeline::Runner {
+ public:
+  N8nRunner(boost::asio::any_io_executor executor, std::shared_ptr<net::HttpClient> http);
+  ~N8nRunner() override;
+
+  void Run(const util::JsonObject& pipeline_config, pipeline::AgentInput input,
+           std::function<void(const domain::ChatDelta&)> on_delta,
+           std::function<void(util::Result<pipeline::AgentReply>)> done) override;
+
+  // Cancels every call in flight (shutdown): each `done` then runs with kCancelled.
+  void CancelAll();
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;  // shared with the calls in flight, which may outlive the runner
+};
+
+}  // namespace sb::runners
