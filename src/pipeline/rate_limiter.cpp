@@ -92,8 +92,15 @@ RateDecision RateLimiter::Acquire(std::string_view session_key, const RateLimitS
     return decision;
   }
   // Wait: slots are handed out window after window, so waiters keep their arrival order and a
-  // burst never overfills a later window.
-  if (window.count >= settings.limitation) window = Window{window.index + 1, length_ms, 0};
+  // burst never overfills a later window. Reservations reach at most kMaxWindowsAhead windows
+  // ahead: a flood beyond that is dropped instead of queueing for hours.
+  if (window.count >= settings.limitation) {
+    if (window.index + 1 - current > kMaxWindowsAhead) {
+      decision.verdict = RateVerdict::kDrop;
+      return decision;
+    }
+    window = Window{window.index + 1, length_ms, 0};
+  }
   ++window.count;
   decision.verdict = RateVerdict::kWait;
   decision.retry_at = util::FromUnixMillis(window.index * length_ms);

@@ -47,6 +47,9 @@ struct RateDecision {
 // refused (a flood of distinct senders must not lock out everyone).
 class RateLimiter {
  public:
+  // How far ahead a "wait" may reserve: the next window and the one after; later ones drop.
+  static constexpr std::int64_t kMaxWindowsAhead = 2;
+
   explicit RateLimiter(const util::Clock& clock, std::size_t max_sessions = 100'000);
 
   // `session_key` identifies the counter; include the pipeline when one limiter serves several

@@ -560,6 +560,18 @@ TEST(RateLimiter, WaitReservesSlotsInLaterWindows) {
               });
 }
 
+TEST(RateLimiter, WaitReservesAtMostTwoWindowsAheadThenDrops) {
+  RateLimitSettings s{.window_seconds = 10, .limitation = 1, .strategy = RateStrategy::kWait};
+  RunSteps(s, {
+                  {1'000, "a", RateVerdict::kAllow, 0},
+                  {1'000, "a", RateVerdict::kWait, 10'000},
+                  {1'000, "a", RateVerdict::kWait, 20'000},
+                  {1'000, "a", RateVerdict::kDrop, 0},  // a third window ahead: refused
+                  {1'000, "a", RateVerdict::kDrop, 0},
+                  {10'000, "a", RateVerdict::kWait, 30'000},  // the horizon moved on
+              });
+}
+
 TEST(RateLimiter, ZeroLimitationDropsEvenWhenWaiting) {
   RunSteps({.window_seconds = 10, .limitation = 0, .strategy = RateStrategy::kWait},
            {{0, "a", RateVerdict::kDrop, 0}});
