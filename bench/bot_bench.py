@@ -222,6 +222,35 @@ def main():
         time.sleep(2)
         idle_rss = rss_kb(server.pid)
 
+        # 3b. 1,000 idle Telegram bots, each holding a long poll open to the fake Bot API.
+        tg = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(__file__), "..",
+                                                            "tests", "fakes", "fake_telegram.py"),
+                               "--port", "0"], stdout=subprocess.PIPE, text=True)
+        tg_port = int(tg.stdout.readline().strip().split("=", 1)[1])
+        tg_bots = []
+        try:
+            for i in range(1000):
+                tg_bots.append(api("POST", "/api/v1/platform/bots", {
+                    "name": "tg-%d" % i, "adapter": "telegram", "enable": True,
+                    "use_pipeline_uuid": pipeline,
+                    "config": {"token": "%d:bench" % (900000 + i),
+                               "api_base_url": f"http://127.0.0.1:{tg_port}"}})["uuid"])
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                bots = api("GET", "/api/v1/platform/bots")["bots"]
+                polling = sum(1 for b in bots if b["adapter"] == "telegram" and
+                              b["runtime"]["status"] == "running")
+                if polling == len(tg_bots):
+                    break
+                time.sleep(1)
+            time.sleep(3)
+            tg_rss = rss_kb(server.pid)
+            for uuid in tg_bots:  # stop them: the rest of the run measures the webhook path
+                http("DELETE", base + "/api/v1/platform/bots/" + uuid, headers=auth)
+        finally:
+            tg.terminate()
+            tg.wait(timeout=30)
+
         # 2. Latency, on a quiet server.
         receiver = Receiver()
         slow = bot(receiver.url, "latency")
@@ -287,6 +316,8 @@ def main():
         f"| RSS after the throughput run | {after_load_rss / 1024:.1f} MB | — |",
         f"| RSS with 1,000 enabled idle webhook bots (+{(idle_rss - base_rss) / 1024:.1f} MB "
         f"for them), measured first | {idle_rss / 1024:.1f} MB | ≤ 100 MB |",
+        f"| RSS with those plus 1,000 enabled Telegram bots long-polling a fake Bot API "
+        f"({polling} running) | {tg_rss / 1024:.1f} MB | ≤ 100 MB |",
     ])
     print(text)
     subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "write_section.py"),
