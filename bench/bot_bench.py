@@ -98,6 +98,7 @@ http {{
 def start_switchboard(binary, data_dir, port):
     env = dict(os.environ, API__IO_THREADS="2", API__BLOCKING_THREADS="4",
                SYSTEM__LOG_LEVEL="warn", RUNTIME__MAX_QUEUED_MESSAGES="100000")
+    env.update(json.loads(os.environ.get("BENCH_SERVER_ENV", "{}")))  # experiments
     proc = subprocess.Popen([binary, "serve", "--data-dir", data_dir, "--port", str(port),
                              "--host", "127.0.0.1"], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, env=env)

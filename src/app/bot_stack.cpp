@@ -15,6 +15,7 @@
 #include "runtime/bot_runtime_manager.hpp"
 #include "runtime/debug_chat.hpp"
 #include "runtime/in_memory_conversations.hpp"
+#include "runtime/write_behind_conversations.hpp"
 #include "services/model_resolver.hpp"
 
 namespace sb::app {
@@ -25,12 +26,13 @@ struct BotStack::Parts {
       : dify(executor, http),
         n8n(executor, http),
         resolver(core.models()),
-        agent(gateway, resolver, core.storage().conversations(), blocking, clock),
+        memory(core.storage().conversations(), blocking),
+        agent(gateway, resolver, memory, blocking, clock),
         agent_runner(agent),
         limiter(clock),
         ban_words(pipeline::BanWordList{core.config().runtime.ban_words,
                                         core.config().runtime.ban_word_mask, ""}),
-        engine(agent_runner, core.storage().conversations(), limiter, ban_words, random, clock),
+        engine(agent_runner, memory, limiter, ban_words, random, clock),
         debug_agent(gateway, resolver, debug_memory, blocking, clock),
         debug_agent_runner(debug_agent),
         debug_engine(debug_agent_runner, debug_memory, limiter, ban_words, random, clock),
@@ -82,6 +84,9 @@ struct BotStack::Parts {
   runners::DifyRunner dify;
   runners::N8nRunner n8n;
   services::StoredModelResolver resolver;
+  // Conversation memory read from memory and written behind the replies (one transaction per
+  // batch); the pipeline service clears through it too.
+  runtime::WriteBehindConversations memory;
   pipeline::LocalAgentRunner agent;
   pipeline::LocalAgentRunnerAdapter agent_runner;
   pipeline::RateLimiter limiter;
@@ -106,14 +111,21 @@ BotStack::BotStack(Core& core, boost::asio::any_io_executor executor,
 BotStack::~BotStack() {
   core_.bots().AttachRuntime(nullptr);
   core_.pipelines().SetChangeListener(nullptr);
+  core_.pipelines().SetConversations(&core_.storage().conversations());
 }
 
 runtime::BotRuntimeManager& BotStack::runtime() { return parts_->runtime; }
 
 domain::DebugChat& BotStack::debug_chat() { return *parts_->debug_chat; }
 
+void BotStack::Flush() {
+  parts_->runtime.FlushLogs();
+  parts_->memory.Flush();
+}
+
 void BotStack::Start() {
   core_.bots().AttachRuntime(&parts_->runtime);
+  core_.pipelines().SetConversations(&parts_->memory);
   core_.pipelines().SetChangeListener(
       [rt = &parts_->runtime](const util::PipelineId& id) { rt->PipelineChanged(id); });
   auto bots = core_.storage().bots().List();

@@ -3,7 +3,7 @@
 // adapters by name and the runtime that runs them. Torn down in reverse order.
 //   BotStack bots(core, io.get_executor(), http_client, gateway, blocking_executor);
 //   bots.Start();   // attaches the runtime and starts every enabled bot
-//   bots.Stop(grace); ... bots.runtime().FlushLogs();
+//   bots.Stop(grace); ... bots.Flush();
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
@@ -34,6 +34,10 @@ class BotStack {
   void Start();
   // Detaches the runtime and stops every bot, waiting up to `grace` for their connections.
   void Stop(std::chrono::milliseconds grace);
+
+  // Writes the event-log entries and conversation turns still queued, on the calling thread
+  // (at shutdown, once the pools are joined).
+  void Flush();
 
   runtime::BotRuntimeManager& runtime();
   domain::DebugChat& debug_chat();

@@ -184,7 +184,7 @@ int Serve(const CoreOptions& options) {
   io->stop();
   for (auto& t : io_threads) t.join();
   blocking.join();
-  bots.runtime().FlushLogs();  // entries queued by the last runs
+  bots.Flush();  // log entries and conversation turns queued by the last runs
   signals.cancel();
   server.reset();
   io.reset();  // destroys what was left suspended, while everything it may touch still exists

@@ -44,6 +44,19 @@ class ConversationRepository {
   // on failure nothing was stored. kNotFound when the bot or the pipeline does not exist.
   virtual util::Result<void> Append(const ConversationKey& key,
                                     const std::vector<ConversationTurn>& turns, int max_rounds) = 0;
+  // Several appends, in order, in one transaction where the storage allows; each item succeeds
+  // or fails on its own (a failed one leaves the others stored). The default appends one by one.
+  struct AppendItem {
+    ConversationKey key;
+    std::vector<ConversationTurn> turns;
+    int max_rounds = 0;
+  };
+  virtual std::vector<util::Result<void>> AppendBatch(const std::vector<AppendItem>& items) {
+    std::vector<util::Result<void>> out;
+    out.reserve(items.size());
+    for (const auto& item : items) out.push_back(Append(item.key, item.turns, item.max_rounds));
+    return out;
+  }
   // Forgets one conversation (`!reset`). Clearing an unknown conversation succeeds.
   virtual util::Result<void> Clear(const ConversationKey& key) = 0;
   // Forgets every conversation held through `pipeline`, of any bot.

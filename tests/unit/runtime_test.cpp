@@ -19,6 +19,7 @@
 #include "pipeline/rate_limiter.hpp"
 #include "runtime/bot_runtime_manager.hpp"
 #include "runtime/session_scheduler.hpp"
+#include "runtime/write_behind_conversations.hpp"
 #include "support/bot_storage.hpp"
 
 namespace sb::runtime {
@@ -393,6 +394,129 @@ TEST_F(RuntimeTest, AMessageRefusedForLoadGetsTheBusyNotice) {
     logged |= e.level == domain::LogLevel::kWarning && e.message_session_id == "person_2";
   }
   EXPECT_TRUE(logged);
+}
+
+// ---- WriteBehindConversations ------------------------------------------------------------------
+
+class CountingMemory final : public domain::ConversationRepository {
+ public:
+  explicit CountingMemory(domain::ConversationRepository& inner) : inner_(inner) {}
+  util::Result<std::vector<domain::ConversationTurn>> Load(const domain::ConversationKey& k,
+                                                           int r) override {
+    ++loads;
+    return inner_.Load(k, r);
+  }
+  util::Result<void> Append(const domain::ConversationKey& k,
+                            const std::vector<domain::ConversationTurn>& t, int r) override {
+    return inner_.Append(k, t, r);
+  }
+  std::vector<util::Result<void>> AppendBatch(const std::vector<AppendItem>& items) override {
+    ++batches;
+    return inner_.AppendBatch(items);
+  }
+  util::Result<void> Clear(const domain::ConversationKey& k) override { return inner_.Clear(k); }
+  util::Result<void> ClearPipeline(const util::PipelineId& p) override {
+    return inner_.ClearPipeline(p);
+  }
+  util::Result<void> ClearBot(const util::BotId& b) override { return inner_.ClearBot(b); }
+  std::atomic<int> loads{0};
+  std::atomic<int> batches{0};
+
+ private:
+  domain::ConversationRepository& inner_;
+};
+
+// Runs nothing until told: the test decides when the background drain happens.
+class HeldExecutor final : public util::BlockingExecutor {
+ public:
+  void Post(std::function<void()> task) override { tasks.push_back(std::move(task)); }
+  void RunAll() {
+    auto now = std::move(tasks);
+    tasks.clear();
+    for (auto& t : now) t();
+  }
+  std::vector<std::function<void()>> tasks;
+};
+
+std::vector<domain::ConversationTurn> Round(const std::string& user, const std::string& reply) {
+  auto turn = [](std::string role, std::string text) {
+    domain::ConversationTurn t;
+    t.message.role = std::move(role);
+    t.message.content.push_back({domain::ContentPart::Kind::kText, std::move(text), {}});
+    return t;
+  };
+  return {turn("user", user), turn("assistant", reply)};
+}
+
+std::string Texts(const std::vector<domain::ConversationTurn>& turns) {
+  std::string out;
+  for (const auto& t : turns) out += t.message.content.at(0).text + ";";
+  return out;
+}
+
+class WriteBehindTest : public ::testing::Test {
+ protected:
+  test::BotStorage db_{"writebehind"};
+  CountingMemory backing_{db_.storage().conversations()};
+  HeldExecutor executor_;
+  domain::ConversationKey key_{db_.pipeline(), db_.bot(), "person_1"};
+};
+
+TEST_F(WriteBehindTest, TheNextTurnReadsTheCopyWhileTheWriteIsStillQueued) {
+  WriteBehindConversations memory(backing_, executor_);
+  ASSERT_TRUE(memory.Load(key_, 2));  // first turn: from the database (empty)
+  EXPECT_EQ(backing_.loads, 1);
+  ASSERT_TRUE(memory.Append(key_, Round("q1", "a1"), 2));
+  ASSERT_TRUE(memory.Append(key_, Round("q2", "a2"), 2));
+  ASSERT_TRUE(memory.Append(key_, Round("q3", "a3"), 2));
+  EXPECT_EQ(memory.Pending(), 3u);
+  auto turns = memory.Load(key_, 2);
+  ASSERT_TRUE(turns);
+  EXPECT_EQ(Texts(*turns), "q2;a2;q3;a3;");  // trimmed to max-round like the database
+  EXPECT_EQ(backing_.loads, 1);
+  // Not yet in the database; one batch writes all three.
+  EXPECT_EQ(Texts(*db_.storage().conversations().Load(key_, 2)), "");
+  executor_.RunAll();
+  EXPECT_EQ(backing_.batches, 1);
+  EXPECT_EQ(Texts(*db_.storage().conversations().Load(key_, 2)), "q2;a2;q3;a3;");
+}
+
+TEST_F(WriteBehindTest, MoreRoundsThanTheCopyHoldsFlushAndReadTheDatabase) {
+  ASSERT_TRUE(db_.storage().conversations().Append(key_, Round("old", "x"), 10));
+  WriteBehindConversations memory(backing_, executor_);
+  ASSERT_TRUE(memory.Append(key_, Round("new", "y"), 10));  // a copy knowing one round only
+  auto turns = memory.Load(key_, 10);
+  ASSERT_TRUE(turns);
+  EXPECT_EQ(Texts(*turns), "old;x;new;y;");
+  EXPECT_EQ(backing_.loads, 1);
+  EXPECT_EQ(memory.Pending(), 0u);  // flushed before reading
+  ASSERT_TRUE(memory.Load(key_, 10));
+  EXPECT_EQ(backing_.loads, 1);  // now the copy is complete
+}
+
+TEST_F(WriteBehindTest, ClearWritesWhatWasQueuedFirstAndSurvivesANewInstance) {
+  WriteBehindConversations memory(backing_, executor_);
+  ASSERT_TRUE(memory.Append(key_, Round("q1", "a1"), 10));
+  ASSERT_TRUE(memory.Clear(key_));
+  EXPECT_EQ(Texts(*memory.Load(key_, 10)), "");
+  ASSERT_TRUE(memory.Append(key_, Round("q2", "a2"), 10));
+  memory.Flush();
+  executor_.RunAll();  // the drain posted earlier finds nothing left
+  WriteBehindConversations fresh(db_.storage().conversations(), executor_);
+  EXPECT_EQ(Texts(*fresh.Load(key_, 10)), "q2;a2;");
+}
+
+TEST_F(WriteBehindTest, EvictionKeepsCopiesWithQueuedWrites) {
+  WriteBehindConversations memory(backing_, executor_, /*max_cached=*/1);
+  domain::ConversationKey other{db_.pipeline(), db_.bot(), "person_2"};
+  ASSERT_TRUE(memory.Append(key_, Round("k1", "r1"), 10));
+  ASSERT_TRUE(memory.Append(other, Round("o1", "p1"), 10));
+  // Both copies stay while their writes are queued, so neither turn can be missed.
+  EXPECT_EQ(Texts(*memory.Load(key_, 1)), "k1;r1;");
+  EXPECT_EQ(Texts(*memory.Load(other, 1)), "o1;p1;");
+  EXPECT_EQ(backing_.loads, 0);
+  executor_.RunAll();
+  EXPECT_EQ(Texts(*memory.Load(key_, 1)), "k1;r1;");  // evicted or not, the answer holds
 }
 
 }  // namespace

@@ -194,62 +194,111 @@ util::Result<std::vector<domain::ConversationTurn>> SqliteConversationRepository
   });
 }
 
+namespace {
+
+// One append inside the caller's transaction; `encoded` holds the turns' messages as stored.
+util::Result<void> AppendIn(Connection& c, const domain::ConversationKey& key,
+                            const std::vector<domain::ConversationTurn>& turns,
+                            const std::vector<std::string>& encoded, int max_rounds) {
+  auto bot = Exists(c, "SELECT 1 FROM bots WHERE uuid = ?", key.bot.str());
+  if (!bot) return tl::make_unexpected(bot.error());
+  if (!*bot) {
+    return util::Fail(ErrorCode::kNotFound, fmt::format("bot {} not found", key.bot.str()));
+  }
+  auto pipeline = Exists(c, "SELECT 1 FROM pipelines WHERE uuid = ?", key.pipeline.str());
+  if (!pipeline) return tl::make_unexpected(pipeline.error());
+  if (!*pipeline) {
+    return util::Fail(ErrorCode::kNotFound,
+                      fmt::format("pipeline {} not found", key.pipeline.str()));
+  }
+  if (max_rounds == 0) return Forget(c, key);
+
+  if (!turns.empty()) {
+    auto created = Execute(c,
+                           "INSERT INTO conversations (pipeline_uuid, bot_uuid, session_id) "
+                           "VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                           key.pipeline.str(), key.bot.str(), key.session_id);
+    if (!created) return tl::make_unexpected(created.error());
+  }
+  auto found = FindCounters(c, key);
+  if (!found) return tl::make_unexpected(found.error());
+  if (!*found) return util::Ok();  // nothing stored and nothing to add
+  Counters counters = **found;
+
+  for (std::size_t i = 0; i < turns.size(); ++i) {
+    ++counters.last_seq;
+    if (turns[i].message.role == "user") ++counters.last_round;
+    auto inserted = Execute(c,
+                            "INSERT INTO conversation_turns "
+                            "(conversation_id, seq, round, message, created_at) "
+                            "VALUES (?, ?, ?, ?, ?)",
+                            counters.id, counters.last_seq, counters.last_round, encoded[i],
+                            Millis(turns[i].created_at));
+    if (!inserted) return tl::make_unexpected(inserted.error());
+  }
+  auto updated = Execute(c, "UPDATE conversations SET last_seq = ?, last_round = ? WHERE id = ?",
+                         counters.last_seq, counters.last_round, counters.id);
+  if (!updated) return tl::make_unexpected(updated.error());
+  auto trimmed =
+      Execute(c, "DELETE FROM conversation_turns WHERE conversation_id = ? AND round <= ?",
+              counters.id, counters.last_round - max_rounds);
+  if (!trimmed) return tl::make_unexpected(trimmed.error());
+  return util::Ok();
+}
+
+std::vector<std::string> EncodeTurns(const std::vector<domain::ConversationTurn>& turns) {
+  std::vector<std::string> encoded;
+  encoded.reserve(turns.size());
+  for (const auto& turn : turns) encoded.push_back(EncodeMessage(turn.message));
+  return encoded;
+}
+
+}  // namespace
+
 util::Result<void> SqliteConversationRepository::Append(
     const domain::ConversationKey& key, const std::vector<domain::ConversationTurn>& turns,
     int max_rounds) {
   if (auto r = CheckKey(key); !r) return tl::make_unexpected(r.error());
   if (auto r = CheckRounds(max_rounds); !r) return tl::make_unexpected(r.error());
   // Encoded before the transaction so the write lock is held only for the SQL.
-  std::vector<std::string> encoded;
-  encoded.reserve(turns.size());
-  for (const auto& turn : turns) encoded.push_back(EncodeMessage(turn.message));
-
+  const auto encoded = EncodeTurns(turns);
   return db_.Write([&](Connection& c) -> util::Result<void> {
-    auto bot = Exists(c, "SELECT 1 FROM bots WHERE uuid = ?", key.bot.str());
-    if (!bot) return tl::make_unexpected(bot.error());
-    if (!*bot) {
-      return util::Fail(ErrorCode::kNotFound, fmt::format("bot {} not found", key.bot.str()));
-    }
-    auto pipeline = Exists(c, "SELECT 1 FROM pipelines WHERE uuid = ?", key.pipeline.str());
-    if (!pipeline) return tl::make_unexpected(pipeline.error());
-    if (!*pipeline) {
-      return util::Fail(ErrorCode::kNotFound,
-                        fmt::format("pipeline {} not found", key.pipeline.str()));
-    }
-    if (max_rounds == 0) return Forget(c, key);
+    return AppendIn(c, key, turns, encoded, max_rounds);
+  });
+}
 
-    if (!turns.empty()) {
-      auto created = Execute(c,
-                             "INSERT INTO conversations (pipeline_uuid, bot_uuid, session_id) "
-                             "VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                             key.pipeline.str(), key.bot.str(), key.session_id);
-      if (!created) return tl::make_unexpected(created.error());
+std::vector<util::Result<void>> SqliteConversationRepository::AppendBatch(
+    const std::vector<AppendItem>& items) {
+  std::vector<util::Result<void>> out(items.size(), util::Ok());
+  std::vector<std::vector<std::string>> encoded(items.size());
+  std::vector<bool> valid(items.size(), false);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (auto r = CheckKey(items[i].key); !r) {
+      out[i] = r;
+    } else if (auto rounds = CheckRounds(items[i].max_rounds); !rounds) {
+      out[i] = rounds;
+    } else {
+      encoded[i] = EncodeTurns(items[i].turns);
+      valid[i] = true;
     }
-    auto found = FindCounters(c, key);
-    if (!found) return tl::make_unexpected(found.error());
-    if (!*found) return util::Ok();  // nothing stored and nothing to add
-    Counters counters = **found;
-
-    for (std::size_t i = 0; i < turns.size(); ++i) {
-      ++counters.last_seq;
-      if (turns[i].message.role == "user") ++counters.last_round;
-      auto inserted = Execute(c,
-                              "INSERT INTO conversation_turns "
-                              "(conversation_id, seq, round, message, created_at) "
-                              "VALUES (?, ?, ?, ?, ?)",
-                              counters.id, counters.last_seq, counters.last_round, encoded[i],
-                              Millis(turns[i].created_at));
-      if (!inserted) return tl::make_unexpected(inserted.error());
+  }
+  auto written = db_.Write([&](Connection& c) -> util::Result<void> {
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (!valid[i]) continue;
+      // A savepoint per item: one that fails (its bot was deleted) leaves the others.
+      if (auto sp = c.Exec("SAVEPOINT item"); !sp) return sp;
+      out[i] = AppendIn(c, items[i].key, items[i].turns, encoded[i], items[i].max_rounds);
+      auto end = c.Exec(out[i] ? "RELEASE item" : "ROLLBACK TO item; RELEASE item");
+      if (!end) return end;
     }
-    auto updated = Execute(c, "UPDATE conversations SET last_seq = ?, last_round = ? WHERE id = ?",
-                           counters.last_seq, counters.last_round, counters.id);
-    if (!updated) return tl::make_unexpected(updated.error());
-    auto trimmed =
-        Execute(c, "DELETE FROM conversation_turns WHERE conversation_id = ? AND round <= ?",
-                counters.id, counters.last_round - max_rounds);
-    if (!trimmed) return tl::make_unexpected(trimmed.error());
     return util::Ok();
   });
+  if (!written) {
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (valid[i]) out[i] = tl::make_unexpected(written.error());
+    }
+  }
+  return out;
 }
 
 util::Result<void> SqliteConversationRepository::Clear(const domain::ConversationKey& key) {

@@ -18,6 +18,8 @@ class SqliteConversationRepository final : public domain::ConversationRepository
   util::Result<void> Append(const domain::ConversationKey& key,
                             const std::vector<domain::ConversationTurn>& turns,
                             int max_rounds) override;
+  // One transaction, a savepoint per item.
+  std::vector<util::Result<void>> AppendBatch(const std::vector<AppendItem>& items) override;
   util::Result<void> Clear(const domain::ConversationKey& key) override;
   util::Result<void> ClearPipeline(const util::PipelineId& pipeline) override;
   util::Result<void> ClearBot(const util::BotId& bot) override;
