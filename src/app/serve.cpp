@@ -30,7 +30,18 @@ namespace {
 class PoolExecutor final : public util::BlockingExecutor {
  public:
   explicit PoolExecutor(boost::asio::thread_pool& pool) : pool_(pool) {}
-  void Post(std::function<void()> task) override { boost::asio::post(pool_, std::move(task)); }
+  // A task that throws is logged and dropped: it must not end the process.
+  void Post(std::function<void()> task) override {
+    boost::asio::post(pool_, [task = std::move(task)] {
+      try {
+        task();
+      } catch (const std::exception& e) {
+        spdlog::error("background task failed: {}", e.what());
+      } catch (...) {
+        spdlog::error("background task failed with a non-standard exception");
+      }
+    });
+  }
 
  private:
   boost::asio::thread_pool& pool_;

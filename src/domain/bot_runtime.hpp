@@ -39,9 +39,11 @@ class BotRuntime {
   // enable or pipeline changed). Returns at once; progress shows in Status and the bot log.
   virtual void Apply(const Bot& bot) = 0;
   virtual void Remove(const util::BotId& id) = 0;
-  // kConflict when the bot is not running, kInvalidArgument naming an element the adapter cannot
-  // deliver, kUpstreamFailed / kUpstreamTimeout when the platform refused or did not answer.
-  virtual util::Result<SendReceipt> Send(const util::BotId& id, const OutgoingMessage& message) = 0;
+  // Delivers through the bot's adapter; `done` runs exactly once, on any thread, with kConflict
+  // when the bot is not running, kInvalidArgument naming an element the adapter cannot deliver,
+  // kUpstreamFailed / kUpstreamTimeout when the platform refused or did not answer. Never blocks.
+  virtual void Send(const util::BotId& id, const OutgoingMessage& message,
+                    std::function<void(util::Result<SendReceipt>)> done) = 0;
   // A platform's call to the bot's webhook URL, answered by the bot's adapter (which checks the
   // platform's signature first); 409 when the bot has no running adapter. `answer` runs exactly
   // once, on any thread. Never blocks.

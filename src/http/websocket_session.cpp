@@ -70,6 +70,20 @@ WebSocketSession::~WebSocketSession() {
 void WebSocketSession::Send(std::string text) {
   asio::post(strand_, [self = shared_from_this(), text = std::move(text)]() mutable {
     if (self->finished_ || self->close_wanted_) return;
+    // A client that does not read must not make us hold unbounded frames: past the cap the
+    // connection is closed (1008) instead.
+    if (self->queued_bytes_ + text.size() > kMaxQueuedBytes) {
+      spdlog::warn("websocket rid={}: client too slow, {} bytes queued: closing", self->request_id_,
+                   self->queued_bytes_);
+      self->close_wanted_ =
+          websocket::close_reason(websocket::close_code::policy_error, "too many unread messages");
+      // Unsent frames go; only the one being written (if any) must stay for its completion.
+      while (self->queue_.size() > (self->writing_ ? 1u : 0u)) self->queue_.pop_back();
+      self->queued_bytes_ = self->queue_.empty() ? 0 : self->queue_.front().size();
+      self->Pump();
+      return;
+    }
+    self->queued_bytes_ += text.size();
     self->queue_.push_back(std::move(text));
     self->Pump();
   });
@@ -108,6 +122,7 @@ void WebSocketSession::Pump() {
     ws_->async_write(asio::buffer(queue_.front()),
                      [self = shared_from_this()](boost::system::error_code ec, std::size_t) {
                        self->writing_ = false;
+                       self->queued_bytes_ -= self->queue_.front().size();
                        self->queue_.pop_front();
                        // A failed write fails the stream; the read loop sees it and ends.
                        if (!ec) self->Pump();

@@ -81,7 +81,9 @@ class WebSocketSession : public std::enable_shared_from_this<WebSocketSession> {
   WebSocketHandlers handlers_;
   std::optional<boost::beast::websocket::stream<boost::beast::tcp_stream>> ws_;
   std::deque<std::string> queue_;  // the front is being written while writing_
-  bool open_ = false;              // the handshake is done
+  std::size_t queued_bytes_ = 0;   // of queue_
+  static constexpr std::size_t kMaxQueuedBytes = 16 * 1024 * 1024;
+  bool open_ = false;  // the handshake is done
   bool writing_ = false;
   bool finished_ = false;  // Run is past the read loop; nothing more goes out
   bool shutting_down_ = false;

@@ -254,6 +254,7 @@ void PipelineEngine::RunCommand(std::shared_ptr<Run> run) {
                                   util::BotId::FromTrusted(run->state.query.bot_uuid),
                                   outcome.session_id};
       auto cleared = memory_.Clear(key);
+      for (auto& [name, runner] : runners_) runner->Forget(key);
       if (cleared) {
         text = "The conversation has been reset.";
         Log(*run, LogLevel::kInfo, "conversation of " + outcome.session_id + " reset");

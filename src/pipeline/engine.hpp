@@ -37,6 +37,9 @@ class Runner {
   virtual void Run(const util::JsonObject& pipeline_config, AgentInput input,
                    std::function<void(const domain::ChatDelta&)> on_delta,
                    std::function<void(util::Result<AgentReply>)> done) = 0;
+  // `!reset`: forget what the runner keeps of this conversation outside the conversation memory
+  // (an external service's conversation id). Non-blocking.
+  virtual void Forget(const domain::ConversationKey& key) { (void)key; }
 };
 
 // Adapts the concrete local-agent runner to the interface.

@@ -44,7 +44,7 @@ class DifyRunner final : public pipeline::Runner {
   void CancelAll();
 
   // Forgets the Dify conversation of `key`, so its next message starts a new one.
-  void Forget(const domain::ConversationKey& key);
+  void Forget(const domain::ConversationKey& key) override;
 
  private:
   struct Impl;

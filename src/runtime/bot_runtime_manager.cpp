@@ -7,7 +7,6 @@
 #include <atomic>
 #include <boost/asio/steady_timer.hpp>
 #include <condition_variable>
-#include <future>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -139,6 +138,7 @@ struct BotRuntimeManager::Impl : std::enable_shared_from_this<Impl> {
     // Earlier incarnations still stopping: `current` starts only when this is back to zero, so
     // two adapters of one bot never run together (two pollers on one token would fight).
     int stopping = 0;
+    bool removed = false;  // deleted; kept until its last incarnation has stopped
   };
 
   // One received message on its way through the pipeline.
@@ -146,6 +146,7 @@ struct BotRuntimeManager::Impl : std::enable_shared_from_this<Impl> {
     std::shared_ptr<Incarnation> incarnation;
     platforms::ReceivedMessage message;
     std::string session_id;
+    std::string scheduler_key;  // bot uuid + "/" + session id
     std::shared_ptr<const util::JsonObject> config;
     SessionScheduler::Finished finished;
   };
@@ -198,6 +199,9 @@ struct BotRuntimeManager::Impl : std::enable_shared_from_this<Impl> {
   void SetConnected(const Incarnation& inc, std::string account_id);
   void SetTrouble(const Incarnation& inc, std::string why);
   util::Result<PipelineConfig> ConfigFor(const domain::Bot& bot);
+  // `inc` while it runs; once it is stopping (a restart), the bot's next incarnation of the same
+  // adapter, so replies and held messages are not lost to the restart; null when there is none.
+  std::shared_ptr<Incarnation> Live(const std::shared_ptr<Incarnation>& inc);
 
   template <typename Fn>
   void After(std::chrono::milliseconds delay, Fn fn) {
@@ -225,6 +229,10 @@ class Incarnation final : public platforms::AdapterHost,
   int retention() const { return retention_.load(); }
   void set_retention(int retention) { retention_ = retention; }
   bool stop_requested() const { return stop_requested_.load(); }
+  bool started() const {
+    std::lock_guard lock(mu_);
+    return started_;
+  }
 
   std::string account_id() const {
     std::lock_guard lock(mu_);
@@ -240,19 +248,14 @@ class Incarnation final : public platforms::AdapterHost,
     adapter_->Start();
   }
 
-  // `stopped` runs once the adapter has ended (at once if it never started).
+  // `stopped` runs once the adapter has ended. A never-started adapter is stopped too: sends
+  // made through it (replies re-routed during a restart) must end as well.
   void Stop(std::function<void()> stopped) {
-    bool started = false;
     {
       std::lock_guard lock(mu_);
       if (stop_requested_.exchange(true)) return;
-      started = started_;
     }
-    if (started) {
-      adapter_->Stop(std::move(stopped));
-    } else {
-      stopped();
-    }
+    adapter_->Stop(std::move(stopped));
   }
 
   // AdapterHost
@@ -295,6 +298,7 @@ void BotRuntimeManager::Impl::Apply(const domain::Bot& bot) {
     std::lock_guard lock(mu);
     if (shut_down) return;
     Entry& entry = bots[key];
+    entry.removed = false;
     if (entry.current && SameRuntime(entry.current->bot(), bot)) {
       entry.current->set_retention(RetentionOf(bot));  // the one setting read while running
       return;
@@ -335,6 +339,9 @@ void BotRuntimeManager::Impl::Apply(const domain::Bot& bot) {
         fmt::format("{} with the {} adapter", old ? "restarting" : "starting", bot.adapter));
   }
   if (old) Retire(key, std::move(old));
+  // Read the pipeline now (Apply runs where it may block), so the first messages find it cached
+  // and aggregation applies to them too. A failure shows on the first message instead.
+  if (next) (void)ConfigFor(bot);
   if (start_now) next->Start();
 }
 
@@ -348,7 +355,10 @@ void BotRuntimeManager::Impl::Retire(const std::string& key, std::shared_ptr<Inc
       std::lock_guard lock(self->mu);
       auto it = self->bots.find(key);
       if (it == self->bots.end()) return;
-      if (--it->second.stopping == 0) successor = it->second.current;
+      if (--it->second.stopping == 0) {
+        successor = it->second.current;
+        if (it->second.removed) self->bots.erase(it);
+      }
     }
     if (successor) successor->Start();  // a no-op when it already started or was stopped
   });
@@ -433,6 +443,17 @@ util::Result<BotRuntimeManager::Impl::PipelineConfig> BotRuntimeManager::Impl::C
   return loaded;
 }
 
+std::shared_ptr<Incarnation> BotRuntimeManager::Impl::Live(
+    const std::shared_ptr<Incarnation>& inc) {
+  if (!inc->stop_requested()) return inc;
+  std::lock_guard lock(mu);
+  auto it = bots.find(inc->bot().uuid.str());
+  if (it == bots.end() || !it->second.current) return nullptr;
+  const auto& next = it->second.current;
+  if (next->stop_requested() || next->bot().adapter != inc->bot().adapter) return nullptr;
+  return next;
+}
+
 void BotRuntimeManager::Impl::Dispatch(const std::shared_ptr<Incarnation>& inc,
                                        platforms::ReceivedMessage message) {
   {
@@ -441,17 +462,9 @@ void BotRuntimeManager::Impl::Dispatch(const std::shared_ptr<Incarnation>& inc,
   }
   auto config = CachedConfig(inc->bot());
   if (!config) {
-    // The pipeline is read on the blocking pool, once after each change; then back here.
-    std::weak_ptr<Impl> weak = weak_from_this();
-    deps.blocking->Post([weak, inc, message = std::move(message)]() mutable {
-      auto self = weak.lock();
-      if (!self) return;
-      if (self->ConfigFor(inc->bot())) {
-        self->Dispatch(inc, std::move(message));
-      } else {
-        self->Enqueue(inc, std::move(message));  // the run logs why the pipeline is unreadable
-      }
-    });
+    // Right after a start or a pipeline change: the run reads the pipeline (and caches it).
+    // Aggregation waits for the next message, so that messages keep their order here.
+    Enqueue(inc, std::move(message));
     return;
   }
   if (!pipeline::GetBool(*config->config, {"trigger", "message-aggregation", "enabled"}, false)) {
@@ -470,23 +483,27 @@ void BotRuntimeManager::Impl::Dispatch(const std::shared_ptr<Incarnation>& inc,
   });
 }
 
-void BotRuntimeManager::Impl::Enqueue(const std::shared_ptr<Incarnation>& inc,
+void BotRuntimeManager::Impl::Enqueue(const std::shared_ptr<Incarnation>& received_by,
                                       platforms::ReceivedMessage message) {
-  if (inc->stop_requested()) return;
+  auto inc = Live(received_by);
+  if (!inc) {
+    Log(received_by->bot().uuid, received_by->retention(), LogLevel::kWarning,
+        "a message arrived while the bot stopped and was not answered",
+        pipeline::SessionId(LauncherOf(message.chat_type), message.chat_id));
+    return;
+  }
   auto run = std::make_shared<MessageRun>();
   run->incarnation = inc;
   run->session_id = pipeline::SessionId(LauncherOf(message.chat_type), message.chat_id);
   run->message = std::move(message);
-  const std::string key = inc->bot().uuid.str() + "/" + run->session_id;
+  run->scheduler_key = inc->bot().uuid.str() + "/" + run->session_id;
   std::weak_ptr<Impl> weak = weak_from_this();
-  const bool taken = scheduler.Submit(key, [weak, run](SessionScheduler::Finished finished) {
-    run->finished = std::move(finished);
-    if (auto self = weak.lock()) {
-      self->Run(run);
-    } else {
-      run->finished();
-    }
-  });
+  const bool taken =
+      scheduler.Submit(run->scheduler_key, [weak, run](SessionScheduler::Finished finished) {
+        run->finished = std::move(finished);
+        // Without the manager nothing is left to finish for (its scheduler is gone too).
+        if (auto self = weak.lock()) self->Run(run);
+      });
   if (taken) return;
   // Refused for load: the sender is told, so the message is not silently lost.
   Log(inc->bot().uuid, inc->retention(), LogLevel::kWarning,
@@ -507,10 +524,6 @@ void BotRuntimeManager::Impl::Run(std::shared_ptr<MessageRun> run) {
   Log(bot.uuid, retention, LogLevel::kInfo,
       fmt::format("message from {}: {}", who, DescribeChain(msg.chain)), run->session_id,
       LogImages(msg.chain));
-  if (run->incarnation->stop_requested()) {
-    run->finished();
-    return;
-  }
   auto config = ConfigFor(bot);
   if (!config) {
     Log(bot.uuid, retention, LogLevel::kError,
@@ -524,11 +537,7 @@ void BotRuntimeManager::Impl::Run(std::shared_ptr<MessageRun> run) {
                           msg.chain, run->incarnation->account_id(), config->config);
   std::weak_ptr<Impl> weak = weak_from_this();
   deps.engine->Process(config->id, std::move(query), [weak, run](pipeline::EngineOutcome outcome) {
-    if (auto self = weak.lock()) {
-      self->OnOutcome(run, std::move(outcome));
-    } else {
-      run->finished();
-    }
+    if (auto self = weak.lock()) self->OnOutcome(run, std::move(outcome));
   });
 }
 
@@ -541,22 +550,28 @@ void BotRuntimeManager::Impl::OnOutcome(std::shared_ptr<MessageRun> run,
   }
   std::weak_ptr<Impl> weak = weak_from_this();
   if (outcome.kind == pipeline::OutcomeKind::kDeferred) {
-    // Held by the rate limiter: the session's turn stays taken until the run resumes.
+    // Held by the rate limiter: the session's turn stays taken until the run resumes, but its
+    // slot of the global limit is given back, so waiting sessions cannot starve other bots.
+    scheduler.Yield(run->scheduler_key);
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(outcome.wait_until -
                                                                       deps.clock->Now());
     After(std::max(wait, std::chrono::milliseconds(0)),
           [weak, run, deferred = std::move(outcome.deferred)]() mutable {
             auto self = weak.lock();
-            if (!self) return run->finished();
+            if (!self) return;
+            if (!self->Live(run->incarnation)) {
+              self->Log(run->incarnation->bot().uuid, run->incarnation->retention(),
+                        LogLevel::kInfo, "the bot stopped: a rate-limited message was dropped",
+                        run->session_id);
+              return run->finished();
+            }
             self->deps.blocking->Post([weak, run, deferred = std::move(deferred)]() mutable {
               auto self = weak.lock();
-              if (!self) return run->finished();
+              if (!self) return;
               self->deps.engine->Resume(std::move(deferred),
                                         [weak, run](pipeline::EngineOutcome resumed) {
                                           if (auto self = weak.lock()) {
                                             self->OnOutcome(run, std::move(resumed));
-                                          } else {
-                                            run->finished();
                                           }
                                         });
             });
@@ -569,12 +584,9 @@ void BotRuntimeManager::Impl::OnOutcome(std::shared_ptr<MessageRun> run,
   }
   const auto delay = run->config ? ForceDelay(*run->config) : std::chrono::milliseconds(0);
   if (delay.count() > 0) {
+    scheduler.Yield(run->scheduler_key);  // a pause is not work: free the global slot
     After(delay, [weak, run, reply = std::move(outcome.reply)]() mutable {
-      if (auto self = weak.lock()) {
-        self->Deliver(run, std::move(reply));
-      } else {
-        run->finished();
-      }
+      if (auto self = weak.lock()) self->Deliver(run, std::move(reply));
     });
     return;
   }
@@ -585,6 +597,16 @@ void BotRuntimeManager::Impl::Deliver(std::shared_ptr<MessageRun> run, domain::M
   const domain::Bot& bot = run->incarnation->bot();
   const int retention = run->incarnation->retention();
   domain::OutgoingMessage out{run->message.chat_type, run->message.chat_id, std::move(reply)};
+  // A restart while the model was thinking: the reply goes out through the new adapter.
+  auto target = Live(run->incarnation);
+  if (!target) {
+    Log(bot.uuid, retention, LogLevel::kWarning,
+        "the bot stopped before its reply could be sent: " + DescribeChain(out.chain),
+        run->session_id);
+    run->finished();
+    return;
+  }
+  run->incarnation = target;
   if (auto ok = run->incarnation->adapter().CheckDeliverable(out); !ok) {
     Log(bot.uuid, retention, LogLevel::kError,
         "the reply cannot be delivered: " + ok.error().message, run->session_id);
@@ -601,12 +623,15 @@ void BotRuntimeManager::Impl::Deliver(std::shared_ptr<MessageRun> run, domain::M
           if (sent) {
             self->Log(inc.bot().uuid, inc.retention(), LogLevel::kInfo, "reply: " + text,
                       run->session_id);
-          } else if (sent.error().code != ErrorCode::kCancelled) {
+          } else {
             self->Log(inc.bot().uuid, inc.retention(), LogLevel::kError,
-                      "the reply was not delivered: " + sent.error().message, run->session_id);
+                      sent.error().code == ErrorCode::kCancelled
+                          ? "the bot stopped while its reply was being sent"
+                          : "the reply was not delivered: " + sent.error().message,
+                      run->session_id);
           }
+          run->finished();
         }
-        run->finished();
       });
 }
 
@@ -618,7 +643,7 @@ BotRuntimeManager::~BotRuntimeManager() = default;
 std::optional<RuntimeStatus> BotRuntimeManager::Status(const util::BotId& id) {
   std::lock_guard lock(impl_->mu);
   auto it = impl_->bots.find(id.str());
-  if (it == impl_->bots.end()) return std::nullopt;
+  if (it == impl_->bots.end() || it->second.removed) return std::nullopt;
   return it->second.status;
 }
 
@@ -631,19 +656,27 @@ void BotRuntimeManager::Remove(const util::BotId& id) {
     auto it = impl_->bots.find(id.str());
     if (it == impl_->bots.end()) return;
     old = std::move(it->second.current);
-    impl_->bots.erase(it);
+    it->second.current = nullptr;
+    if (old) ++it->second.stopping;
+    if (it->second.stopping == 0) {
+      impl_->bots.erase(it);
+    } else {
+      // Kept (as a tombstone) until the last adapter stopped, so a quick re-Apply still waits.
+      it->second.removed = true;
+      it->second.status = {RuntimeState::kStopped, "", impl_->deps.clock->Now(), ""};
+    }
   }
-  if (old) impl_->StopIncarnation(old, nullptr);
+  if (old) impl_->Retire(id.str(), std::move(old));
 }
 
-util::Result<domain::SendReceipt> BotRuntimeManager::Send(const util::BotId& id,
-                                                          const domain::OutgoingMessage& message) {
+void BotRuntimeManager::Send(const util::BotId& id, const domain::OutgoingMessage& message,
+                             std::function<void(util::Result<domain::SendReceipt>)> done) {
   std::shared_ptr<Incarnation> inc;
   RuntimeStatus status;
   {
     std::lock_guard lock(impl_->mu);
     auto it = impl_->bots.find(id.str());
-    if (it != impl_->bots.end()) {
+    if (it != impl_->bots.end() && !it->second.removed) {
       inc = it->second.current;
       status = it->second.status;
     }
@@ -652,32 +685,34 @@ util::Result<domain::SendReceipt> BotRuntimeManager::Send(const util::BotId& id,
     std::string why = fmt::format("bot {} is not running", id.str());
     if (status.state == RuntimeState::kError) why += ": " + status.error;
     if (status.state == RuntimeState::kStarting) why = fmt::format("bot {} is starting", id.str());
-    return util::Fail(ErrorCode::kConflict, why);
+    return done(util::Fail(ErrorCode::kConflict, why));
   }
-  if (auto ok = inc->adapter().CheckDeliverable(message); !ok) return tl::unexpected(ok.error());
-  auto promise = std::make_shared<std::promise<util::Result<domain::SendReceipt>>>();
-  auto future = promise->get_future();
-  inc->adapter().Send(message, "", [promise](util::Result<domain::SendReceipt> sent) {
-    promise->set_value(std::move(sent));
-  });
-  if (future.wait_for(impl_->options.send_timeout) != std::future_status::ready) {
-    return util::Fail(ErrorCode::kUpstreamTimeout,
-                      "the platform did not confirm the message in time");
+  if (auto ok = inc->adapter().CheckDeliverable(message); !ok) {
+    return done(tl::unexpected(ok.error()));
   }
-  auto sent = future.get();
   const std::string session =
       pipeline::SessionId(LauncherOf(message.target_type), message.target_id);
-  if (sent) {
-    impl_->Log(id, inc->retention(), LogLevel::kInfo,
-               "sent through the API: " + DescribeChain(message.chain), session);
-  } else {
-    impl_->Log(id, inc->retention(), LogLevel::kError,
-               "sending through the API failed: " + sent.error().message, session);
-    if (sent.error().code == ErrorCode::kCancelled) {
-      return util::Fail(ErrorCode::kConflict, fmt::format("bot {} stopped", id.str()));
-    }
-  }
-  return sent;
+  std::weak_ptr<Impl> weak = impl_;
+  std::string text = DescribeChain(message.chain);
+  // The platform's own timeouts bound the wait; no thread waits with it.
+  inc->adapter().Send(
+      message, "",
+      [weak, inc, id, session, text = std::move(text),
+       done = std::move(done)](util::Result<domain::SendReceipt> sent) {
+        if (auto self = weak.lock()) {
+          if (sent) {
+            self->Log(id, inc->retention(), LogLevel::kInfo, "sent through the API: " + text,
+                      session);
+          } else {
+            self->Log(id, inc->retention(), LogLevel::kError,
+                      "sending through the API failed: " + sent.error().message, session);
+          }
+        }
+        if (!sent && sent.error().code == ErrorCode::kCancelled) {
+          return done(util::Fail(ErrorCode::kConflict, fmt::format("bot {} stopped", id.str())));
+        }
+        done(std::move(sent));
+      });
 }
 
 void BotRuntimeManager::StartAll(const std::vector<domain::Bot>& bots) {
@@ -699,14 +734,27 @@ void BotRuntimeManager::HandlePlatformCall(const util::BotId& id, domain::Platfo
     answer({409, "application/json", util::SerializeJson(body)});
     return;
   }
+  if (!inc->started()) {
+    // Restarting: the previous adapter is still closing. The platform retries a 503.
+    util::JsonObject body{{"code", -1}, {"msg", fmt::format("bot {} is restarting", id.str())}};
+    answer({503, "application/json", util::SerializeJson(body)});
+    return;
+  }
   inc->adapter().HandleWebhook(std::move(call), std::move(answer));
 }
 
 void BotRuntimeManager::PipelineChanged(const util::PipelineId& id) {
-  std::lock_guard lock(impl_->configs_mu);
-  ++impl_->configs_generation;
-  impl_->configs.erase(id.str());
-  impl_->configs.erase("");  // the default may have been this one
+  {
+    std::lock_guard lock(impl_->configs_mu);
+    ++impl_->configs_generation;
+    impl_->configs.erase(id.str());
+    impl_->configs.erase("");  // the default may have been this one
+  }
+  // Re-read at once (the pipeline service calls this where it may block), so messages right
+  // after the change find the new settings cached.
+  domain::Bot probe;
+  probe.use_pipeline_uuid = id;
+  (void)impl_->ConfigFor(probe);
 }
 
 void BotRuntimeManager::StopAll(std::chrono::milliseconds grace) {

@@ -38,7 +38,6 @@ struct RuntimeOptions {
   std::string busy_notice = "The bot is busy right now. Please try again in a moment.";
   std::string webhook_prefix;  // public base URL, for adapters that register a webhook
   int default_log_retention = 1000;
-  std::chrono::seconds send_timeout{90};  // send_message waits this long for the platform
 };
 
 // Everything outlives the manager.
@@ -63,9 +62,8 @@ class BotRuntimeManager final : public domain::BotRuntime {
   std::optional<domain::RuntimeStatus> Status(const util::BotId& id) override;
   void Apply(const domain::Bot& bot) override;
   void Remove(const util::BotId& id) override;
-  // Blocking (call from the blocking pool).
-  util::Result<domain::SendReceipt> Send(const util::BotId& id,
-                                         const domain::OutgoingMessage& message) override;
+  void Send(const util::BotId& id, const domain::OutgoingMessage& message,
+            std::function<void(util::Result<domain::SendReceipt>)> done) override;
 
   // Starts every enabled bot of `bots` (server start).
   void StartAll(const std::vector<domain::Bot>& bots);
@@ -73,7 +71,7 @@ class BotRuntimeManager final : public domain::BotRuntime {
   void HandlePlatformCall(const util::BotId& id, domain::PlatformCall call,
                           std::function<void(domain::PlatformAnswer)> answer) override;
 
-  // The pipeline's settings changed or it was deleted: the next message reads it afresh.
+  // The pipeline's settings changed or it was deleted: they are read afresh. Blocking.
   void PipelineChanged(const util::PipelineId& id);
 
   // Stops every bot and waits up to `grace` for their adapters to end. Blocking; call from a

@@ -116,6 +116,7 @@ struct DebugChatRuntime::Turn {
   std::string streamed;  // text so far, when streaming
   util::TimePoint started{};
   std::mutex mu;
+  SessionScheduler::Finished finished;  // ends the room's turn
 };
 
 DebugChatRuntime::DebugChatRuntime(pipeline::PipelineEngine& engine,
@@ -128,7 +129,10 @@ DebugChatRuntime::DebugChatRuntime(pipeline::PipelineEngine& engine,
       memory_(memory),
       blocking_(blocking),
       executor_(std::move(executor)),
-      clock_(clock) {}
+      clock_(clock),
+      scheduler_(std::make_unique<SessionScheduler>(
+          kMaxRunning, kMaxWaiting,
+          [&blocking](std::function<void()> job) { blocking.Post(std::move(job)); })) {}
 
 std::string DebugChatRuntime::RoomKey(const util::PipelineId& pipeline,
                                       const std::string& session_type) {
@@ -285,18 +289,31 @@ void DebugChatRuntime::OnMessage(const std::shared_ptr<Connection>& from, const 
                                              {"data", std::move(piece)}});
     };
   }
-  engine_.Process(
-      pipeline->uuid, std::move(query),
-      [weak, turn](pipeline::EngineOutcome outcome) {
-        if (auto self = weak.lock()) self->OnOutcome(turn, std::move(outcome));
-      },
-      std::move(on_delta));
+  // One message of a room at a time (replies in order, memory not raced), few rooms at once.
+  const util::PipelineId pipeline_id = pipeline->uuid;
+  auto shared_query = std::make_shared<pipeline::Query>(std::move(query));
+  const bool taken = scheduler_->Submit(
+      room, [weak, turn, pipeline_id, shared_query,
+             on_delta = std::move(on_delta)](SessionScheduler::Finished finished) mutable {
+        turn->finished = std::move(finished);
+        auto self = weak.lock();
+        if (!self) return;
+        self->engine_.Process(
+            pipeline_id, std::move(*shared_query),
+            [weak, turn](pipeline::EngineOutcome outcome) {
+              if (auto self = weak.lock()) self->OnOutcome(turn, std::move(outcome));
+            },
+            std::move(on_delta));
+      });
+  if (!taken) from->Send(Error("too many messages are waiting; try again in a moment"));
 }
 
 void DebugChatRuntime::OnOutcome(std::shared_ptr<Turn> turn, pipeline::EngineOutcome outcome) {
   std::weak_ptr<DebugChatRuntime> weak = weak_from_this();
   if (outcome.kind == pipeline::OutcomeKind::kDeferred) {
-    // Held by the rate limiter ("wait"): resume when its window opens.
+    // Held by the rate limiter ("wait"): resume when its window opens, holding the room's turn
+    // but not a slot of the global limit.
+    scheduler_->Yield(turn->room);
     auto timer = std::make_shared<asio::steady_timer>(
         executor_, std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                        outcome.wait_until - clock_.Now()));
@@ -322,6 +339,7 @@ void DebugChatRuntime::OnOutcome(std::shared_ptr<Turn> turn, pipeline::EngineOut
                                      {"session_type", turn->session_type},
                                      {"reason", pipeline::IgnoreReasonName(outcome.reason)},
                                      {"message", why}});
+    if (turn->finished) turn->finished();
     return;
   }
   JsonObject reply{{"id", turn->reply_id},
@@ -334,6 +352,7 @@ void DebugChatRuntime::OnOutcome(std::shared_ptr<Turn> turn, pipeline::EngineOut
   Broadcast(turn->room, JsonObject{{"type", "response"},
                                    {"session_type", turn->session_type},
                                    {"data", std::move(reply)}});
+  if (turn->finished) turn->finished();
 }
 
 }  // namespace sb::runtime

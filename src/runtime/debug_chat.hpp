@@ -21,6 +21,7 @@
 #include "domain/debug_chat.hpp"
 #include "domain/pipeline.hpp"
 #include "pipeline/engine.hpp"
+#include "runtime/session_scheduler.hpp"
 #include "util/blocking_executor.hpp"
 #include "util/clock.hpp"
 
@@ -34,6 +35,8 @@ class DebugChatRuntime final : public domain::DebugChat,
   static constexpr const char* kBotId = "websocket";
   static constexpr const char* kBotAccountId = "websocketbot";
   static constexpr std::size_t kMaxHistory = 200;
+  static constexpr std::size_t kMaxRunning = 8;    // debug turns in flight over all rooms
+  static constexpr std::size_t kMaxWaiting = 200;  // beyond that a message is refused
 
   // `engine` must remember through `memory` (an in-process store).
   DebugChatRuntime(pipeline::PipelineEngine& engine, domain::PipelineRepository& pipelines,
@@ -75,6 +78,7 @@ class DebugChatRuntime final : public domain::DebugChat,
   std::mutex mu_;
   std::map<std::string, Room> rooms_;
   std::uint64_t next_connection_ = 1;
+  std::unique_ptr<SessionScheduler> scheduler_;
 };
 
 }  // namespace sb::runtime

@@ -45,13 +45,27 @@ std::size_t SessionScheduler::Queued() const {
   return queued_;
 }
 
+void SessionScheduler::Yield(const std::string& session_key) {
+  std::deque<Start> starts;
+  {
+    std::lock_guard lock(mu_);
+    auto it = sessions_.find(session_key);
+    if (it == sessions_.end() || !it->second.running || !it->second.holds_slot) return;
+    it->second.holds_slot = false;
+    --in_flight_;
+    starts = TakeStartableLocked();
+  }
+  StartAll(std::move(starts));
+}
+
 void SessionScheduler::OnFinished(const std::string& key) {
   std::deque<Start> starts;
   {
     std::lock_guard lock(mu_);
-    --in_flight_;
     auto it = sessions_.find(key);
     if (it != sessions_.end()) {
+      if (it->second.holds_slot) --in_flight_;
+      it->second.holds_slot = false;
       it->second.running = false;
       if (it->second.waiting.empty()) {
         sessions_.erase(it);
@@ -77,6 +91,7 @@ std::deque<SessionScheduler::Start> SessionScheduler::TakeStartableLocked() {
     session.waiting.pop_front();
     --queued_;
     session.running = true;
+    session.holds_slot = true;
     ++in_flight_;
     starts.push_back({std::move(key), std::move(job)});
   }

@@ -28,6 +28,10 @@ class SessionScheduler {
   // Thread-safe. False when the queue is full: the job was not taken.
   bool Submit(const std::string& session_key, Job job);
 
+  // The running job of `session_key` gives back its global slot while it waits (a rate-limit
+  // wait, a forced delay) but keeps the session's turn. Idempotent; `finished` still ends it.
+  void Yield(const std::string& session_key);
+
   std::size_t InFlight() const;
   std::size_t Queued() const;
 
@@ -35,7 +39,8 @@ class SessionScheduler {
   struct Session {
     std::deque<Job> waiting;
     bool running = false;
-    bool ready = false;  // listed in ready_
+    bool holds_slot = false;  // the running job counts against max_in_flight
+    bool ready = false;       // listed in ready_
   };
   struct Start {
     std::string key;

@@ -104,6 +104,7 @@ util::Result<util::BotId> BotService::Create(const BotDraft& draft) {
   bot.log_retention = draft.log_retention;
   bot.created_at = bot.updated_at = clock_.Now();
   if (auto ok = Check(bot); !ok) return tl::unexpected(ok.error());
+  std::lock_guard changes(changes_mu_);
   if (auto r = bots_.Insert(bot); !r) {
     if (r.error().code == ErrorCode::kInvalidArgument) {
       return Fail(ErrorCode::kInvalidArgument, fmt::format("use_pipeline_uuid {} names no pipeline",
@@ -116,6 +117,9 @@ util::Result<util::BotId> BotService::Create(const BotDraft& draft) {
 }
 
 util::Result<void> BotService::Update(const util::BotId& id, const BotPatch& patch) {
+  // Read, write and tell the runtime as one step: a concurrent update or delete must not leave
+  // the runtime running settings the database no longer holds.
+  std::lock_guard changes(changes_mu_);
   auto current = bots_.Get(id);
   if (!current) {
     if (current.error().code == ErrorCode::kNotFound) return tl::unexpected(NotFound(id));
@@ -150,6 +154,7 @@ util::Result<void> BotService::Update(const util::BotId& id, const BotPatch& pat
 }
 
 util::Result<void> BotService::Delete(const util::BotId& id) {
+  std::lock_guard changes(changes_mu_);
   auto r = bots_.Delete(id);
   if (!r) {
     if (r.error().code == ErrorCode::kNotFound) return tl::unexpected(NotFound(id));
@@ -178,18 +183,18 @@ util::Result<std::int64_t> BotService::AppendLog(const domain::Bot& bot,
   return logs_.Append(bot.uuid, entry, LogRetentionOf(bot));
 }
 
-util::Result<domain::SendReceipt> BotService::SendMessage(const util::BotId& id,
-                                                          const domain::OutgoingMessage& message) {
+void BotService::SendMessage(const util::BotId& id, const domain::OutgoingMessage& message,
+                             std::function<void(util::Result<domain::SendReceipt>)> done) {
   auto bot = bots_.Get(id);
   if (!bot) {
-    if (bot.error().code == ErrorCode::kNotFound) return tl::unexpected(NotFound(id));
-    return tl::unexpected(bot.error());
+    if (bot.error().code == ErrorCode::kNotFound) return done(tl::unexpected(NotFound(id)));
+    return done(tl::unexpected(bot.error()));
   }
   const auto status = StatusOf(*bot);
   if (!runtime_ || status.state != domain::RuntimeState::kRunning) {
-    return Fail(ErrorCode::kConflict, fmt::format("bot {} is not running", id.str()));
+    return done(Fail(ErrorCode::kConflict, fmt::format("bot {} is not running", id.str())));
   }
-  return runtime_->Send(id, message);
+  runtime_->Send(id, message, std::move(done));
 }
 
 void BotService::HandlePlatformCall(const util::BotId& id, domain::PlatformCall call,

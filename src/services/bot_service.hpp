@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -69,8 +70,9 @@ class BotService {
   int LogRetentionOf(const domain::Bot& bot) const;
 
   // kNotFound for an unknown bot, kConflict when it is not running, then the runtime's errors.
-  util::Result<domain::SendReceipt> SendMessage(const util::BotId& id,
-                                                const domain::OutgoingMessage& message);
+  // Reads the bot here (blocking); `done` runs exactly once, possibly later on another thread.
+  void SendMessage(const util::BotId& id, const domain::OutgoingMessage& message,
+                   std::function<void(util::Result<domain::SendReceipt>)> done);
 
   // A platform's call to `/bots/{uuid}[/path]`: 404 for an unknown bot, 409 for a disabled or
   // stopped one, otherwise the bot's adapter answers. `answer` runs exactly once, on any thread.
@@ -89,6 +91,7 @@ class BotService {
   domain::PipelineRepository& pipelines_;
   const domain::Catalogue& adapters_;
   domain::BotRuntime* runtime_;
+  std::mutex changes_mu_;  // one create/update/delete (with its runtime call) at a time
   const util::Clock& clock_;
   BotServiceOptions options_;
 };

@@ -149,7 +149,10 @@ class TelegramBotTest(ServerTestCase):
         self.running(bot)
         self.user_message("what is my cat called")
         self.sent(2)
-        self.assertIn("called Tom", json.dumps(self.llm.chat_requests()[-1]["body"]["messages"]))
+        asked = [r for r in self.llm.chat_requests()
+                 if "what is my cat called" in json.dumps(r["body"]["messages"][-1])]
+        self.assertEqual(len(asked), 1)
+        self.assertIn("called Tom", json.dumps(asked[0]["body"]["messages"][:-1]))
         self.user_message("!reset")
         self.assertIn("reset", self.sent(3)[2]["text"])
         self.user_message("fresh start")

@@ -61,7 +61,9 @@ class WebhookBotCase(ServerTestCase):
                    "X-Switchboard-Signature": sign(secret, ts, data)}
         return self.srv.req("POST", "/bots/" + bot, raw_body=data, headers=headers)
 
-    def message(self, text, sender="u1", chat_type="person", chat_id=None, extra=None, mid="m1"):
+    def message(self, text, sender="u1", chat_type="person", chat_id=None, extra=None, mid=None):
+        # Every message its own id: the adapter handles a repeated id only once.
+        mid = mid or "m-" + unknown_uuid()
         chain = [{"type": "Plain", "text": text}]
         if extra:
             chain = extra + chain
@@ -101,7 +103,7 @@ class WebhookConversationTest(WebhookBotCase):
         bot = self.bot(self.pipeline())
         data = self.wait_running(bot)
         self.assertEqual(data["adapter_runtime_values"]["bot_account_id"], bot)
-        self.say(bot, "hello there")
+        self.say(bot, "hello there", mid="m1")
         got = self.replies(1)[0]
         self.assertTrue(got["verified"], got)
         self.assertEqual(got["body"]["bot_uuid"], bot)
@@ -248,6 +250,18 @@ class WebhookEdgeTest(WebhookBotCase):
         self.assertEqual(self.fake.chat_requests(), [])
         self.assertEqual(len(self.logs(bot)), before)
 
+    def test_a_replayed_message_is_handled_once(self):
+        bot = self.bot(self.pipeline())
+        self.wait_running(bot)
+        body = self.message("only once", sender="u20", mid="dup-1")
+        for _ in range(3):
+            status, resp, _ = self.post(bot, body)
+            self.assertEqual(status, 200, resp)
+        self.replies(1)
+        time.sleep(0.5)
+        self.assertEqual(len(self.callback.messages()), 1)
+        self.assertEqual(len(self.fake.chat_requests()), 1)
+
     def test_malformed_signed_body_is_400_naming_the_field(self):
         bot = self.bot(self.pipeline())
         self.wait_running(bot)
@@ -336,6 +350,10 @@ class ExternalRunnerTest(WebhookBotCase):
         self.say(bot, "second question", sender="d1")
         self.assertIn("echo(2): second question", self.reply_text(self.replies(2)[1]))
         self.assertEqual(self.fake.chat_requests(), [])
+        self.say(bot, "!reset", sender="d1")
+        self.replies(3)
+        self.say(bot, "after reset", sender="d1")  # a new Dify conversation: turn 1 again
+        self.assertIn("echo(1): after reset", self.reply_text(self.replies(4)[3]))
 
     def test_n8n_answers_with_its_output_key(self):
         pipe = self.make_pipeline(name="n8n", config={"ai": {

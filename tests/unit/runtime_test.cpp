@@ -11,6 +11,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <mutex>
 #include <thread>
 
@@ -108,6 +109,37 @@ TEST(SessionScheduler, RefusesBeyondTheQueueButNeverAJobThatStartsAtOnce) {
   EXPECT_TRUE(s.Submit("c", job));  // room again
 }
 
+TEST(SessionScheduler, AYieldingJobFreesItsSlotButKeepsTheSessionTurn) {
+  ManualLaunch pool;
+  SessionScheduler s(1, 10, pool.launch());
+  std::vector<SessionScheduler::Finished> running;
+  std::vector<std::string> order;
+  auto job = [&](std::string name) {
+    return [&, name](SessionScheduler::Finished f) {
+      order.push_back(name);
+      running.push_back(std::move(f));
+    };
+  };
+  EXPECT_TRUE(s.Submit("a", job("a1")));
+  EXPECT_TRUE(s.Submit("a", job("a2")));
+  EXPECT_TRUE(s.Submit("b", job("b1")));
+  pool.RunAll();
+  EXPECT_EQ(order, (std::vector<std::string>{"a1"}));
+  s.Yield("a");  // a1 waits (rate limit): b1 may run, a2 may not
+  s.Yield("a");
+  pool.RunAll();
+  EXPECT_EQ(order, (std::vector<std::string>{"a1", "b1"}));
+  EXPECT_EQ(s.InFlight(), 1u);
+  running[0]();  // a1 done: frees no slot (it gave it back), hands the turn to a2
+  pool.RunAll();
+  EXPECT_EQ(order, (std::vector<std::string>{"a1", "b1"}));  // a2 waits for b1's slot
+  running[1]();
+  pool.RunAll();
+  EXPECT_EQ(order, (std::vector<std::string>{"a1", "b1", "a2"}));
+  running[2]();
+  EXPECT_EQ(s.InFlight(), 0u);
+}
+
 // ---- BotRuntimeManager -------------------------------------------------------------------------
 
 class Pool final : public util::BlockingExecutor {
@@ -146,6 +178,7 @@ struct Journal {
   std::mutex mu;
   std::vector<std::string> events;  // "start <n>", "stop <n>", "stopped <n>"
   std::vector<domain::OutgoingMessage> sent;
+  std::vector<int> sent_by;  // which adapter sent each
   std::atomic<int> live{0};  // started and not yet stopped
   std::atomic<int> max_live{0};
   void Add(std::string e) {
@@ -167,6 +200,7 @@ class FakeAdapter final : public platforms::PlatformAdapter {
   FakeAdapter(platforms::AdapterContext ctx, Journal& journal, int n)
       : ctx_(std::move(ctx)), journal_(journal), n_(n) {}
   void Start() override {
+    started_ = true;
     journal_.Add("start " + std::to_string(n_));
     const int live = ++journal_.live;
     int seen = journal_.max_live;
@@ -175,13 +209,14 @@ class FakeAdapter final : public platforms::PlatformAdapter {
     ctx_.host->OnConnected("acct-" + std::to_string(n_));
   }
   void Stop(std::function<void()> stopped) override {
+    if (!started_) return stopped();  // never connected: nothing to close
     journal_.Add("stop " + std::to_string(n_));
     // Stopping takes a while, as closing a real connection does.
     std::thread([this, stopped = std::move(stopped)] {
       std::this_thread::sleep_for(50ms);
-      --journal_.live;
       journal_.Add("stopped " + std::to_string(n_));
-      stopped();
+      --journal_.live;
+      stopped();  // the manager waits for this (StopAll), so the fixture outlives the thread
     }).detach();
   }
   util::Result<void> CheckDeliverable(const domain::OutgoingMessage& m) const override {
@@ -197,6 +232,7 @@ class FakeAdapter final : public platforms::PlatformAdapter {
     {
       std::lock_guard lock(journal_.mu);
       journal_.sent.push_back(message);
+      journal_.sent_by.push_back(n_);
     }
     done(domain::SendReceipt{"sent-1"});
   }
@@ -206,6 +242,7 @@ class FakeAdapter final : public platforms::PlatformAdapter {
   platforms::AdapterContext ctx_;
   Journal& journal_;
   int n_;
+  bool started_ = false;
 };
 
 class RuntimeTest : public ::testing::Test {
@@ -219,10 +256,10 @@ class RuntimeTest : public ::testing::Test {
   }
   void TearDown() override {
     if (manager_) manager_->StopAll(2s);
+    pool_.Join();  // tasks of the manager finish while it still exists
     manager_.reset();
     work_.reset();
     io_thread_.join();
-    pool_.Join();
     engine_.reset();
     db_.reset();
   }
@@ -265,6 +302,14 @@ class RuntimeTest : public ::testing::Test {
     e.text = std::move(text);
     m.chain.push_back(e);
     return m;
+  }
+
+  util::Result<domain::SendReceipt> Send(const domain::OutgoingMessage& m) {
+    std::promise<util::Result<domain::SendReceipt>> sent;
+    auto future = sent.get_future();
+    manager_->Send(db_->bot(), m,
+                   [&sent](util::Result<domain::SendReceipt> r) { sent.set_value(std::move(r)); });
+    return future.get();
   }
 
   std::vector<domain::BotLogEntry> Logs() {
@@ -355,21 +400,39 @@ TEST_F(RuntimeTest, AMessageGoesThroughThePipelineAndIsLogged) {
   }));
 }
 
+TEST_F(RuntimeTest, AReplyInFlightDuringARestartGoesOutThroughTheNewAdapter) {
+  Make();
+  manager_->Apply(Bot());
+  ASSERT_TRUE(Eventually([&] { return State() == domain::RuntimeState::kRunning; }));
+  runner_.hold = true;
+  last_->host().OnMessage(Message("7", "slow one"));
+  ASSERT_TRUE(Eventually([&] { return manager_->InFlight() == 1; }));
+  auto changed = Bot();
+  changed.adapter_config["token"] = "rotated";
+  manager_->Apply(changed);
+  ASSERT_TRUE(Eventually([&] { return made_ == 2 && State() == domain::RuntimeState::kRunning; }));
+  runner_.Release();
+  ASSERT_TRUE(Eventually([&] { return journal_.Sent().size() == 1; }));
+  std::lock_guard lock(journal_.mu);
+  EXPECT_EQ(journal_.sent_by.at(0), 2);
+  EXPECT_EQ(journal_.sent.at(0).chain.back().text, "echo: slow one");
+}
+
 TEST_F(RuntimeTest, SendChecksTheAdapterAndTheState) {
   Make();
   domain::OutgoingMessage m;
   m.target_id = "1";
   m.chain.push_back(domain::MessageElement{});
-  EXPECT_EQ(manager_->Send(db_->bot(), m).error().code, util::ErrorCode::kConflict);
+  EXPECT_EQ(Send(m).error().code, util::ErrorCode::kConflict);
   manager_->Apply(Bot());
   ASSERT_TRUE(Eventually([&] { return State() == domain::RuntimeState::kRunning; }));
-  auto ok = manager_->Send(db_->bot(), m);
+  auto ok = Send(m);
   ASSERT_TRUE(ok) << ok.error().message;
   EXPECT_EQ(ok->message_id, "sent-1");
   domain::MessageElement voice;
   voice.type = domain::ElementType::kVoice;
   m.chain = {voice};
-  EXPECT_EQ(manager_->Send(db_->bot(), m).error().code, util::ErrorCode::kInvalidArgument);
+  EXPECT_EQ(Send(m).error().code, util::ErrorCode::kInvalidArgument);
 }
 
 TEST_F(RuntimeTest, AMessageRefusedForLoadGetsTheBusyNotice) {

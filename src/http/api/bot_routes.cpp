@@ -212,18 +212,23 @@ void RegisterBotRoutes(Router& router, ApiContext& ctx) {
              util::JsonObject{{"logs", std::move(logs)}, {"total_count", page->total_count}});
        }});
 
-  router.Add({"POST", "/api/v1/platform/bots/{bot_uuid}/send_message", AuthClass::kApiKeyOnly,
-              [&ctx](Request& req) {
-                auto id = PathId<util::BotId>(req, "bot_uuid");
-                if (!id) return Fail(req, id.error());
-                auto msg = DecodeOutgoing(req);
-                if (!msg) return Fail(req, msg.error());
-                auto sent = ctx.bots.SendMessage(*id, *msg);
-                if (!sent) return Fail(req, sent.error());
-                util::JsonObject data{{"sent", true}};
-                if (sent->message_id) data["message_id"] = *sent->message_id;
-                return JsonOk(data);
-              }});
+  // send_message answers when the platform did: an async route, so no thread waits with it.
+  Route send{"POST", "/api/v1/platform/bots/{bot_uuid}/send_message", AuthClass::kApiKeyOnly,
+             nullptr};
+  send.async_handler = [&ctx](Request& req, Respond respond) {
+    auto id = PathId<util::BotId>(req, "bot_uuid");
+    if (!id) return respond(Fail(req, id.error()));
+    auto msg = DecodeOutgoing(req);
+    if (!msg) return respond(Fail(req, msg.error()));
+    const std::string request_id = req.request_id;
+    ctx.bots.SendMessage(*id, *msg, [respond, request_id](util::Result<domain::SendReceipt> sent) {
+      if (!sent) return respond(JsonError(sent.error(), request_id));
+      util::JsonObject data{{"sent", true}};
+      if (sent->message_id) data["message_id"] = *sent->message_id;
+      respond(JsonOk(data));
+    });
+  };
+  router.Add(std::move(send));
 
   // Platform webhooks: the adapter of the running bot verifies the platform's own signature
   // before anything else; it answers from the I/O thread, so a slow pipeline holds no thread.

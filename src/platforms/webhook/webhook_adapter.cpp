@@ -4,6 +4,9 @@
 
 #include <atomic>
 #include <boost/asio/use_awaitable.hpp>
+#include <deque>
+#include <mutex>
+#include <unordered_set>
 #include <utility>
 
 #include "net/http_client.hpp"
@@ -21,6 +24,24 @@ std::string ConfigString(const util::JsonObject& config, const char* key) {
   if (it == config.end() || !it->value().is_string()) return {};
   return std::string(it->value().as_string());
 }
+
+// Calls the send's callback at most once; if nothing did by the end, says it was cancelled.
+class OnceDone {
+ public:
+  explicit OnceDone(std::function<void(util::Result<domain::SendReceipt>)> done)
+      : done_(std::move(done)) {}
+  ~OnceDone() {
+    if (done_) done_(util::Fail(ErrorCode::kCancelled, "the send was cancelled"));
+  }
+  void operator()(util::Result<domain::SendReceipt> result) {
+    auto done = std::move(done_);
+    done_ = nullptr;
+    if (done) done(std::move(result));
+  }
+
+ private:
+  std::function<void(util::Result<domain::SendReceipt>)> done_;
+};
 
 WebhookAnswer Envelope(int status, std::string_view msg) {
   util::JsonObject body{{"code", status == 200 ? 0 : -1}, {"msg", msg}};
@@ -42,6 +63,10 @@ class WebhookAdapter final : public PlatformAdapter {
         group_(CoroutineGroup::Make(context_.executor)) {}
 
   void Start() override {
+    if (secret_.empty()) {
+      context_.host->OnTrouble("no secret configured: every call would be refused");
+      return;
+    }
     // Nothing to connect: the backend calls us. The bot's own id, for At elements that mention
     // it in groups, is its uuid. Without a callback URL replies cannot go out, which the host
     // shows but which does not stop messages from coming in.
@@ -81,8 +106,9 @@ class WebhookAdapter final : public PlatformAdapter {
     request.timeouts.total = std::chrono::seconds(30);
     request.max_response_bytes = 64 * 1024;
 
-    // `done` must run exactly once: from the coroutine, or here when the group is closed.
-    auto shared_done = std::make_shared<decltype(done)>(std::move(done));
+    // `done` must run exactly once: from the coroutine, or here when the group is closed, or
+    // (with kCancelled) when the coroutine ends without calling it (an exception, a cancel).
+    auto shared_done = std::make_shared<OnceDone>(std::move(done));
     auto http = context_.http;
     const bool started = group_->Spawn([http, request = std::move(request),
                                         shared_done]() mutable -> asio::awaitable<void> {
@@ -123,6 +149,12 @@ class WebhookAdapter final : public PlatformAdapter {
       answer(Envelope(409, "the bot is stopping"));
       return;
     }
+    // A signed request can be replayed within the timestamp window; a retry after a lost answer
+    // looks the same. Either way the message is handled once.
+    if (!FirstSighting(inbound->message_id)) {
+      answer(Envelope(200, "ok (already received)"));
+      return;
+    }
     ReceivedMessage message;
     message.chat_type = inbound->chat_type;
     message.chat_id = std::move(inbound->chat_id);
@@ -140,11 +172,27 @@ class WebhookAdapter final : public PlatformAdapter {
   }
 
  private:
+  // True the first time `message_id` is seen among the last kRemembered ids.
+  bool FirstSighting(const std::string& message_id) {
+    constexpr std::size_t kRemembered = 10'000;
+    std::lock_guard lock(seen_mu_);
+    if (!seen_.insert(message_id).second) return false;
+    seen_order_.push_back(message_id);
+    if (seen_order_.size() > kRemembered) {
+      seen_.erase(seen_order_.front());
+      seen_order_.pop_front();
+    }
+    return true;
+  }
+
   AdapterContext context_;
   const std::string secret_;
   const std::string callback_url_;
   std::shared_ptr<CoroutineGroup> group_;
   std::atomic<bool> stopping_{false};
+  std::mutex seen_mu_;
+  std::unordered_set<std::string> seen_;  // guarded by seen_mu_
+  std::deque<std::string> seen_order_;    // guarded by seen_mu_
 };
 
 }  // namespace
