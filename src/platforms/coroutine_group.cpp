@@ -40,6 +40,17 @@ bool CoroutineGroup::Spawn(std::function<asio::awaitable<void>()> body) {
       member->strand, [body = std::move(body)]() { return body(); },
       asio::bind_cancellation_slot(member->signal.slot(),
                                    [self, member](std::exception_ptr) { self->Ended(member); }));
+  // A Close between the registration above and co_spawn emitted before the coroutine could
+  // listen. Emitting again now lands after its start on the strand, so the stop is not lost.
+  bool closed = false;
+  {
+    std::lock_guard lock(mu_);
+    closed = closed_;
+  }
+  if (closed) {
+    asio::post(member->strand,
+               [member] { member->signal.emit(asio::cancellation_type::terminal); });
+  }
   return true;
 }
 
