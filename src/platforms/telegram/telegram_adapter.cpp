@@ -370,15 +370,28 @@ class Core : public std::enable_shared_from_this<Core> {
     if (webhook_mode_) {
       co_await RunWebhook(account);
     } else {
-      co_await RunPolling(account);
+      std::optional<std::int64_t> offset;  // one past the newest update handed to the host
+      std::optional<std::int64_t> sent;    // the offset the last getUpdates confirmed
+      co_await RunPolling(account, offset, sent);
+      co_await ConfirmOnStop(offset, sent);
     }
   }
 
-  asio::awaitable<void> RunPolling(const std::string& account) {
+  // Stopping after a batch was handed on but before the next getUpdates confirmed it: confirm
+  // it now, or the bot's next start (a restart) would get those updates again and answer twice.
+  asio::awaitable<void> ConfirmOnStop(std::optional<std::int64_t> offset,
+                                      std::optional<std::int64_t> sent) {
+    if (!offset || offset == sent) co_return;
+    co_await asio::this_coro::reset_cancellation_state();
+    util::JsonObject params{{"offset", *offset}, {"timeout", 0}, {"limit", 1}};
+    (void)co_await Call("getUpdates", std::move(params), std::chrono::seconds(3));
+  }
+
+  asio::awaitable<void> RunPolling(const std::string& account, std::optional<std::int64_t>& offset,
+                                   std::optional<std::int64_t>& sent) {
     int attempt = 0;
     bool troubled = false;
     bool webhook_deleted = false;
-    std::optional<std::int64_t> offset;
     for (;;) {
       const bool cancelled = co_await IsCancelled();
       if (cancelled) co_return;
@@ -395,8 +408,10 @@ class Core : public std::enable_shared_from_this<Core> {
         util::JsonObject params{{"timeout", timeout},
                                 {"allowed_updates", util::JsonArray{"message"}}};
         if (offset) params["offset"] = *offset;
+        const auto asked = offset;
         outcome =
             co_await Call("getUpdates", std::move(params), std::chrono::seconds(timeout + 10));
+        if (outcome.ok) sent = asked;
         if (outcome.ok && !outcome.result.is_array()) {
           outcome.ok = false;
           outcome.trouble = "getUpdates answered something that is not a list of updates";
