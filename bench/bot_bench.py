@@ -38,6 +38,7 @@ from http_bench import free_port, http, rss_kb  # noqa: E402
 DURATION = os.environ.get("BENCH_DURATION", "10s")
 CONNECTIONS = 64
 SENDERS = 1000
+UNIQUE_BODIES = int(os.environ.get("BENCH_UNIQUE_BODIES", "150000"))
 SECRET = "bench-secret"
 REPLY = json.dumps({"id": "chatcmpl-bench", "object": "chat.completion", "created": 0,
                     "model": "bench", "choices": [{"index": 0, "finish_reason": "stop",
@@ -51,8 +52,10 @@ def sign(timestamp, body):
     return "sha256=" + mac.hexdigest()
 
 
-def message(sender, text="hello"):
-    return json.dumps({"message_id": "m-%s" % sender, "sender": {"id": sender},
+def message(sender, text="hello", mid=None):
+    # Every message its own id: the adapter answers a repeated id once only.
+    return json.dumps({"message_id": mid or "m-%s-%s" % (sender, os.urandom(6).hex()),
+                       "sender": {"id": sender},
                        "chat": {"type": "person", "id": sender},
                        "message_chain": [{"type": "Plain", "text": text}]},
                       separators=(",", ":")).encode()
@@ -119,16 +122,24 @@ def lines(path):
         return 0
 
 
-def wrk_script(path, bot):
-    """A Lua script posting pre-signed bodies round-robin (wrk's Lua has no HMAC)."""
+def wrk_script(path, bot, count):
+    """A Lua script posting `count` pre-signed bodies, each its own message id, in turn over
+    SENDERS senders (wrk's Lua has no HMAC). Past `count` the bodies repeat; the adapter drops
+    repeats, and the figure counts only what reached the model. The bodies live in a data file
+    next to the script (a Lua table literal that size exceeds LuaJIT's constant limit)."""
     now = int(time.time())
-    entries = []
-    for i in range(SENDERS):
-        body = message("user-%d" % i)
-        entries.append("{%s,%s}" % (json.dumps(body.decode()), json.dumps(sign(now, body))))
+    data = path + ".bodies"
+    with open(data, "w") as f:
+        for i in range(count):
+            body = message("user-%d" % (i % SENDERS), mid="b-%d" % i)
+            f.write("%s\t%s\n" % (sign(now, body), body.decode()))
     with open(path, "w") as f:
-        f.write("local bodies = {%s}\n" % ",\n".join(entries))
         f.write(f"""
+local bodies = {{}}
+for line in io.lines("{data}") do
+  local sig, body = line:match("^(%S+)\t(.*)$")
+  bodies[#bodies + 1] = {{body, sig}}
+end
 local i = 0
 request = function()
   i = i % #bodies + 1
@@ -273,7 +284,7 @@ def main():
         # 1. Throughput.
         fast = bot(f"http://127.0.0.1:{nport}/callback", "throughput")
         script = os.path.join(work, "post.lua")
-        wrk_script(script, fast)
+        wrk_script(script, fast, UNIQUE_BODIES)
         model_log = os.path.join(work, "model.log")
         before = lines(model_log)
         t0 = time.monotonic()
