@@ -25,7 +25,7 @@ struct BotStack::Parts {
         domain::LlmGateway& gateway, util::BlockingExecutor& blocking)
       : dify(executor, http),
         n8n(executor, http),
-        resolver(core.models()),
+        resolver(core.models(), core.providers()),
         memory(core.storage().conversations(), blocking),
         agent(gateway, resolver, memory, blocking, clock),
         agent_runner(agent),

@@ -29,6 +29,13 @@ domain::ProviderEndpoint EndpointOf(const domain::Provider& p) {
 }
 
 util::Result<domain::ModelRoute> StoredModelResolver::Resolve(const std::string& model_uuid) {
+  // Read before the database: a change during the read leaves an entry that is already stale.
+  const std::uint64_t generation = providers_.generation();
+  {
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(model_uuid);
+    if (it != cache_.end() && it->second.generation == generation) return it->second.route;
+  }
   auto id = util::ModelId::Parse(model_uuid, "model uuid");
   if (!id) return tl::unexpected(id.error());
   auto view = models_.Get(domain::ModelKind::kLlm, *id);
@@ -38,6 +45,9 @@ util::Result<domain::ModelRoute> StoredModelResolver::Resolve(const std::string&
   route.model_id = ModelIdOf(view->model.requester_config, view->model.name);
   route.extra_args = RequestArgs(view->model.requester_config, view->model.extra_args);
   route.abilities = view->model.abilities;
+  std::lock_guard lock(mu_);
+  if (cache_.size() >= kMaxCached) cache_.clear();  // rare: more models than this in use
+  cache_[model_uuid] = {generation, route};
   return route;
 }
 
