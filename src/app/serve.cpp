@@ -112,7 +112,9 @@ int Serve(const CoreOptions& options) {
                                                        core.requesters(), gateway_options);
   services::ModelTestService model_tests(core.models(), core.providers(), core.storage().models(),
                                          *gateway, blocking_executor);
-  BotStack bots(core, io->get_executor(), http_client, *gateway, blocking_executor);
+  auto bot_stack = std::make_unique<BotStack>(core, io->get_executor(), http_client, *gateway,
+                                              blocking_executor);
+  BotStack& bots = *bot_stack;
 
   http::Metrics metrics;
   http::AuthGuard guard(core.auth());
@@ -196,6 +198,8 @@ int Serve(const CoreOptions& options) {
   for (auto& t : io_threads) t.join();
   blocking.join();
   bots.Flush();  // log entries and conversation turns queued by the last runs
+  // Its runners, adapters and timers hold strands of the I/O context: gone before the context.
+  bot_stack.reset();
   signals.cancel();
   server.reset();
   io.reset();  // destroys what was left suspended, while everything it may touch still exists
