@@ -24,6 +24,7 @@
 
 #include "net/stream_parsers.hpp"
 #include "pipeline/config_values.hpp"
+#include "runners/call.hpp"
 
 namespace sb::runners {
 
@@ -34,31 +35,6 @@ using util::ErrorCode;
 namespace {
 
 using OnDelta = std::function<void(const domain::ChatDelta&)>;
-
-// One call in flight: its own strand, so CancelAll (from any thread) and the coroutine never touch
-// the cancellation signal at the same time. Spawned with bind_cancellation_slot like the LLM
-// gateway's calls, which sidesteps Boost 1.81's co_spawn cancellation bug (asio #1332).
-class Call final : public std::enable_shared_from_this<Call> {
- public:
-  explicit Call(const asio::any_io_executor& executor) : strand_(asio::make_strand(executor)) {}
-
-  void Cancel() {
-    cancelled_ = true;
-    asio::post(strand_, [self = shared_from_this()] {
-      self->signal_.emit(asio::cancellation_type::terminal);
-    });
-  }
-
-  asio::strand<asio::any_io_executor>& strand() { return strand_; }
-  asio::cancellation_signal& signal() { return signal_; }
-  // A Cancel that came before the coroutine connected to the signal would be lost otherwise.
-  bool cancelled() const { return cancelled_; }
-
- private:
-  asio::strand<asio::any_io_executor> strand_;
-  asio::cancellation_signal signal_;
-  std::atomic<bool> cancelled_{false};
-};
 
 enum class AppType { kChat, kAgent, kWorkflow };
 
