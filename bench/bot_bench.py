@@ -39,6 +39,8 @@ DURATION = os.environ.get("BENCH_DURATION", "10s")
 CONNECTIONS = 64
 SENDERS = 1000
 UNIQUE_BODIES = int(os.environ.get("BENCH_UNIQUE_BODIES", "150000"))
+# BENCH_ONLY=throughput skips the memory and latency runs (quick iterations while tuning).
+ONLY = os.environ.get("BENCH_ONLY", "")
 SECRET = "bench-secret"
 REPLY = json.dumps({"id": "chatcmpl-bench", "object": "chat.completion", "created": 0,
                     "model": "bench", "choices": [{"index": 0, "finish_reason": "stop",
@@ -112,6 +114,13 @@ def start_switchboard(binary, data_dir, port):
         except OSError:
             time.sleep(0.05)
     raise RuntimeError("switchboard did not start")
+
+
+def cpu_seconds(pid):
+    """User + system CPU time the process has used so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def lines(path):
@@ -226,60 +235,63 @@ def main():
                         "use_pipeline_uuid": pipeline,
                         "config": {"secret": SECRET, "callback_url": callback}})["uuid"]
 
-        # 3. 1,000 idle webhook bots, on a fresh server (they stay for the other runs).
-        time.sleep(1)
-        base_rss = rss_kb(server.pid)
-        for i in range(1000):
-            bot(f"http://127.0.0.1:{nport}/callback", "idle-%d" % i)
-        time.sleep(2)
-        idle_rss = rss_kb(server.pid)
-
-        # 3b. 1,000 idle Telegram bots, each holding a long poll open to the fake Bot API.
-        tg = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(__file__), "..",
-                                                            "tests", "fakes", "fake_telegram.py"),
-                               "--port", "0"], stdout=subprocess.PIPE, text=True)
-        tg_port = int(tg.stdout.readline().strip().split("=", 1)[1])
-        tg_bots = []
-        try:
+        base_rss = idle_rss = tg_rss = polling = 0
+        p50 = p99 = 0.0
+        if ONLY != "throughput":
+            # 3. 1,000 idle webhook bots, on a fresh server (they stay for the other runs).
+            time.sleep(1)
+            base_rss = rss_kb(server.pid)
             for i in range(1000):
-                tg_bots.append(api("POST", "/api/v1/platform/bots", {
-                    "name": "tg-%d" % i, "adapter": "telegram", "enable": True,
-                    "use_pipeline_uuid": pipeline,
-                    "config": {"token": "%d:bench" % (900000 + i),
-                               "api_base_url": f"http://127.0.0.1:{tg_port}"}})["uuid"])
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                bots = api("GET", "/api/v1/platform/bots")["bots"]
-                polling = sum(1 for b in bots if b["adapter"] == "telegram" and
-                              b["runtime"]["status"] == "running")
-                if polling == len(tg_bots):
-                    break
-                time.sleep(1)
-            time.sleep(3)
-            tg_rss = rss_kb(server.pid)
-            for uuid in tg_bots:  # stop them: the rest of the run measures the webhook path
-                http("DELETE", base + "/api/v1/platform/bots/" + uuid, headers=auth)
-        finally:
-            tg.terminate()
-            tg.wait(timeout=30)
+                bot(f"http://127.0.0.1:{nport}/callback", "idle-%d" % i)
+            time.sleep(2)
+            idle_rss = rss_kb(server.pid)
 
-        # 2. Latency, on a quiet server.
-        receiver = Receiver()
-        slow = bot(receiver.url, "latency")
-        time.sleep(0.5)
-        samples = []
-        for i in range(330):
-            receiver.event.clear()
-            body = message("lat-%d" % (i % 30), "ping %d" % i)
-            t0 = time.perf_counter()
-            post_signed(base, slow, body)
-            if not receiver.event.wait(10):
-                raise RuntimeError("no reply within 10 s")
-            if i >= 30:  # warm-up
-                samples.append((time.perf_counter() - t0) * 1000)
-        samples.sort()
-        p50 = samples[len(samples) // 2]
-        p99 = samples[int(len(samples) * 0.99) - 1]
+            # 3b. 1,000 idle Telegram bots, each holding a long poll open to the fake Bot API.
+            tg = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(__file__), "..",
+                                                                "tests", "fakes", "fake_telegram.py"),
+                                   "--port", "0"], stdout=subprocess.PIPE, text=True)
+            tg_port = int(tg.stdout.readline().strip().split("=", 1)[1])
+            tg_bots = []
+            try:
+                for i in range(1000):
+                    tg_bots.append(api("POST", "/api/v1/platform/bots", {
+                        "name": "tg-%d" % i, "adapter": "telegram", "enable": True,
+                        "use_pipeline_uuid": pipeline,
+                        "config": {"token": "%d:bench" % (900000 + i),
+                                   "api_base_url": f"http://127.0.0.1:{tg_port}"}})["uuid"])
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:
+                    bots = api("GET", "/api/v1/platform/bots")["bots"]
+                    polling = sum(1 for b in bots if b["adapter"] == "telegram" and
+                                  b["runtime"]["status"] == "running")
+                    if polling == len(tg_bots):
+                        break
+                    time.sleep(1)
+                time.sleep(3)
+                tg_rss = rss_kb(server.pid)
+                for uuid in tg_bots:  # stop them: the rest of the run measures the webhook path
+                    http("DELETE", base + "/api/v1/platform/bots/" + uuid, headers=auth)
+            finally:
+                tg.terminate()
+                tg.wait(timeout=30)
+
+            # 2. Latency, on a quiet server.
+            receiver = Receiver()
+            slow = bot(receiver.url, "latency")
+            time.sleep(0.5)
+            samples = []
+            for i in range(330):
+                receiver.event.clear()
+                body = message("lat-%d" % (i % 30), "ping %d" % i)
+                t0 = time.perf_counter()
+                post_signed(base, slow, body)
+                if not receiver.event.wait(10):
+                    raise RuntimeError("no reply within 10 s")
+                if i >= 30:  # warm-up
+                    samples.append((time.perf_counter() - t0) * 1000)
+            samples.sort()
+            p50 = samples[len(samples) // 2]
+            p99 = samples[int(len(samples) * 0.99) - 1]
 
         # 1. Throughput.
         fast = bot(f"http://127.0.0.1:{nport}/callback", "throughput")
@@ -287,7 +299,7 @@ def main():
         wrk_script(script, fast, UNIQUE_BODIES)
         model_log = os.path.join(work, "model.log")
         before = lines(model_log)
-        t0 = time.monotonic()
+        cpu_before = cpu_seconds(server.pid)
         out = subprocess.run(["wrk", "-t1", f"-c{CONNECTIONS}", f"-d{DURATION}", "-s", script,
                               base + "/"], capture_output=True, text=True, timeout=300).stdout
         accepted = int(re.search(r"(\d+) requests in", out).group(1))
@@ -305,6 +317,7 @@ def main():
         elapsed = stamps[-1] - stamps[0] if len(stamps) > 1 else 1
         processed = len(stamps)
         rate = processed / max(elapsed, 1e-9)
+        cpu_per_message_us = (cpu_seconds(server.pid) - cpu_before) / max(processed, 1) * 1e6
         after_load_rss = rss_kb(server.pid)
 
     finally:
@@ -323,6 +336,8 @@ def main():
         "| figure | value | target |", "|---|---|---|",
         f"| messages/s end to end (wrk -c{CONNECTIONS} -d{DURATION}, {SENDERS} sessions; "
         f"{accepted} accepted, {processed} reached the model) | {rate:,.0f} | ≥ 10,000 |",
+        f"| server CPU per message (user + system, all threads) | {cpu_per_message_us:.0f} µs "
+        "| — |",
         f"| added latency p50 / p99 (one at a time, 300 messages) | {p50:.2f} ms / {p99:.2f} ms "
         "| — |",
         f"| RSS after the throughput run | {after_load_rss / 1024:.1f} MB | — |",

@@ -119,7 +119,7 @@ runtime::BotRuntimeManager& BotStack::runtime() { return parts_->runtime; }
 domain::DebugChat& BotStack::debug_chat() { return *parts_->debug_chat; }
 
 void BotStack::Flush() {
-  parts_->runtime.FlushLogs();
+  parts_->runtime.CommitLogs();
   parts_->memory.Flush();
 }
 

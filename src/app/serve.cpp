@@ -7,6 +7,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <future>
 #include <thread>
@@ -30,20 +31,30 @@ namespace {
 class PoolExecutor final : public util::BlockingExecutor {
  public:
   explicit PoolExecutor(boost::asio::thread_pool& pool) : pool_(pool) {}
-  // A task that throws is logged and dropped: it must not end the process.
+
   void Post(std::function<void()> task) override {
-    boost::asio::post(pool_, [task = std::move(task)] {
-      try {
-        task();
-      } catch (const std::exception& e) {
-        spdlog::error("background task failed: {}", e.what());
-      } catch (...) {
-        spdlog::error("background task failed with a non-standard exception");
-      }
-    });
+    boost::asio::post(pool_, [task = std::move(task)] { RunGuarded(task); });
+  }
+
+  // The timer waits on the pool itself, so a joined pool has run every delayed task.
+  void PostAfter(std::chrono::milliseconds delay, std::function<void()> task) override {
+    auto timer = std::make_shared<boost::asio::steady_timer>(pool_.get_executor(), delay);
+    timer->async_wait(
+        [timer, task = std::move(task)](const boost::system::error_code&) { RunGuarded(task); });
   }
 
  private:
+  // A task that throws is logged and dropped: it must not end the process.
+  static void RunGuarded(const std::function<void()>& task) {
+    try {
+      task();
+    } catch (const std::exception& e) {
+      spdlog::error("background task failed: {}", e.what());
+    } catch (...) {
+      spdlog::error("background task failed with a non-standard exception");
+    }
+  }
+
   boost::asio::thread_pool& pool_;
 };
 

@@ -39,6 +39,8 @@ class BotRuntime {
   // enable or pipeline changed). Returns at once; progress shows in Status and the bot log.
   virtual void Apply(const Bot& bot) = 0;
   virtual void Remove(const util::BotId& id) = 0;
+  // Stores the log entries still queued, so that a read that follows sees them. Blocking.
+  virtual void CommitLogs() = 0;
   // Delivers through the bot's adapter; `done` runs exactly once, on any thread, with kConflict
   // when the bot is not running, kInvalidArgument naming an element the adapter cannot deliver,
   // kUpstreamFailed / kUpstreamTimeout when the platform refused or did not answer. Never blocks.

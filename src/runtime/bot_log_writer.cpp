@@ -18,25 +18,27 @@ void BotLogWriter::Append(const util::BotId& bot, int retention, domain::BotLogE
     pending_.push_back({bot, retention, std::move(entry)});
     if (!draining_) start = draining_ = true;
   }
-  if (start) blocking_.Post([this] { Drain(); });
+  if (start) blocking_.PostAfter(kCommitInterval, [this] { Drain(); });
 }
 
 void BotLogWriter::Drain() {
-  for (;;) {
-    std::deque<Item> items;
-    {
-      std::lock_guard lock(mu_);
-      if (pending_.empty()) {
-        draining_ = false;
-        return;
-      }
-      items.swap(pending_);
+  StoreQueued();
+  {
+    std::lock_guard lock(mu_);
+    if (pending_.empty()) {
+      draining_ = false;
+      return;
     }
-    Store(items);
   }
+  // What arrived meanwhile waits for the next commit: one transaction per interval, however
+  // many messages a second the bots handle.
+  blocking_.PostAfter(kCommitInterval, [this] { Drain(); });
 }
 
-void BotLogWriter::Flush() {
+void BotLogWriter::Commit() { StoreQueued(); }
+
+void BotLogWriter::StoreQueued() {
+  std::lock_guard store(store_mu_);
   std::deque<Item> items;
   {
     std::lock_guard lock(mu_);

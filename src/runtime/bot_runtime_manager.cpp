@@ -775,7 +775,7 @@ void BotRuntimeManager::StopAll(std::chrono::milliseconds grace) {
   }
 }
 
-void BotRuntimeManager::FlushLogs() { impl_->log_writer.Flush(); }
+void BotRuntimeManager::CommitLogs() { impl_->log_writer.Commit(); }
 
 std::size_t BotRuntimeManager::InFlight() const {
   return impl_->scheduler.InFlight() + impl_->scheduler.Queued();

@@ -79,8 +79,7 @@ class BotRuntimeManager final : public domain::BotRuntime {
   // dropped.
   void StopAll(std::chrono::milliseconds grace);
 
-  // Writes the log entries still queued, on the calling thread (after the pools are joined).
-  void FlushLogs();
+  void CommitLogs() override;
 
   // Messages waiting for or in a pipeline run (metrics, tests).
   std::size_t InFlight() const;

@@ -131,24 +131,29 @@ util::Result<void> WriteBehindConversations::Append(
     if (!draining_) start = draining_ = true;
     EvictLocked();
   }
-  if (start) blocking_.Post([this] { Drain(); });
+  if (start) blocking_.PostAfter(kCommitInterval, [this] { Drain(); });
   return util::Ok();
 }
 
 void WriteBehindConversations::Drain() {
-  for (;;) {
+  {
     std::lock_guard store(store_mu_);
     std::deque<Write> writes;
     {
       std::lock_guard lock(mu_);
-      if (queue_.empty()) {
-        draining_ = false;
-        return;
-      }
       writes.swap(queue_);
     }
     Store(writes);
   }
+  {
+    std::lock_guard lock(mu_);
+    if (queue_.empty()) {
+      draining_ = false;
+      return;
+    }
+  }
+  // One transaction per interval: what arrived meanwhile waits for the next one.
+  blocking_.PostAfter(kCommitInterval, [this] { Drain(); });
 }
 
 void WriteBehindConversations::Flush() {

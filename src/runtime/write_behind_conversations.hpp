@@ -2,14 +2,15 @@
 // a turn reads no database, and appends reach the database behind the reply, many per
 // transaction. A session's next turn always sees its previous one (it reads the memory copy,
 // which is updated before Append returns). Clears go through at once, after the writes queued
-// before them. What a crash can lose: the appends of the last moment not yet written (the
-// drain runs continuously), never a clear.
+// before them. What a crash can lose: the appends not yet written, those of about the last
+// kCommitInterval, never a clear.
 //   WriteBehindConversations memory(storage.conversations(), blocking);
 //   LocalAgentRunner runner(gateway, models, memory, blocking, clock);
 //   ...
 //   memory.Flush();  // at shutdown, after the pools are joined
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -26,6 +27,9 @@ namespace sb::runtime {
 
 class WriteBehindConversations final : public domain::ConversationRepository {
  public:
+  // Appends are committed together at most this often.
+  static constexpr std::chrono::milliseconds kCommitInterval{20};
+
   WriteBehindConversations(domain::ConversationRepository& backing,
                            util::BlockingExecutor& blocking, std::size_t max_cached = 20'000);
 

@@ -171,6 +171,8 @@ util::Result<domain::BotLogPage> BotService::Logs(const util::BotId& id, std::in
     if (bot.error().code == ErrorCode::kNotFound) return tl::unexpected(NotFound(id));
     return tl::unexpected(bot.error());
   }
+  // Entries are written in group commits; a reader must still see what already happened.
+  if (runtime_) runtime_->CommitLogs();
   return logs_.Page(id, from_index, max_count);
 }
 

@@ -238,6 +238,8 @@ class WebhookEdgeTest(WebhookBotCase):
     def test_forged_unsigned_and_stale_calls_are_refused_before_any_work(self):
         bot = self.bot(self.pipeline())
         self.wait_running(bot)
+        # The lifecycle entries are committed a moment after the status changes.
+        self.assertTrue(wait_until(lambda: any("running" in l["text"] for l in self.logs(bot))))
         before = len(self.logs(bot))
         body = json.dumps(self.message("hi")).encode()
         status, resp, _ = self.srv.req("POST", "/bots/" + bot, raw_body=body)

@@ -18,6 +18,7 @@
 #include "pipeline/content_filter.hpp"
 #include "pipeline/engine.hpp"
 #include "pipeline/rate_limiter.hpp"
+#include "runtime/bot_log_writer.hpp"
 #include "runtime/bot_runtime_manager.hpp"
 #include "runtime/session_scheduler.hpp"
 #include "runtime/write_behind_conversations.hpp"
@@ -313,7 +314,7 @@ class RuntimeTest : public ::testing::Test {
   }
 
   std::vector<domain::BotLogEntry> Logs() {
-    manager_->FlushLogs();
+    manager_->CommitLogs();
     auto page = db_->storage().bot_logs().Page(db_->bot(), -1, 1000);
     EXPECT_TRUE(page);
     return page ? page->entries : std::vector<domain::BotLogEntry>{};
@@ -580,6 +581,38 @@ TEST_F(WriteBehindTest, EvictionKeepsCopiesWithQueuedWrites) {
   EXPECT_EQ(backing_.loads, 0);
   executor_.RunAll();
   EXPECT_EQ(Texts(*memory.Load(key_, 1)), "k1;r1;");  // evicted or not, the answer holds
+}
+
+// ---- BotLogWriter ------------------------------------------------------------------------------
+
+domain::BotLogEntry Entry(std::string text) {
+  domain::BotLogEntry e;
+  e.text = std::move(text);
+  return e;
+}
+
+std::string Texts(const domain::BotLogPage& page) {
+  std::string out;
+  for (const auto& e : page.entries) out += e.text + ";";
+  return out;
+}
+
+TEST(BotLogWriter, CommitMakesQueuedEntriesReadableInOrderBeforeTheDrain) {
+  test::BotStorage db{"logwriter"};
+  HeldExecutor executor;
+  BotLogWriter writer(db.storage().bot_logs(), executor);
+  writer.Append(db.bot(), 100, Entry("one"));
+  writer.Append(db.bot(), 100, Entry("two"));
+  EXPECT_EQ(writer.Pending(), 2u);
+  EXPECT_EQ(executor.tasks.size(), 1u);  // one drain for the whole group
+  EXPECT_EQ(Texts(*db.storage().bot_logs().Page(db.bot(), -1, 10)), "");
+  writer.Commit();
+  EXPECT_EQ(writer.Pending(), 0u);
+  EXPECT_EQ(Texts(*db.storage().bot_logs().Page(db.bot(), -1, 10)), "one;two;");
+  writer.Append(db.bot(), 100, Entry("three"));
+  executor.RunAll();  // the drain stores what came after the commit, and stops
+  EXPECT_EQ(Texts(*db.storage().bot_logs().Page(db.bot(), -1, 10)), "one;two;three;");
+  EXPECT_TRUE(executor.tasks.empty());
 }
 
 }  // namespace
