@@ -359,9 +359,8 @@ void PipelineEngine::Finish(std::shared_ptr<Run> run, util::Result<AgentReply> r
   }
   outcome.reply = ReplyPrefix(run->state.query);
   for (auto& element : body) outcome.reply.push_back(std::move(element));
-  Log(*run, LogLevel::kInfo,
-      "replied to " + outcome.session_id + " with model " + result->model_uuid + " in " +
-          std::to_string(elapsed_ms) + " ms");
+  outcome.made_by = (result->model_uuid.empty() ? "" : "model " + result->model_uuid + ", ") +
+                    std::to_string(elapsed_ms) + " ms";
   run->done(std::move(outcome));
 }
 

@@ -87,6 +87,9 @@ struct EngineOutcome {
   IgnoreReason reason = IgnoreReason::kNone;
   domain::MessageChain reply;  // empty means nothing to send
   std::string session_id;      // "person_<id>" / "group_<id>"
+  // How the reply was made ("model <uuid>, 12 ms"), for the entry the caller logs once the reply
+  // is delivered: one entry per reply rather than two.
+  std::string made_by;
   std::vector<EngineLogLine> log;
   // The run failed (runner error or unavailable runner); `error` says why, for the log.
   bool failed = false;

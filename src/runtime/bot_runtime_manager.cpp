@@ -149,6 +149,7 @@ struct BotRuntimeManager::Impl : std::enable_shared_from_this<Impl> {
     std::string scheduler_key;  // bot uuid + "/" + session id
     std::shared_ptr<const util::JsonObject> config;
     SessionScheduler::Finished finished;
+    std::string made_by;  // the engine's note on the reply ("model <uuid>, 12 ms")
   };
 
   struct PipelineConfig {
@@ -582,6 +583,7 @@ void BotRuntimeManager::Impl::OnOutcome(std::shared_ptr<MessageRun> run,
     run->finished();
     return;
   }
+  run->made_by = std::move(outcome.made_by);
   const auto delay = run->config ? ForceDelay(*run->config) : std::chrono::milliseconds(0);
   if (delay.count() > 0) {
     scheduler.Yield(run->scheduler_key);  // a pause is not work: free the global slot
@@ -613,7 +615,9 @@ void BotRuntimeManager::Impl::Deliver(std::shared_ptr<MessageRun> run, domain::M
     run->finished();
     return;
   }
-  std::string text = DescribeChain(out.chain);
+  std::string text = run->made_by.empty()
+                         ? "reply: " + DescribeChain(out.chain)
+                         : "reply (" + run->made_by + "): " + DescribeChain(out.chain);
   std::weak_ptr<Impl> weak = weak_from_this();
   run->incarnation->adapter().Send(
       std::move(out), run->message.message_id,
@@ -621,8 +625,7 @@ void BotRuntimeManager::Impl::Deliver(std::shared_ptr<MessageRun> run, domain::M
         if (auto self = weak.lock()) {
           const auto& inc = *run->incarnation;
           if (sent) {
-            self->Log(inc.bot().uuid, inc.retention(), LogLevel::kInfo, "reply: " + text,
-                      run->session_id);
+            self->Log(inc.bot().uuid, inc.retention(), LogLevel::kInfo, text, run->session_id);
           } else {
             self->Log(inc.bot().uuid, inc.retention(), LogLevel::kError,
                       sent.error().code == ErrorCode::kCancelled

@@ -115,8 +115,9 @@ class WebhookConversationTest(WebhookBotCase):
         messages = chats[0]["body"]["messages"]
         self.assertEqual(messages[0], {"role": "system", "content": "Be brief."})
         self.assertIn("hello there", json.dumps(messages[-1]))
-        logs = wait_until(lambda: [l for l in self.logs(bot) if l["text"].startswith("reply:")])
+        logs = wait_until(lambda: [l for l in self.logs(bot) if l["text"].startswith("reply")])
         self.assertTrue(logs)
+        self.assertRegex(logs[0]["text"], r"^reply \(model [0-9a-f-]{36}, \d+ ms\): .*echo: hello there")
         entries = self.logs(bot)
         received = [l for l in entries if "hello there" in l["text"] and "message from" in l["text"]]
         self.assertEqual(len(received), 1, entries)
@@ -376,7 +377,7 @@ class WebhookRestartTest(WebhookBotCase):
         self.wait_running(bot)
         self.say(bot, "remember the word banana", sender="u10")
         self.replies(1)
-        wait_until(lambda: [l for l in self.logs(bot) if l["text"].startswith("reply:")])
+        wait_until(lambda: [l for l in self.logs(bot) if l["text"].startswith("reply")])
         before = self.logs(bot)
         self.srv.restart()
         self.wait_running(bot)
