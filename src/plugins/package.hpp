@@ -1,0 +1,40 @@
+// A plugin package: a zip holding manifest.yaml at its root and the plugin's files. Unpacking is
+// where an untrusted download meets the disk, so it refuses anything that could reach outside
+// the plugin's folder or fill it: absolute paths, '..', links of any kind, devices, duplicate
+// entries, more files or bytes than the limits (counted as written, not as the zip declares).
+//   auto manifest = UnpackPackage(zip_bytes, data_dir / "plugins/alice/echo/1.0.0", {},
+//   "alice/echo"); if (!manifest) task.Fail(manifest.error().message);  // "bad package: entry ../x
+//   leaves ..."
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string_view>
+
+#include "plugins/manifest.hpp"
+#include "util/error.hpp"
+
+namespace sb::plugins {
+
+struct PackageLimits {
+  std::uint64_t max_package_bytes = 50ull << 20;    // the zip itself
+  std::uint64_t max_unpacked_bytes = 200ull << 20;  // all files together
+  std::uint64_t max_file_bytes = 100ull << 20;      // any one file
+  std::size_t max_entries = 2000;                   // files and folders
+};
+
+// Unpacks `zip` into `dest`, which must not exist yet; on success `dest` holds the files and the
+// manifest is returned, on failure nothing is left behind. `expected_id` ("author/name", may be
+// empty) must match the manifest's. Errors: kPayloadTooLarge over a limit, kInvalidArgument for
+// anything else wrong with the package (each message starts "bad package:"), kInternal when
+// the disk fails.
+util::Result<PluginManifest> UnpackPackage(std::string_view zip, const std::filesystem::path& dest,
+                                           const PackageLimits& limits,
+                                           std::string_view expected_id);
+
+// kInvalidArgument "bad package: checksum mismatch" unless `expected_sha256_hex` (any case) is the
+// SHA-256 of `zip`; an empty expectation passes (the marketplace gave none).
+util::Result<void> VerifyChecksum(std::string_view zip, std::string_view expected_sha256_hex);
+
+}  // namespace sb::plugins
