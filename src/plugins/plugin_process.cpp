@@ -1,0 +1,490 @@
+#include "plugins/plugin_process.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/json/serialize.hpp>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <utility>
+
+namespace sb::plugins {
+namespace {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+using util::ErrorCode;
+
+struct Pipe {
+  int read = -1;
+  int write = -1;
+};
+
+util::Result<Pipe> MakePipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    return util::Fail(ErrorCode::kInternal, fmt::format("pipe: {}", std::strerror(errno)));
+  }
+  return Pipe{fds[0], fds[1]};
+}
+
+void CloseFd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+// Only async-signal-safe calls between fork and exec.
+[[noreturn]] void ExecChild(const char* program, char* const* argv, char* const* envp,
+                            const char* dir, const ProcessLimits& limits, int in, int out, int err,
+                            int status_fd) {
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  ::dup2(in, 0);
+  ::dup2(out, 1);
+  ::dup2(err, 2);
+  auto limit = [](int resource, std::uint64_t value) {
+    rlimit rl{static_cast<rlim_t>(value), static_cast<rlim_t>(value)};
+    ::setrlimit(resource, &rl);
+  };
+  limit(RLIMIT_AS, limits.memory_bytes);
+  limit(RLIMIT_CPU, limits.cpu_seconds);
+  limit(RLIMIT_NPROC, limits.processes);
+  limit(RLIMIT_NOFILE, limits.open_files);
+  // Every descriptor of the server (sockets, the database) stays behind, whatever its flags;
+  // only the status pipe is kept, as fd 3, until exec closes it.
+  if (status_fd != 3) {
+    ::dup2(status_fd, 3);
+    ::fcntl(3, F_SETFD, FD_CLOEXEC);
+  }
+  ::close_range(4, ~0U, 0);
+  if (::chdir(dir) == 0) ::execve(program, argv, envp);
+  const int code = errno;
+  [[maybe_unused]] auto n = ::write(3, &code, sizeof code);
+  ::_exit(127);
+}
+
+class AsioPluginProcess final : public PluginProcess,
+                                public std::enable_shared_from_this<AsioPluginProcess> {
+ public:
+  AsioPluginProcess(asio::any_io_executor executor, std::shared_ptr<PluginHost> host,
+                    std::function<void(int)> on_exit, const ProcessLimits& limits, int pid, int in,
+                    int out, int err)
+      : strand_(asio::make_strand(executor)),
+        host_(std::move(host)),
+        on_exit_(std::move(on_exit)),
+        limits_(limits),
+        pid_(pid),
+        stdin_(strand_, in),
+        stdout_(strand_, out),
+        stderr_(strand_, err),
+        reap_timer_(strand_),
+        kill_timer_(strand_) {}
+
+  void Begin() {
+    auto self = shared_from_this();
+    asio::dispatch(strand_, [self] {
+      self->ReadStdout();
+      self->ReadStderr();
+    });
+  }
+
+  void Call(std::string action, util::JsonObject data, std::chrono::milliseconds deadline,
+            Done done) override {
+    auto self = shared_from_this();
+    asio::dispatch(strand_, [self, action = std::move(action), data = std::move(data), deadline,
+                             done = std::move(done)]() mutable {
+      if (self->stopping_ || self->ended_) {
+        return done(util::Fail(ErrorCode::kUnavailable, "the plugin is not running"));
+      }
+      const std::int64_t seq = ++self->next_seq_;
+      auto timer = std::make_shared<asio::steady_timer>(self->strand_, deadline);
+      self->pending_.emplace(seq, PendingCall{std::move(done), timer});
+      timer->async_wait([self, seq, action, deadline](const boost::system::error_code& ec) {
+        if (ec) return;
+        self->Finish(seq, util::Fail(ErrorCode::kUpstreamTimeout,
+                                     fmt::format("the plugin did not answer {} within {} ms",
+                                                 action, deadline.count())));
+      });
+      util::JsonObject request;
+      request["seq_id"] = seq;
+      request["action"] = action;
+      request["data"] = std::move(data);
+      self->Send(request);
+    });
+  }
+
+  void Stop(std::chrono::milliseconds grace, std::function<void()> stopped) override {
+    auto self = shared_from_this();
+    asio::dispatch(strand_, [self, grace, stopped = std::move(stopped)]() mutable {
+      if (stopped) self->stopped_.push_back(std::move(stopped));
+      if (self->ended_) return self->RunStopped();
+      if (self->stopping_) return;
+      self->stopping_ = true;
+      self->FailAll("the plugin is stopping");
+      util::JsonObject request;
+      request["seq_id"] = ++self->next_seq_;
+      request["action"] = "shutdown";
+      request["data"] = util::JsonObject();
+      self->Send(request);
+      self->close_stdin_after_writes_ = true;
+      self->MaybeCloseStdin();
+      self->kill_timer_.expires_after(grace);
+      self->kill_timer_.async_wait([self, grace](const boost::system::error_code& ec) {
+        if (ec || self->ended_) return;
+        ::kill(-self->pid_, SIGTERM);
+        self->kill_timer_.expires_after(grace);
+        self->kill_timer_.async_wait([self](const boost::system::error_code& ec2) {
+          if (!ec2 && !self->ended_) ::kill(-self->pid_, SIGKILL);
+        });
+      });
+    });
+  }
+
+  int pid() const override { return pid_; }
+
+  std::size_t Pending() const override {
+    std::lock_guard lock(count_mu_);
+    return pending_count_;
+  }
+
+ private:
+  struct PendingCall {
+    Done done;
+    std::shared_ptr<asio::steady_timer> timer;
+  };
+
+  void UpdateCount() {
+    std::lock_guard lock(count_mu_);
+    pending_count_ = pending_.size();
+  }
+
+  void Finish(std::int64_t seq, util::Result<util::Json> result) {
+    auto it = pending_.find(seq);
+    if (it == pending_.end()) return;  // already ended (timeout, then a late answer)
+    auto call = std::move(it->second);
+    pending_.erase(it);
+    UpdateCount();
+    call.timer->cancel();
+    call.done(std::move(result));
+  }
+
+  void FailAll(const std::string& why) {
+    auto pending = std::move(pending_);
+    pending_.clear();
+    UpdateCount();
+    for (auto& [seq, call] : pending) {
+      call.timer->cancel();
+      call.done(util::Fail(ErrorCode::kUnavailable, why));
+    }
+  }
+
+  void Send(const util::JsonObject& message) {
+    if (stdin_closed_) return;
+    std::string line = boost::json::serialize(message);
+    line += '\n';
+    writes_.push_back(std::move(line));
+    UpdateCount();
+    if (writes_.size() == 1) WriteNext();
+  }
+
+  void WriteNext() {
+    auto self = shared_from_this();
+    asio::async_write(stdin_, asio::buffer(writes_.front()),
+                      [self](const boost::system::error_code& ec, std::size_t) {
+                        self->writes_.pop_front();
+                        if (ec) {
+                          // The plugin closed its stdin or died: its stdout's end says the rest.
+                          self->writes_.clear();
+                          self->CloseStdin();
+                          return;
+                        }
+                        if (!self->writes_.empty()) return self->WriteNext();
+                        self->MaybeCloseStdin();
+                      });
+  }
+
+  void MaybeCloseStdin() {
+    if (close_stdin_after_writes_ && writes_.empty()) CloseStdin();
+  }
+
+  void CloseStdin() {
+    if (stdin_closed_) return;
+    stdin_closed_ = true;
+    boost::system::error_code ignored;
+    stdin_.close(ignored);
+  }
+
+  void ReadStdout() {
+    auto self = shared_from_this();
+    asio::async_read_until(stdout_, asio::dynamic_buffer(out_buffer_, limits_.max_line_bytes), '\n',
+                           [self](const boost::system::error_code& ec, std::size_t n) {
+                             if (ec) {
+                               if (ec == asio::error::not_found) {
+                                 self->host_->OnPluginLog(fmt::format(
+                                     "protocol: a line longer than {} bytes; the plugin is stopped",
+                                     self->limits_.max_line_bytes));
+                                 ::kill(-self->pid_, SIGKILL);
+                               }
+                               return self->OnStdoutEnd();
+                             }
+                             std::string line = self->out_buffer_.substr(0, n - 1);
+                             self->out_buffer_.erase(0, n);
+                             self->OnLine(line);
+                             self->ReadStdout();
+                           });
+  }
+
+  void ReadStderr() {
+    auto self = shared_from_this();
+    asio::async_read_until(stderr_, asio::dynamic_buffer(err_buffer_, 64 * 1024), '\n',
+                           [self](const boost::system::error_code& ec, std::size_t n) {
+                             if (ec == asio::error::not_found) {
+                               // A long line is logged in pieces rather than lost.
+                               self->host_->OnPluginLog(self->err_buffer_);
+                               self->err_buffer_.clear();
+                               return self->ReadStderr();
+                             }
+                             if (ec) return;
+                             std::string line = self->err_buffer_.substr(0, n - 1);
+                             self->err_buffer_.erase(0, n);
+                             if (!line.empty()) self->host_->OnPluginLog(line);
+                             self->ReadStderr();
+                           });
+  }
+
+  void OnLine(const std::string& line) {
+    if (line.empty() || line == "\r") return;
+    auto parsed = util::ParseJson(line);
+    const auto* message = parsed ? parsed->if_object() : nullptr;
+    const auto* seq = message ? message->if_contains("seq_id") : nullptr;
+    if (!message || !seq || !seq->is_int64()) {
+      host_->OnPluginLog("protocol: ignored a line that is not {seq_id, ...} JSON");
+      return;
+    }
+    if (const auto* action = message->if_contains("action")) {
+      return OnRequest(seq->as_int64(), action, *message);
+    }
+    const auto* code = message->if_contains("code");
+    if (!code || !code->is_int64()) {
+      host_->OnPluginLog("protocol: ignored a response without an integer code");
+      return;
+    }
+    util::Json data = nullptr;
+    if (const auto* d = message->if_contains("data")) data = *d;
+    if (code->as_int64() == 0) return Finish(seq->as_int64(), std::move(data));
+    std::string text = "the plugin answered with an error";
+    if (const auto* m = message->if_contains("message"); m && m->is_string()) {
+      text = fmt::format("the plugin answered: {}", std::string_view(m->as_string()));
+    }
+    Finish(seq->as_int64(), util::Fail(ErrorCode::kUpstreamFailed, std::move(text)));
+  }
+
+  void OnRequest(std::int64_t seq, const util::Json* action, const util::JsonObject& message) {
+    util::JsonObject data;
+    if (const auto* d = message.if_contains("data"); d && d->is_object()) data = d->as_object();
+    auto self = shared_from_this();
+    auto answer = [self, seq](util::Result<util::Json> result) {
+      asio::dispatch(self->strand_, [self, seq, result = std::move(result)]() mutable {
+        util::JsonObject response;
+        response["seq_id"] = seq;
+        if (result) {
+          response["code"] = 0;
+          response["message"] = "ok";
+          response["data"] = std::move(*result);
+        } else {
+          response["code"] = -1;
+          response["message"] = result.error().message;
+          response["data"] = nullptr;
+        }
+        self->Send(response);
+      });
+    };
+    if (!action->is_string())
+      return answer(util::Fail(ErrorCode::kInvalidArgument, "action must be a string"));
+    host_->HandlePluginCall(std::string(action->as_string()), data, std::move(answer));
+  }
+
+  void OnStdoutEnd() {
+    FailAll("the plugin's process ended");
+    CloseStdin();
+    Reap();
+  }
+
+  // The plugin closed its stdout: it is ending. Waits for it without blocking the strand; a
+  // process that keeps running without its stdout is killed after two seconds.
+  void Reap() {
+    int status = 0;
+    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_ || (r < 0 && errno == ECHILD)) {
+      ended_ = true;
+      ::kill(-pid_, SIGKILL);  // what the plugin started dies with it
+      boost::system::error_code ignored;
+      kill_timer_.cancel();
+      stdout_.close(ignored);
+      stderr_.close(ignored);
+      if (on_exit_) std::exchange(on_exit_, nullptr)(r == pid_ ? status : 0);
+      RunStopped();
+      return;
+    }
+    if (++reap_polls_ == 200) ::kill(-pid_, SIGKILL);
+    auto self = shared_from_this();
+    reap_timer_.expires_after(std::chrono::milliseconds(10));
+    reap_timer_.async_wait([self](const boost::system::error_code&) { self->Reap(); });
+  }
+
+  void RunStopped() {
+    auto stopped = std::move(stopped_);
+    stopped_.clear();
+    for (auto& s : stopped) s();
+  }
+
+  asio::strand<asio::any_io_executor> strand_;
+  std::shared_ptr<PluginHost> host_;
+  std::function<void(int)> on_exit_;
+  const ProcessLimits limits_;
+  const int pid_;
+  asio::posix::stream_descriptor stdin_;
+  asio::posix::stream_descriptor stdout_;
+  asio::posix::stream_descriptor stderr_;
+  asio::steady_timer reap_timer_;
+  asio::steady_timer kill_timer_;
+  // Guarded by the strand:
+  std::string out_buffer_;
+  std::string err_buffer_;
+  std::deque<std::string> writes_;
+  std::map<std::int64_t, PendingCall> pending_;
+  std::int64_t next_seq_ = 0;
+  bool stopping_ = false;
+  bool ended_ = false;
+  bool stdin_closed_ = false;
+  bool close_stdin_after_writes_ = false;
+  int reap_polls_ = 0;
+  std::vector<std::function<void()>> stopped_;
+  // Read from any thread:
+  mutable std::mutex count_mu_;
+  std::size_t pending_count_ = 0;  // guarded by count_mu_
+};
+
+}  // namespace
+
+util::Result<fs::path> ResolveProgram(const fs::path& dir, const std::string& program,
+                                      const std::vector<std::string>& path_dirs) {
+  std::error_code ec;
+  if (program.find('/') != std::string::npos) {
+    fs::path candidate = dir / program;
+    if (fs::is_regular_file(candidate, ec)) return candidate;
+    return util::Fail(ErrorCode::kInvalidArgument,
+                      fmt::format("the plugin's program {} is missing", program));
+  }
+  for (const auto& d : path_dirs) {
+    fs::path candidate = fs::path(d) / program;
+    if (fs::is_regular_file(candidate, ec) && ::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+  }
+  return util::Fail(ErrorCode::kInvalidArgument,
+                    fmt::format("{} is not installed on this server", program));
+}
+
+util::Result<std::shared_ptr<PluginProcess>> PluginProcess::Spawn(
+    asio::any_io_executor executor, PluginLaunch launch, std::shared_ptr<PluginHost> host,
+    std::function<void(int)> on_exit) {
+  if (launch.argv.empty()) return util::Fail(ErrorCode::kInvalidArgument, "no command to run");
+  // A write to a plugin that just died must be an error, not a signal that ends the server.
+  static std::once_flag ignore_sigpipe;
+  std::call_once(ignore_sigpipe, [] { ::signal(SIGPIPE, SIG_IGN); });
+  std::vector<std::string> path_dirs = {"/usr/local/bin", "/usr/bin", "/bin"};
+  for (const auto& kv : launch.env) {
+    if (kv.rfind("PATH=", 0) == 0) {
+      path_dirs.clear();
+      std::string_view rest = std::string_view(kv).substr(5);
+      while (!rest.empty()) {
+        auto colon = rest.find(':');
+        path_dirs.emplace_back(rest.substr(0, colon));
+        if (colon == std::string_view::npos) break;
+        rest.remove_prefix(colon + 1);
+      }
+    }
+  }
+  auto program = ResolveProgram(launch.dir, launch.argv.front(), path_dirs);
+  if (!program) return tl::unexpected(program.error());
+  const std::string program_path = program->string();
+  const std::string dir = launch.dir.string();
+
+  // Everything the child needs is built before fork: it may only make async-signal-safe calls.
+  std::vector<char*> argv;
+  for (auto& a : launch.argv) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (auto& e : launch.env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  auto in = MakePipe();
+  auto out = MakePipe();
+  auto err = MakePipe();
+  auto status = MakePipe();
+  auto close_all = [&] {
+    for (auto* p : {&in, &out, &err, &status}) {
+      if (*p) {
+        CloseFd((*p)->read);
+        CloseFd((*p)->write);
+      }
+    }
+  };
+  if (!in || !out || !err || !status) {
+    close_all();
+    return util::Fail(ErrorCode::kInternal, "cannot create the plugin's pipes");
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    close_all();
+    return util::Fail(ErrorCode::kInternal, fmt::format("fork: {}", std::strerror(errno)));
+  }
+  if (pid == 0) {
+    ExecChild(program_path.c_str(), argv.data(), envp.data(), dir.c_str(), launch.limits, in->read,
+              out->write, err->write, status->write);
+  }
+  CloseFd(in->read);
+  CloseFd(out->write);
+  CloseFd(err->write);
+  CloseFd(status->write);
+  // exec closes the status pipe (CLOEXEC): EOF means the program runs, an int is exec's errno.
+  int exec_errno = 0;
+  ssize_t n;
+  do {
+    n = ::read(status->read, &exec_errno, sizeof exec_errno);
+  } while (n < 0 && errno == EINTR);
+  CloseFd(status->read);
+  if (n == static_cast<ssize_t>(sizeof exec_errno)) {
+    int ignored = 0;
+    ::waitpid(pid, &ignored, 0);
+    CloseFd(in->write);
+    CloseFd(out->read);
+    CloseFd(err->read);
+    return util::Fail(ErrorCode::kInternal, fmt::format("cannot start {}: {}", launch.argv.front(),
+                                                        std::strerror(exec_errno)));
+  }
+  // Our ends must not leak into later children either (they are CLOEXEC already).
+  auto process =
+      std::make_shared<AsioPluginProcess>(std::move(executor), std::move(host), std::move(on_exit),
+                                          launch.limits, pid, in->write, out->read, err->read);
+  process->Begin();
+  return process;
+}
+
+}  // namespace sb::plugins

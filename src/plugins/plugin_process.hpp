@@ -1,0 +1,87 @@
+// One running plugin: a child process that speaks newline-delimited JSON over its stdin/stdout
+// (docs/plugins.md). The core's calls carry a deadline and end exactly once (answer, error,
+// timeout or the process's end); the plugin's own calls go to a PluginHost. The child runs in its
+// own folder and process group, with a scrubbed environment and resource limits, and dies with
+// the server (PR_SET_PDEATHSIG).
+//   auto p = PluginProcess::Spawn(io.get_executor(), launch, host, [](int status) { ... });
+//   (*p)->Call("command", data, 5s, [](util::Result<util::Json> r) { ... });
+//   (*p)->Stop(2s, [] { /* reaped */ });
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "util/error.hpp"
+#include "util/json.hpp"
+
+namespace sb::plugins {
+
+struct ProcessLimits {
+  std::uint64_t memory_bytes = 512ull << 20;  // RLIMIT_AS
+  std::uint64_t cpu_seconds = 3600;           // RLIMIT_CPU, over the process's life
+  std::uint64_t processes = 64;               // RLIMIT_NPROC (not enforced for root)
+  std::uint64_t open_files = 256;             // RLIMIT_NOFILE
+  std::size_t max_line_bytes = 1 << 20;       // a longer line from the plugin ends it
+};
+
+struct PluginLaunch {
+  std::filesystem::path dir;      // working directory: the plugin's unpacked folder
+  std::vector<std::string> argv;  // the manifest's command
+  // The whole environment of the child, "KEY=VALUE"; nothing of the server's is inherited.
+  std::vector<std::string> env;
+  ProcessLimits limits;
+};
+
+// What a plugin may ask of the core. Called on the process's strand; `answer` must run exactly
+// once, from any thread, with the `data` of the response or an error (sent as code -1).
+class PluginHost {
+ public:
+  virtual ~PluginHost() = default;
+  virtual void HandlePluginCall(const std::string& action, const util::JsonObject& data,
+                                std::function<void(util::Result<util::Json>)> answer) = 0;
+  // A line the plugin wrote to stderr, or a protocol problem the core saw (prefixed "protocol:").
+  virtual void OnPluginLog(const std::string& line) = 0;
+};
+
+class PluginProcess {
+ public:
+  using Done = std::function<void(util::Result<util::Json>)>;
+
+  // Starts the process. kInvalidArgument when the program cannot be found, kInternal when the
+  // system refuses (fork, pipes, exec). `on_exit` runs once, on the strand, with the wait
+  // status after the process ended for whatever reason (also after Stop).
+  static util::Result<std::shared_ptr<PluginProcess>> Spawn(boost::asio::any_io_executor executor,
+                                                            PluginLaunch launch,
+                                                            std::shared_ptr<PluginHost> host,
+                                                            std::function<void(int)> on_exit);
+
+  virtual ~PluginProcess() = default;
+
+  // Sends {seq_id, action, data}. `done` runs exactly once: with the response's data (code 0),
+  // kUpstreamFailed with the plugin's message (code != 0), kUpstreamTimeout after `deadline`,
+  // or kUnavailable when the process is gone or stopping. Thread-safe.
+  virtual void Call(std::string action, util::JsonObject data, std::chrono::milliseconds deadline,
+                    Done done) = 0;
+
+  // Asks the plugin to end (a "shutdown" request, then its stdin closed), SIGTERM to its process
+  // group after `grace`, SIGKILL after another `grace`. `stopped` runs once the process is
+  // reaped. Idempotent. Thread-safe.
+  virtual void Stop(std::chrono::milliseconds grace, std::function<void()> stopped) = 0;
+
+  virtual int pid() const = 0;
+  // Calls sent and not yet ended.
+  virtual std::size_t Pending() const = 0;
+};
+
+// The program of `argv[0]`: a path inside `dir` when it has a '/', else looked up in `path_dirs`.
+util::Result<std::filesystem::path> ResolveProgram(const std::filesystem::path& dir,
+                                                   const std::string& program,
+                                                   const std::vector<std::string>& path_dirs);
+
+}  // namespace sb::plugins
