@@ -8,6 +8,7 @@
 #include "domain/conversation.hpp"
 #include "domain/model.hpp"
 #include "domain/pipeline.hpp"
+#include "domain/plugin.hpp"
 #include "domain/provider.hpp"
 #include "domain/settings.hpp"
 #include "domain/task.hpp"
@@ -27,6 +28,7 @@ class Storage {
   virtual UserRepository& users() = 0;
   virtual ApiKeyRepository& api_keys() = 0;
   virtual SettingsRepository& settings() = 0;
+  virtual PluginRepository& plugins() = 0;
 };
 
 }  // namespace sb::domain

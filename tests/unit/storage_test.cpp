@@ -1490,5 +1490,55 @@ TEST_F(StorageTest, ConversationMigrationAppliesOnceToPreviousSchema) {
   EXPECT_EQ(*total, static_cast<std::int64_t>(SchemaMigrations().size()));
 }
 
+TEST_F(StorageTest, PluginsAreKeptWithTheirConfigAndStorageUntilRemoved) {
+  auto& plugins = storage_->plugins();
+  domain::InstalledPlugin p;
+  p.author = "alice";
+  p.name = "echo";
+  p.version = "1.0.0";
+  p.install_source = "marketplace";
+  p.config = {{"greeting", "hi"}};
+  p.manifest = {{"label", util::JsonObject{{"en_US", "Echo"}}}};
+  p.created_at = At(1000);
+  p.updated_at = At(1000);
+  ASSERT_TRUE(plugins.Put(p));
+  domain::InstalledPlugin q = p;
+  q.name = "zeta";
+  q.priority = 5;
+  ASSERT_TRUE(plugins.Put(q));
+  auto list = plugins.List();
+  ASSERT_TRUE(list);
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[0].name, "zeta");  // higher priority first
+
+  p.version = "2.0.0";
+  p.enabled = false;
+  p.updated_at = At(2000);
+  p.created_at = At(9999);  // ignored on replace
+  ASSERT_TRUE(plugins.Put(p));
+  ASSERT_TRUE(plugins.StorageSet(p.key(), "count", "3"));
+  Reopen();
+  auto got = storage_->plugins().Get(p.key());
+  ASSERT_TRUE(got) << got.error().message;
+  EXPECT_EQ(got->version, "2.0.0");
+  EXPECT_FALSE(got->enabled);
+  EXPECT_EQ(got->config.at("greeting").as_string(), "hi");
+  EXPECT_EQ(got->manifest.at("label").at("en_US").as_string(), "Echo");
+  EXPECT_EQ(got->created_at, At(1000));
+  EXPECT_EQ(got->updated_at, At(2000));
+  EXPECT_EQ(*storage_->plugins().StorageGet(p.key(), "count"), std::optional<std::string>("3"));
+  EXPECT_EQ(*storage_->plugins().StorageGet(p.key(), "none"), std::nullopt);
+
+  ASSERT_TRUE(storage_->plugins().Remove(p.key()));
+  EXPECT_EQ(storage_->plugins().Get(p.key()).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(storage_->plugins().Remove(p.key()).error().code, ErrorCode::kNotFound);
+  auto orphan = storage_->plugins().StorageSet(p.key(), "count", "4");
+  ASSERT_FALSE(orphan);
+  EXPECT_EQ(orphan.error().code, ErrorCode::kNotFound);
+  // Its storage went with it: a reinstall starts empty.
+  ASSERT_TRUE(storage_->plugins().Put(p));
+  EXPECT_EQ(*storage_->plugins().StorageGet(p.key(), "count"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace sb::storage::sqlite

@@ -156,6 +156,32 @@ CREATE TABLE conversation_turns (
   PRIMARY KEY (conversation_id, seq)
 ) WITHOUT ROWID;
 )sql"},
+    {3, R"sql(
+-- Installed plugins: the version in use, whether it runs, its config, a copy of its manifest.
+CREATE TABLE plugins (
+  author          TEXT NOT NULL,
+  name            TEXT NOT NULL,
+  version         TEXT NOT NULL,
+  enabled         INTEGER NOT NULL DEFAULT 1,
+  priority        INTEGER NOT NULL DEFAULT 0,
+  install_source  TEXT NOT NULL DEFAULT '',
+  config          TEXT NOT NULL DEFAULT '{}',
+  manifest        TEXT NOT NULL DEFAULT '{}',
+  created_at      INTEGER NOT NULL,
+  updated_at      INTEGER NOT NULL,
+  PRIMARY KEY (author, name)
+);
+
+-- What a plugin keeps through the core (storage_get / storage_set).
+CREATE TABLE plugin_storage (
+  author  TEXT NOT NULL,
+  name    TEXT NOT NULL,
+  item    TEXT NOT NULL,
+  value   TEXT NOT NULL,
+  PRIMARY KEY (author, name, item),
+  FOREIGN KEY (author, name) REFERENCES plugins (author, name) ON DELETE CASCADE
+) WITHOUT ROWID;
+)sql"},
 };
 
 constexpr const char* kCreateMigrationsTable = R"sql(

@@ -37,7 +37,8 @@ SqliteStorage::SqliteStorage(std::unique_ptr<Database> db)
       tasks_(*db_),
       users_(*db_),
       api_keys_(*db_),
-      settings_(*db_) {}
+      settings_(*db_),
+      plugins_(*db_) {}
 
 SqliteStorage::~SqliteStorage() { Close(); }
 

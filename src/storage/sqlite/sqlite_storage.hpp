@@ -15,6 +15,7 @@
 #include "storage/sqlite/database.hpp"
 #include "storage/sqlite/model_repository.hpp"
 #include "storage/sqlite/pipeline_repository.hpp"
+#include "storage/sqlite/plugin_repository.hpp"
 #include "storage/sqlite/provider_repository.hpp"
 #include "storage/sqlite/settings_repository.hpp"
 #include "storage/sqlite/task_repository.hpp"
@@ -43,6 +44,7 @@ class SqliteStorage final : public domain::Storage {
   domain::UserRepository& users() override { return users_; }
   domain::ApiKeyRepository& api_keys() override { return api_keys_; }
   domain::SettingsRepository& settings() override { return settings_; }
+  domain::PluginRepository& plugins() override { return plugins_; }
 
  private:
   explicit SqliteStorage(std::unique_ptr<Database> db);
@@ -58,6 +60,7 @@ class SqliteStorage final : public domain::Storage {
   SqliteUserRepository users_;
   SqliteApiKeyRepository api_keys_;
   SqliteSettingsRepository settings_;
+  SqlitePluginRepository plugins_;
 };
 
 }  // namespace sb::storage::sqlite
