@@ -1,0 +1,194 @@
+// The plugin supervisor over real processes (the example greeter and the probe): start with a
+// handshake and capabilities, restart after a crash with backoff, the circuit breaker, an upgrade
+// that fails leaving the old version running, a handshake that never comes, stop.
+#include "plugins/plugin_supervisor.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <future>
+#include <mutex>
+#include <thread>
+
+namespace sb::plugins {
+namespace {
+
+using namespace std::chrono_literals;
+using util::ErrorCode;
+
+class RecordingCore final : public PluginCore {
+ public:
+  void HandlePluginCall(const domain::PluginKey&, const std::string& action,
+                        const util::JsonObject&,
+                        std::function<void(util::Result<util::Json>)> answer) override {
+    if (action == "storage_get") return answer(util::Json(util::JsonObject{{"value", nullptr}}));
+    answer(util::Json(util::JsonObject()));
+  }
+  void PluginLog(const domain::PluginKey& plugin, const std::string& line) override {
+    std::lock_guard lock(mu);
+    logs.push_back(plugin.id() + ": " + line);
+  }
+  bool Logged(std::string_view text) {
+    std::lock_guard lock(mu);
+    for (const auto& l : logs) {
+      if (l.find(text) != std::string::npos) return true;
+    }
+    return false;
+  }
+  std::mutex mu;
+  std::vector<std::string> logs;
+};
+
+template <typename Pred>
+bool Eventually(Pred pred, std::chrono::milliseconds limit = 10s) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return pred();
+}
+
+domain::InstalledPlugin Record(std::string name, std::vector<std::string> command,
+                               std::string version = "1.0.0") {
+  domain::InstalledPlugin p;
+  p.author = "test";
+  p.name = std::move(name);
+  p.version = std::move(version);
+  util::JsonArray argv;
+  for (auto& a : command) argv.emplace_back(a);
+  p.manifest["command"] = std::move(argv);
+  p.config = {{"greeting", "Hey"}};
+  return p;
+}
+
+class SupervisorTest : public ::testing::Test {
+ protected:
+  SupervisorTest() {
+    options_.first_backoff = 50ms;
+    options_.max_backoff = 200ms;
+    options_.max_crashes = 3;
+    options_.handshake_timeout = 2s;
+    options_.stop_grace = 500ms;
+    supervisor_ = std::make_unique<PluginSupervisor>(io_.get_executor(), core_, options_);
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~SupervisorTest() override {
+    supervisor_->StopAll();
+    supervisor_.reset();
+    work_.reset();
+    io_.stop();
+    thread_.join();
+  }
+
+  util::Result<void> Launch(const domain::InstalledPlugin& p, const std::filesystem::path& dir) {
+    std::promise<util::Result<void>> done;
+    supervisor_->Launch(p, dir, [&](util::Result<void> r) { done.set_value(std::move(r)); });
+    auto f = done.get_future();
+    if (f.wait_for(15s) != std::future_status::ready) {
+      return util::Fail(ErrorCode::kInternal, "test: Launch never ended");
+    }
+    return f.get();
+  }
+  util::Result<util::Json> Call(const domain::PluginKey& key, std::string action,
+                                util::JsonObject data = {}) {
+    std::promise<util::Result<util::Json>> done;
+    supervisor_->Call(key, std::move(action), std::move(data), 3s,
+                      [&](util::Result<util::Json> r) { done.set_value(std::move(r)); });
+    return done.get_future().get();
+  }
+
+  boost::asio::io_context io_;
+  boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_{
+      io_.get_executor()};
+  RecordingCore core_;
+  SupervisorOptions options_;
+  std::unique_ptr<PluginSupervisor> supervisor_;
+  std::thread thread_;
+};
+
+TEST_F(SupervisorTest, StartsWithAHandshakeAndKnowsWhatThePluginOffers) {
+  auto greeter = Record("greeter", {"python3", "main.py"});
+  ASSERT_TRUE(Launch(greeter, SB_EXAMPLE_PLUGIN));
+  EXPECT_EQ(supervisor_->Status(greeter.key()).state, PluginState::kRunning);
+  auto caps = supervisor_->Capabilities(greeter.key());
+  ASSERT_TRUE(caps);
+  ASSERT_EQ(caps->commands.size(), 1u);
+  EXPECT_EQ(caps->commands[0].name, "greet");
+  ASSERT_EQ(caps->tools.size(), 1u);
+  EXPECT_EQ(caps->tools[0].parameters.at("required").at(0).as_string(), "text");
+  EXPECT_EQ(caps->events, std::vector<std::string>{"message_received"});
+  auto reply = Call(greeter.key(), "command", {{"command", "greet"}, {"args", {"Bo"}}});
+  ASSERT_TRUE(reply) << reply.error().message;
+  EXPECT_EQ(reply->at("reply").as_string(), "Hey, Bo!");  // the config reached it
+
+  std::promise<void> stopped;
+  supervisor_->Stop(greeter.key(), [&] { stopped.set_value(); });
+  ASSERT_EQ(stopped.get_future().wait_for(5s), std::future_status::ready);
+  EXPECT_EQ(supervisor_->Status(greeter.key()).state, PluginState::kStopped);
+  EXPECT_EQ(Call(greeter.key(), "command").error().code, ErrorCode::kUnavailable);
+}
+
+TEST_F(SupervisorTest, ACrashedPluginRestartsUntilTheCircuitOpens) {
+  auto probe = Record("probe", {"python3", "probe.py"});
+  ASSERT_TRUE(Launch(probe, SB_TEST_PLUGINS));
+  for (int crash = 1; crash <= 2; ++crash) {
+    EXPECT_FALSE(Call(probe.key(), "crash"));
+    // Running again means a new process answers (the status may not have noticed the crash yet).
+    ASSERT_TRUE(Eventually([&] { return Call(probe.key(), "echo").has_value(); }))
+        << "no restart after crash " << crash;
+    EXPECT_EQ(supervisor_->Status(probe.key()).state, PluginState::kRunning);
+  }
+  EXPECT_TRUE(core_.Logged("test/probe: the plugin exited with status 3; restarting in"));
+  EXPECT_FALSE(Call(probe.key(), "crash"));
+  ASSERT_TRUE(
+      Eventually([&] { return supervisor_->Status(probe.key()).state == PluginState::kFailed; }));
+  EXPECT_NE(supervisor_->Status(probe.key()).error.find("failed 3 times"), std::string::npos);
+  std::this_thread::sleep_for(300ms);  // longer than any backoff: it stays down
+  EXPECT_EQ(supervisor_->Status(probe.key()).state, PluginState::kFailed);
+  EXPECT_EQ(Call(probe.key(), "echo").error().code, ErrorCode::kUnavailable);
+  ASSERT_TRUE(Launch(probe, SB_TEST_PLUGINS));  // launched again by hand: the circuit closes
+  EXPECT_TRUE(Call(probe.key(), "echo"));
+}
+
+TEST_F(SupervisorTest, AFailedUpgradeLeavesTheRunningVersion) {
+  auto v1 = Record("probe", {"python3", "probe.py"}, "1.0.0");
+  ASSERT_TRUE(Launch(v1, SB_TEST_PLUGINS));
+  auto broken = Record("probe", {"python3", "-c", "import sys; sys.exit(2)"}, "2.0.0");
+  auto r = Launch(broken, SB_TEST_PLUGINS);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("launch failed"), std::string::npos) << r.error().message;
+  EXPECT_EQ(supervisor_->Status(v1.key()).state, PluginState::kRunning);
+  EXPECT_TRUE(Call(v1.key(), "echo"));  // still the old process
+  auto missing = Record("probe", {"./missing.sh"}, "3.0.0");
+  r = Launch(missing, SB_TEST_PLUGINS);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("missing.sh is missing"), std::string::npos);
+  EXPECT_TRUE(Call(v1.key(), "echo"));
+}
+
+TEST_F(SupervisorTest, AHandshakeThatNeverComesFailsTheLaunch) {
+  options_.handshake_timeout = 300ms;
+  supervisor_ = std::make_unique<PluginSupervisor>(io_.get_executor(), core_, options_);
+  auto silent = Record("silent", {"python3", "-c", "import time; time.sleep(30)"});
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = Launch(silent, SB_TEST_PLUGINS);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("did not answer handshake within 300 ms"), std::string::npos)
+      << r.error().message;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 3s);
+  EXPECT_EQ(supervisor_->Status(silent.key()).state, PluginState::kFailed);
+  auto bad_version = Record("old", {"python3", "-c",
+                                    "import sys, json; l = sys.stdin.readline(); "
+                                    "print(json.dumps({'seq_id': json.loads(l)['seq_id'], "
+                                    "'code': 0, 'data': {'protocol_version': 9}}), flush=True); "
+                                    "sys.stdin.readline()"});
+  r = Launch(bad_version, SB_TEST_PLUGINS);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("protocol version 9 is not supported"), std::string::npos)
+      << r.error().message;
+}
+
+}  // namespace
+}  // namespace sb::plugins
