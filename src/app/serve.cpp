@@ -19,7 +19,10 @@
 #include "http/server.hpp"
 #include "llm/gateway.hpp"
 #include "net/http_client.hpp"
+#include "plugins/marketplace_client.hpp"
+#include "plugins/plugin_manager.hpp"
 #include "runtime/bot_runtime_manager.hpp"
+#include "services/config_schema.hpp"
 #include "services/model_test_service.hpp"
 #include "util/blocking_executor.hpp"
 #include "util/crypto.hpp"
@@ -127,6 +130,21 @@ int Serve(const CoreOptions& options) {
                                               blocking_executor);
   BotStack& bots = *bot_stack;
 
+  util::SystemClock plugin_clock;
+  plugins::MarketplaceClient marketplace(http_client, io->get_executor(), cfg.space.url);
+  plugins::PluginManagerDeps plugin_deps;
+  plugin_deps.plugins = &core.storage().plugins();
+  plugin_deps.tasks = &core.storage().tasks();
+  plugin_deps.clock = &plugin_clock;
+  plugin_deps.blocking = &blocking_executor;
+  plugin_deps.marketplace = &marketplace;
+  plugin_deps.executor = io->get_executor();
+  plugin_deps.validate = services::ApplyConfigSchema;
+  plugins::PluginManagerOptions plugin_options;
+  plugin_options.plugins_dir = core.data_dir() / "plugins";
+  auto plugin_manager =
+      std::make_unique<plugins::ProcessPluginManager>(std::move(plugin_deps), plugin_options);
+
   http::Metrics metrics;
   http::AuthGuard guard(core.auth());
   http::Router router(guard);
@@ -145,6 +163,7 @@ int Serve(const CoreOptions& options) {
                             [&ready] { return ready.load(); },
                             {cfg.api.webhook_prefix, cfg.api.extra_webhook_prefix, setup_code}};
   ctx.debug_chat = &bots.debug_chat();
+  ctx.plugins = plugin_manager.get();
   http::api::RegisterAllRoutes(router, ctx);
 
   http::ServerOptions server_options;
@@ -170,6 +189,7 @@ int Serve(const CoreOptions& options) {
   std::vector<std::thread> io_threads;
   for (int i = 0; i < cfg.api.io_threads; ++i) io_threads.emplace_back([&io] { io->run(); });
   bots.Start();
+  plugin_manager->Start();
   ready = true;
 
   const std::string host =
@@ -203,6 +223,7 @@ int Serve(const CoreOptions& options) {
   // Bots stop after the API (a webhook call in flight still finds its bot), closing every
   // platform connection; pipeline runs still waiting on a model end with the gateway's cancel.
   bots.Stop(std::chrono::seconds(cfg.api.shutdown_grace_seconds));
+  plugin_manager->Stop();
   gateway->CancelAll();
   server->CloseConnections();
   io->stop();
@@ -211,6 +232,7 @@ int Serve(const CoreOptions& options) {
   bots.Flush();  // log entries and conversation turns queued by the last runs
   // Its runners, adapters and timers hold strands of the I/O context: gone before the context.
   bot_stack.reset();
+  plugin_manager.reset();  // its supervisor's timers and processes hold strands of the context
   signals.cancel();
   server.reset();
   io.reset();  // destroys what was left suspended, while everything it may touch still exists

@@ -2,6 +2,7 @@
 // configuration, and the key-value storage the plugin itself keeps through the core.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,6 +53,48 @@ class PluginRepository {
   // kNotFound when the plugin is not installed.
   virtual util::Result<void> StorageSet(const PluginKey& key, const std::string& item,
                                         const std::string& value) = 0;
+};
+
+// An installed plugin with what its process is doing, as the API shows it.
+struct PluginView {
+  InstalledPlugin plugin;
+  std::string status;             // stopped | starting | running | restarting | failed
+  std::string error;              // why it is restarting or failed
+  util::JsonObject capabilities;  // {events, commands, tools} while running
+};
+
+struct PluginFile {
+  std::string bytes;
+  std::string content_type;
+};
+
+// The plugin operations the API offers (install, upgrade and delete run as background tasks).
+// Blocking: call from the blocking pool. Thread-safe.
+class PluginManager {
+ public:
+  virtual ~PluginManager() = default;
+  virtual util::Result<std::vector<PluginView>> List() = 0;
+  // kNotFound "plugin a/b is not installed".
+  virtual util::Result<PluginView> Get(const PluginKey& key) = 0;
+  // A task id. kInvalidArgument for a malformed author/name, kConflict when the plugin is
+  // installed already or another operation on it runs.
+  virtual util::Result<std::int64_t> InstallFromMarketplace(const PluginKey& key,
+                                                            const std::string& version) = 0;
+  // A task id; the package's manifest names the plugin. kPayloadTooLarge over the package limit.
+  virtual util::Result<std::int64_t> InstallLocal(std::string package) = 0;
+  // A task id. kNotFound, kConflict as above.
+  virtual util::Result<std::int64_t> Upgrade(const PluginKey& key) = 0;
+  virtual util::Result<std::int64_t> Delete(const PluginKey& key) = 0;
+  virtual util::Result<util::JsonObject> Config(const PluginKey& key) = 0;
+  // Validated against the manifest's config schema (kInvalidArgument naming the field), stored,
+  // and the plugin restarted with it when enabled.
+  virtual util::Result<void> SetConfig(const PluginKey& key, const util::JsonObject& config) = 0;
+  virtual util::Result<void> SetEnabled(const PluginKey& key, bool enabled) = 0;
+  // kNotFound when the plugin has none.
+  virtual util::Result<std::string> Readme(const PluginKey& key) = 0;
+  virtual util::Result<PluginFile> Icon(const PluginKey& key) = 0;
+  // The marketplace's listing, for the console.
+  virtual util::Result<util::Json> MarketplaceList(int page, int page_size) = 0;
 };
 
 }  // namespace sb::domain

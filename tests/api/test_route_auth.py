@@ -64,6 +64,7 @@ class RouteAuthTest(ServerTestCase):
             "task_id": "1",
             "path": "callback/deeper",
             "session_type": "person",
+            "author": "nobody",  # a plugin author with nothing installed
         }
 
     def fill(self, method, path):

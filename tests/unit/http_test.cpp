@@ -213,6 +213,42 @@ class NoDebugChat final : public domain::DebugChat {
   }
 };
 
+class NoPlugins final : public domain::PluginManager {
+ public:
+  static util::Error None() { return {util::ErrorCode::kUnavailable, "no plugins here"}; }
+  util::Result<std::vector<domain::PluginView>> List() override { return tl::unexpected(None()); }
+  util::Result<domain::PluginView> Get(const domain::PluginKey&) override {
+    return tl::unexpected(None());
+  }
+  util::Result<std::int64_t> InstallFromMarketplace(const domain::PluginKey&,
+                                                    const std::string&) override {
+    return tl::unexpected(None());
+  }
+  util::Result<std::int64_t> InstallLocal(std::string) override { return tl::unexpected(None()); }
+  util::Result<std::int64_t> Upgrade(const domain::PluginKey&) override {
+    return tl::unexpected(None());
+  }
+  util::Result<std::int64_t> Delete(const domain::PluginKey&) override {
+    return tl::unexpected(None());
+  }
+  util::Result<util::JsonObject> Config(const domain::PluginKey&) override {
+    return tl::unexpected(None());
+  }
+  util::Result<void> SetConfig(const domain::PluginKey&, const util::JsonObject&) override {
+    return tl::unexpected(None());
+  }
+  util::Result<void> SetEnabled(const domain::PluginKey&, bool) override {
+    return tl::unexpected(None());
+  }
+  util::Result<std::string> Readme(const domain::PluginKey&) override {
+    return tl::unexpected(None());
+  }
+  util::Result<domain::PluginFile> Icon(const domain::PluginKey&) override {
+    return tl::unexpected(None());
+  }
+  util::Result<util::Json> MarketplaceList(int, int) override { return tl::unexpected(None()); }
+};
+
 // Builds the real route set over a throwaway data directory and compares it with the table.
 TEST(RouteTable, EveryRegisteredRouteIsListedWithItsAuthClass) {
   const auto dir = std::filesystem::temp_directory_path() / ("sb-route-" + util::RandomUrlSafe(8));
@@ -234,6 +270,8 @@ TEST(RouteTable, EveryRegisteredRouteIsListedWithItsAuthClass) {
                       {"http://h", "", ""}};
   NoDebugChat debug_chat;
   ctx.debug_chat = &debug_chat;
+  NoPlugins plugins;
+  ctx.plugins = &plugins;
   api::RegisterAllRoutes(router, ctx);
 
   std::set<std::string> registered;

@@ -9,6 +9,7 @@
 
 #include "domain/catalogue.hpp"
 #include "domain/debug_chat.hpp"
+#include "domain/plugin.hpp"
 #include "http/metrics.hpp"
 #include "http/router.hpp"
 #include "services/auth_service.hpp"
@@ -43,6 +44,7 @@ struct ApiContext {
   std::function<bool()> ready;  // /readyz
   ApiOptions options;
   domain::DebugChat* debug_chat = nullptr;  // the console's debug chat; null: routes absent
+  domain::PluginManager* plugins = nullptr;  // null: the plugin routes are absent
 };
 
 void RegisterSystemRoutes(Router& router, ApiContext& ctx);
@@ -53,6 +55,7 @@ void RegisterModelRoutes(Router& router, ApiContext& ctx);
 void RegisterBotRoutes(Router& router, ApiContext& ctx);
 void RegisterPipelineRoutes(Router& router, ApiContext& ctx);
 void RegisterDebugChatRoutes(Router& router, ApiContext& ctx);
+void RegisterPluginRoutes(Router& router, ApiContext& ctx);
 
 void RegisterAllRoutes(Router& router, ApiContext& ctx);
 

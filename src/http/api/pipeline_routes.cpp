@@ -114,6 +114,7 @@ void RegisterAllRoutes(Router& router, ApiContext& ctx) {
   RegisterBotRoutes(router, ctx);
   RegisterPipelineRoutes(router, ctx);
   RegisterDebugChatRoutes(router, ctx);
+  RegisterPluginRoutes(router, ctx);
 }
 
 }  // namespace sb::http::api

@@ -1,0 +1,217 @@
+// /api/v1/plugins: installed plugins, installs from the marketplace or a package, upgrade and
+// delete (background tasks), config, enable, readme, icon, and the marketplace listing.
+#include <charconv>
+
+#include "http/api/api.hpp"
+#include "http/api/field_reader.hpp"
+#include "http/api/handler_support.hpp"
+
+namespace sb::http::api {
+namespace {
+
+using util::ErrorCode;
+
+util::Json EncodePlugin(const domain::PluginView& view) {
+  const auto& p = view.plugin;
+  util::JsonObject manifest = p.manifest;
+  manifest.erase("command");  // how it runs is the server's business
+  return util::JsonObject{{"author", p.author},
+                          {"name", p.name},
+                          {"plugin_id", p.author + "/" + p.name},
+                          {"version", p.version},
+                          {"enabled", p.enabled},
+                          {"priority", p.priority},
+                          {"install_source", p.install_source},
+                          {"label", manifest["label"]},
+                          {"description", manifest["description"]},
+                          {"manifest", manifest},
+                          {"config", p.config},
+                          {"status", view.status},
+                          {"error", view.error},
+                          {"capabilities", view.capabilities},
+                          {"created_at", util::FormatRfc3339(p.created_at)},
+                          {"updated_at", util::FormatRfc3339(p.updated_at)}};
+}
+
+domain::PluginKey KeyOf(const Request& req) {
+  return {std::string(req.PathParam("author")), std::string(req.PathParam("name"))};
+}
+
+Response TaskId(const Request& req, const util::Result<std::int64_t>& task) {
+  if (!task) return Fail(req, task.error());
+  return JsonOk(util::JsonObject{{"task_id", *task}});
+}
+
+// The package of a multipart/form-data upload (the first part with a filename, else one named
+// "file"), or the raw body when it is not multipart.
+util::Result<std::string> PackageOf(const Request& req) {
+  const std::string_view type = req.Header("content-type");
+  if (type.find("multipart/form-data") == std::string_view::npos) {
+    if (req.body.empty()) return util::Fail(ErrorCode::kInvalidArgument, "the package is missing");
+    return req.body;
+  }
+  auto at = type.find("boundary=");
+  if (at == std::string_view::npos) {
+    return util::Fail(ErrorCode::kInvalidArgument, "multipart body without a boundary");
+  }
+  std::string boundary(type.substr(at + 9));
+  if (auto semi = boundary.find(';'); semi != std::string::npos) boundary.resize(semi);
+  if (boundary.size() >= 2 && boundary.front() == '"')
+    boundary = boundary.substr(1, boundary.size() - 2);
+  const std::string delimiter = "--" + boundary;
+  const std::string_view body = req.body;
+  std::size_t pos = body.find(delimiter);
+  while (pos != std::string_view::npos) {
+    pos += delimiter.size();
+    if (body.substr(pos, 2) == "--") break;  // the closing delimiter
+    const auto headers_end = body.find("\r\n\r\n", pos);
+    if (headers_end == std::string_view::npos) break;
+    const std::string_view headers = body.substr(pos, headers_end - pos);
+    const auto data_start = headers_end + 4;
+    const auto next = body.find("\r\n" + delimiter, data_start);
+    if (next == std::string_view::npos) break;
+    if (headers.find("filename=") != std::string_view::npos ||
+        headers.find("name=\"file\"") != std::string_view::npos) {
+      return std::string(body.substr(data_start, next - data_start));
+    }
+    pos = next + 2;
+  }
+  return util::Fail(ErrorCode::kInvalidArgument, "the multipart body has no file part");
+}
+
+int IntQuery(const Request& req, std::string_view name, int fallback, bool& bad) {
+  auto v = req.Query(name);
+  if (!v || v->empty()) return fallback;
+  int n = 0;
+  auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+  if (ec != std::errc() || end != v->data() + v->size()) bad = true;
+  return n;
+}
+
+}  // namespace
+
+void RegisterPluginRoutes(Router& router, ApiContext& ctx) {
+  if (!ctx.plugins) return;
+  domain::PluginManager& plugins = *ctx.plugins;
+
+  router.Add({"GET", "/api/v1/plugins", AuthClass::kEither, [&plugins](Request& req) {
+                auto list = plugins.List();
+                if (!list) return Fail(req, list.error());
+                util::JsonArray out;
+                for (const auto& p : *list) out.push_back(EncodePlugin(p));
+                return JsonOk(util::JsonObject{{"plugins", std::move(out)}});
+              }});
+
+  router.Add(
+      {"POST", "/api/v1/plugins/install/marketplace", AuthClass::kEither, [&plugins](Request& req) {
+         auto body = FieldReader::Parse(req.body);
+         if (!body) return Fail(req, body.error());
+         domain::PluginKey key;
+         // The seed's "author/name", or LangBot's separate fields.
+         if (auto id = body->OptionalString("plugin_id")) {
+           const auto slash = id->find('/');
+           if (slash == std::string::npos || id->find('/', slash + 1) != std::string::npos) {
+             body->Set("plugin_id must look like <author>/<plugin_name>");
+           } else {
+             key = {id->substr(0, slash), id->substr(slash + 1)};
+           }
+         } else if (body->Has("plugin_author") || body->Has("plugin_name")) {
+           key.author = body->RequiredString("plugin_author");
+           key.name = body->RequiredString("plugin_name");
+         } else {
+           body->Set("plugin_id is required");
+         }
+         const std::string version = body->OptionalString("plugin_version").value_or("");
+         if (auto e = body->error()) return Fail(req, *e);
+         return TaskId(req, plugins.InstallFromMarketplace(key, version));
+       }});
+
+  router.Add(
+      {"POST", "/api/v1/plugins/install/local", AuthClass::kEither, [&plugins](Request& req) {
+         auto package = PackageOf(req);
+         if (!package) return Fail(req, package.error());
+         return TaskId(req, plugins.InstallLocal(std::move(*package)));
+       }});
+
+  router.Add(
+      {"GET", "/api/v1/plugins/marketplace", AuthClass::kEither, [&plugins](Request& req) {
+         bool bad = false;
+         const int page = IntQuery(req, "page", 1, bad);
+         const int page_size = IntQuery(req, "page_size", 20, bad);
+         if (bad) {
+           return Fail(req, {ErrorCode::kInvalidArgument, "page and page_size must be integers"});
+         }
+         auto list = plugins.MarketplaceList(page, page_size);
+         if (!list) return Fail(req, list.error());
+         return JsonOk(*list);
+       }});
+
+  router.Add(
+      {"GET", "/api/v1/plugins/{author}/{name}", AuthClass::kEither, [&plugins](Request& req) {
+         auto view = plugins.Get(KeyOf(req));
+         if (!view) return Fail(req, view.error());
+         return JsonOk(util::JsonObject{{"plugin", EncodePlugin(*view)}});
+       }});
+
+  router.Add({"DELETE", "/api/v1/plugins/{author}/{name}", AuthClass::kEither,
+              [&plugins](Request& req) { return TaskId(req, plugins.Delete(KeyOf(req))); }});
+
+  router.Add({"POST", "/api/v1/plugins/{author}/{name}/upgrade", AuthClass::kEither,
+              [&plugins](Request& req) { return TaskId(req, plugins.Upgrade(KeyOf(req))); }});
+
+  router.Add({"GET", "/api/v1/plugins/{author}/{name}/config", AuthClass::kEither,
+              [&plugins](Request& req) {
+                auto config = plugins.Config(KeyOf(req));
+                if (!config) return Fail(req, config.error());
+                return JsonOk(util::JsonObject{{"config", std::move(*config)}});
+              }});
+
+  router.Add({"PUT", "/api/v1/plugins/{author}/{name}/config", AuthClass::kEither,
+              [&plugins](Request& req) {
+                auto body = FieldReader::Parse(req.body);
+                if (!body) return Fail(req, body.error());
+                // The seed sends the config itself; a {"config": {...}} wrapper is accepted too.
+                util::JsonObject config = body->object();
+                if (config.size() == 1 && config.contains("config") &&
+                    config["config"].is_object()) {
+                  util::JsonObject inner = config["config"].as_object();
+                  config = std::move(inner);
+                }
+                if (auto set = plugins.SetConfig(KeyOf(req), config); !set) {
+                  return Fail(req, set.error());
+                }
+                return JsonOkNoData();
+              }});
+
+  router.Add({"PUT", "/api/v1/plugins/{author}/{name}/enabled", AuthClass::kEither,
+              [&plugins](Request& req) {
+                auto body = FieldReader::Parse(req.body);
+                if (!body) return Fail(req, body.error());
+                auto enabled = body->OptionalBool("enabled");
+                if (!enabled) body->Set("enabled is required");
+                if (auto e = body->error()) return Fail(req, *e);
+                if (auto set = plugins.SetEnabled(KeyOf(req), *enabled); !set) {
+                  return Fail(req, set.error());
+                }
+                return JsonOkNoData();
+              }});
+
+  router.Add({"GET", "/api/v1/plugins/{author}/{name}/readme", AuthClass::kEither,
+              [&plugins](Request& req) {
+                auto readme = plugins.Readme(KeyOf(req));
+                if (!readme) return Fail(req, readme.error());
+                return JsonOk(util::JsonObject{{"readme", std::move(*readme)}});
+              }});
+
+  router.Add(
+      {"GET", "/api/v1/plugins/{author}/{name}/icon", AuthClass::kEither, [&plugins](Request& req) {
+         auto icon = plugins.Icon(KeyOf(req));
+         if (!icon) return Fail(req, icon.error());
+         Response r;
+         r.body = std::move(icon->bytes);
+         r.content_type = std::move(icon->content_type);
+         return r;
+       }});
+}
+
+}  // namespace sb::http::api

@@ -1,0 +1,185 @@
+#include "plugins/marketplace_client.hpp"
+
+#include <fmt/format.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_future.hpp>
+#include <boost/url/encode.hpp>
+#include <boost/url/rfc/unreserved_chars.hpp>
+
+#include "net/http_client.hpp"
+
+namespace sb::plugins {
+namespace {
+
+namespace asio = boost::asio;
+using util::ErrorCode;
+
+std::string Segment(const std::string& s) {
+  return boost::urls::encode(s, boost::urls::unreserved_chars);
+}
+
+// The marketplace's own words, when it gave any, else the status.
+std::string Explain(const net::HttpResponse& res) {
+  auto parsed = util::ParseJson(res.body);
+  if (parsed && parsed->is_object()) {
+    if (const auto* msg = parsed->as_object().if_contains("msg"); msg && msg->is_string()) {
+      return fmt::format("HTTP {}: {}", res.status,
+                         std::string_view(msg->as_string()).substr(0, 200));
+    }
+  }
+  return fmt::format("HTTP {}", res.status);
+}
+
+}  // namespace
+
+MarketplaceClient::MarketplaceClient(std::shared_ptr<net::HttpClient> http,
+                                     asio::any_io_executor executor, std::string base_url,
+                                     MarketplaceOptions options)
+    : http_(std::move(http)),
+      executor_(std::move(executor)),
+      base_url_(std::move(base_url)),
+      options_(options) {
+  while (!base_url_.empty() && base_url_.back() == '/') base_url_.pop_back();
+}
+
+namespace {
+
+// Runs one request on the I/O context and waits for it (the callers are background threads).
+util::Result<net::HttpResponse> SendAndWait(net::HttpClient& http, asio::any_io_executor executor,
+                                            net::HttpRequest request, net::BodySink sink) {
+  const auto limit = request.timeouts.total + std::chrono::seconds(5);
+  auto future = asio::co_spawn(
+      executor,
+      [&http, request = std::move(request),
+       sink = std::move(sink)]() mutable -> asio::awaitable<util::Result<net::HttpResponse>> {
+        co_return co_await http.Send(std::move(request), std::move(sink));
+      },
+      asio::use_future);
+  // Bounded even if the I/O context stops under us (shutdown): a task thread never hangs.
+  if (future.wait_for(limit) != std::future_status::ready) {
+    return util::Fail(ErrorCode::kUnavailable, "the marketplace call did not end (shutting down?)");
+  }
+  try {
+    return future.get();
+  } catch (const std::exception& e) {
+    return util::Fail(ErrorCode::kInternal, fmt::format("marketplace call failed: {}", e.what()));
+  }
+}
+
+util::Result<util::JsonObject> DataOf(const net::HttpResponse& res) {
+  auto parsed = util::ParseJson(res.body);
+  if (!parsed || !parsed->is_object()) {
+    return util::Fail(ErrorCode::kUpstreamFailed,
+                      "the marketplace answered with something that is not JSON");
+  }
+  const auto* data = parsed->as_object().if_contains("data");
+  if (!data || !data->is_object()) {
+    return util::Fail(ErrorCode::kUpstreamFailed, "the marketplace's answer has no data");
+  }
+  return data->as_object();
+}
+
+}  // namespace
+
+util::Result<MarketplacePlugin> MarketplaceClient::Info(const std::string& author,
+                                                        const std::string& name) {
+  net::HttpRequest req;
+  req.url =
+      fmt::format("{}/api/v1/marketplace/plugins/{}/{}", base_url_, Segment(author), Segment(name));
+  req.timeouts = {options_.connect_timeout, options_.info_timeout, options_.idle_timeout};
+  req.max_response_bytes = 1 << 20;
+  auto res = SendAndWait(*http_, executor_, std::move(req), nullptr);
+  if (!res) return tl::unexpected(res.error());
+  if (res->status == 404) {
+    return util::Fail(ErrorCode::kNotFound,
+                      fmt::format("plugin {}/{} is not in the marketplace", author, name));
+  }
+  if (res->status / 100 != 2) {
+    return util::Fail(ErrorCode::kUpstreamFailed,
+                      fmt::format("the marketplace refused the plugin's info ({})", Explain(*res)));
+  }
+  auto data = DataOf(*res);
+  if (!data) return tl::unexpected(data.error());
+  const auto* plugin = data->if_contains("plugin");
+  if (!plugin || !plugin->is_object()) {
+    return util::Fail(ErrorCode::kUpstreamFailed, "the marketplace's answer has no plugin");
+  }
+  MarketplacePlugin out;
+  out.info = plugin->as_object();
+  if (const auto* v = out.info.if_contains("latest_version"); v && v->is_string()) {
+    out.latest_version = std::string(v->as_string());
+  }
+  if (out.latest_version.empty()) {
+    return util::Fail(
+        ErrorCode::kUpstreamFailed,
+        fmt::format("the marketplace gives no latest_version for {}/{}", author, name));
+  }
+  if (const auto* c = out.info.if_contains("checksum"); c && c->is_string()) {
+    out.checksum = std::string(c->as_string());
+  }
+  return out;
+}
+
+util::Result<std::string> MarketplaceClient::Download(const std::string& author,
+                                                      const std::string& name,
+                                                      const std::string& version,
+                                                      std::function<void(std::uint64_t)> progress) {
+  net::HttpRequest req;
+  req.url = fmt::format("{}/api/v1/marketplace/plugins/download/{}/{}/{}", base_url_,
+                        Segment(author), Segment(name), Segment(version));
+  req.timeouts = {options_.connect_timeout, options_.download_timeout, options_.idle_timeout};
+  req.max_response_bytes = options_.max_package_bytes;
+  std::string body;
+  std::uint64_t reported = 0;
+  auto sink = [&](std::string_view piece) {
+    body.append(piece);
+    // Progress every 64 KiB: enough for a task's bar, few enough to cost nothing.
+    if (progress && body.size() - reported >= 64 * 1024) {
+      reported = body.size();
+      progress(reported);
+    }
+    return true;
+  };
+  auto res = SendAndWait(*http_, executor_, std::move(req), sink);
+  if (!res) {
+    if (res.error().message.find("larger than") != std::string::npos) {
+      return util::Fail(
+          ErrorCode::kPayloadTooLarge,
+          fmt::format("the package is larger than {} bytes", options_.max_package_bytes));
+    }
+    util::Error e = res.error();
+    e.message = "download failed: " + e.message;
+    return tl::unexpected(std::move(e));
+  }
+  if (res->status == 404) {
+    return util::Fail(
+        ErrorCode::kNotFound,
+        fmt::format("version {} of {}/{} is not in the marketplace", version, author, name));
+  }
+  if (res->status / 100 != 2) {
+    return util::Fail(ErrorCode::kUpstreamFailed,
+                      fmt::format("download failed ({})", Explain(*res)));
+  }
+  if (progress) progress(body.size());
+  return body;
+}
+
+util::Result<util::Json> MarketplaceClient::List(int page, int page_size) {
+  net::HttpRequest req;
+  req.url =
+      fmt::format("{}/api/v1/marketplace/plugins?page={}&page_size={}", base_url_, page, page_size);
+  req.timeouts = {options_.connect_timeout, options_.info_timeout, options_.idle_timeout};
+  req.max_response_bytes = 4 << 20;
+  auto res = SendAndWait(*http_, executor_, std::move(req), nullptr);
+  if (!res) return tl::unexpected(res.error());
+  if (res->status / 100 != 2) {
+    return util::Fail(ErrorCode::kUpstreamFailed,
+                      fmt::format("the marketplace refused the listing ({})", Explain(*res)));
+  }
+  auto data = DataOf(*res);
+  if (!data) return tl::unexpected(data.error());
+  return util::Json(std::move(*data));
+}
+
+}  // namespace sb::plugins

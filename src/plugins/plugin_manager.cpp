@@ -1,0 +1,536 @@
+#include "plugins/plugin_manager.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <fstream>
+#include <future>
+#include <sstream>
+
+namespace sb::plugins {
+namespace {
+
+namespace fs = std::filesystem;
+using util::ErrorCode;
+
+util::Result<void> CheckKey(const domain::PluginKey& key) {
+  if (!ValidPluginIdPart(key.author) || !ValidPluginIdPart(key.name)) {
+    return util::Fail(ErrorCode::kInvalidArgument,
+                      "plugin author and name must be 1-64 letters, digits, '_' or '-'");
+  }
+  return util::Ok();
+}
+
+util::JsonObject CapabilitiesJson(const PluginCapabilities& caps) {
+  util::JsonArray events(caps.events.begin(), caps.events.end());
+  util::JsonArray commands;
+  for (const auto& c : caps.commands) {
+    commands.push_back(util::JsonObject{{"name", c.name}, {"description", c.description}});
+  }
+  util::JsonArray tools;
+  for (const auto& t : caps.tools) {
+    tools.push_back(util::JsonObject{
+        {"name", t.name}, {"description", t.description}, {"parameters", t.parameters}});
+  }
+  return {{"events", std::move(events)},
+          {"commands", std::move(commands)},
+          {"tools", std::move(tools)}};
+}
+
+const util::JsonArray& SchemaOf(const domain::InstalledPlugin& plugin) {
+  static const util::JsonArray kNone;
+  const auto* schema = plugin.manifest.if_contains("config");
+  return schema && schema->is_array() ? schema->as_array() : kNone;
+}
+
+util::Result<std::string> ReadFile(const fs::path& path, std::uintmax_t max_bytes) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (ec) return util::Fail(ErrorCode::kNotFound, "no such file");
+  if (size > max_bytes) return util::Fail(ErrorCode::kPayloadTooLarge, "the file is too large");
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+util::JsonObject ManifestRecord(const PluginManifest& m) {
+  util::JsonArray command(m.command.begin(), m.command.end());
+  return {{"label", m.label},   {"description", m.description},
+          {"icon", m.icon},     {"repository", m.repository},
+          {"config", m.config}, {"command", std::move(command)}};
+}
+
+// One background operation's task row, saved as it advances.
+class ProcessPluginManager::TaskRun {
+ public:
+  TaskRun(domain::TaskRepository& repo, const util::Clock& clock, domain::Task task)
+      : repo_(repo), clock_(clock), task_(std::move(task)) {}
+
+  void Action(const std::string& action) {
+    task_.current_action = action;
+    task_.log += action + "\n";
+    Save();
+  }
+  void Progress(const char* key, std::uint64_t value) {
+    task_.metadata[key] = value;
+    Save();
+  }
+  void Running() {
+    task_.status = domain::TaskStatus::kRunning;
+    Save();
+  }
+  void Finish(util::Result<util::Json> result) {
+    if (result) {
+      task_.status = domain::TaskStatus::kSucceeded;
+      task_.current_action = "done";
+      task_.result = std::move(*result);
+    } else {
+      task_.status = domain::TaskStatus::kFailed;
+      task_.exception = result.error().message;
+      task_.log += "failed: " + result.error().message + "\n";
+    }
+    Save();
+  }
+
+ private:
+  void Save() {
+    task_.updated_at = clock_.Now();
+    if (auto saved = repo_.Update(task_); !saved) {
+      spdlog::warn("could not save task {}: {}", task_.id, saved.error().message);
+    }
+  }
+  domain::TaskRepository& repo_;
+  const util::Clock& clock_;
+  domain::Task task_;
+};
+
+ProcessPluginManager::ProcessPluginManager(PluginManagerDeps deps, PluginManagerOptions options)
+    : deps_(std::move(deps)),
+      options_(std::move(options)),
+      supervisor_(deps_.executor, *this, options_.supervisor) {}
+
+ProcessPluginManager::~ProcessPluginManager() = default;
+
+fs::path ProcessPluginManager::FolderOf(const domain::PluginKey& key,
+                                        const std::string& version) const {
+  return options_.plugins_dir / key.author / key.name / version;
+}
+
+void ProcessPluginManager::Start() {
+  auto list = deps_.plugins->List();
+  if (!list) {
+    spdlog::error("cannot read the installed plugins: {}", list.error().message);
+    return;
+  }
+  for (const auto& plugin : *list) {
+    if (!plugin.enabled) continue;
+    supervisor_.Launch(plugin, FolderOf(plugin.key(), plugin.version),
+                       [id = plugin.key().id()](util::Result<void> r) {
+                         if (!r) spdlog::warn("plugin {} did not start: {}", id, r.error().message);
+                       });
+  }
+}
+
+void ProcessPluginManager::Stop() { supervisor_.StopAll(); }
+
+domain::PluginView ProcessPluginManager::ViewOf(const domain::InstalledPlugin& plugin) const {
+  domain::PluginView view;
+  view.plugin = plugin;
+  const PluginStatus status = supervisor_.Status(plugin.key());
+  view.status = PluginStateName(status.state);
+  view.error = status.error;
+  if (auto caps = supervisor_.Capabilities(plugin.key()))
+    view.capabilities = CapabilitiesJson(*caps);
+  return view;
+}
+
+util::Result<std::vector<domain::PluginView>> ProcessPluginManager::List() {
+  auto list = deps_.plugins->List();
+  if (!list) return tl::unexpected(list.error());
+  std::vector<domain::PluginView> out;
+  for (const auto& p : *list) out.push_back(ViewOf(p));
+  return out;
+}
+
+util::Result<domain::PluginView> ProcessPluginManager::Get(const domain::PluginKey& key) {
+  if (auto ok = CheckKey(key); !ok) return tl::unexpected(ok.error());
+  auto plugin = deps_.plugins->Get(key);
+  if (!plugin) return tl::unexpected(plugin.error());
+  return ViewOf(*plugin);
+}
+
+util::Result<void> ProcessPluginManager::Reserve(const std::string& id) {
+  std::lock_guard lock(mu_);
+  if (!busy_.insert(id).second) {
+    return util::Fail(ErrorCode::kConflict,
+                      fmt::format("another operation on plugin {} is running", id));
+  }
+  return util::Ok();
+}
+
+void ProcessPluginManager::Release(const std::string& id) {
+  std::lock_guard lock(mu_);
+  busy_.erase(id);
+}
+
+util::Result<std::int64_t> ProcessPluginManager::StartTask(
+    const std::string& kind, const std::string& label, const std::string& id,
+    std::function<util::Result<util::Json>(TaskRun&)> work) {
+  domain::Task task;
+  task.task_type = "plugin-operation";
+  task.kind = kind;
+  task.name = kind + ":" + id;
+  task.label = label;
+  task.created_at = task.updated_at = deps_.clock->Now();
+  task.result = nullptr;
+  auto task_id = deps_.tasks->Insert(task);
+  if (!task_id) {
+    Release(id);
+    return tl::unexpected(task_id.error());
+  }
+  task.id = *task_id;
+  auto run = std::make_shared<TaskRun>(*deps_.tasks, *deps_.clock, task);
+  deps_.blocking->Post([this, run, id, work = std::move(work)] {
+    run->Running();
+    util::Result<util::Json> result = util::Fail(ErrorCode::kInternal, "the task did not run");
+    try {
+      result = work(*run);
+    } catch (const std::exception& e) {
+      result = util::Fail(ErrorCode::kInternal, fmt::format("unexpected failure: {}", e.what()));
+    }
+    if (!result) spdlog::warn("plugin task for {} failed: {}", id, result.error().message);
+    run->Finish(std::move(result));
+    Release(id);
+  });
+  return *task_id;
+}
+
+util::Result<std::int64_t> ProcessPluginManager::InstallFromMarketplace(
+    const domain::PluginKey& key, const std::string& version) {
+  if (auto ok = CheckKey(key); !ok) return tl::unexpected(ok.error());
+  if (!version.empty() && CompareVersions(version, version) != 0) {
+    return util::Fail(ErrorCode::kInvalidArgument, "plugin_version is malformed");
+  }
+  if (auto ok = Reserve(key.id()); !ok) return tl::unexpected(ok.error());
+  if (auto existing = deps_.plugins->Get(key); existing) {
+    Release(key.id());
+    return util::Fail(ErrorCode::kConflict,
+                      fmt::format("plugin {} is installed already (version {}); upgrade it instead",
+                                  key.id(), existing->version));
+  }
+  return StartTask("plugin-install", "Installing plugin " + key.id(), key.id(),
+                   [this, key, version](TaskRun& run) -> util::Result<util::Json> {
+                     run.Action("fetching the plugin's info from the marketplace");
+                     auto info = deps_.marketplace->Info(key.author, key.name);
+                     if (!info) return tl::unexpected(info.error());
+                     const std::string wanted = version.empty() ? info->latest_version : version;
+                     run.Action("downloading version " + wanted);
+                     auto zip = deps_.marketplace->Download(
+                         key.author, key.name, wanted,
+                         [&run](std::uint64_t bytes) { run.Progress("downloaded_bytes", bytes); });
+                     if (!zip) return tl::unexpected(zip.error());
+                     if (wanted == info->latest_version) {
+                       if (auto ok = VerifyChecksum(*zip, info->checksum); !ok) {
+                         return tl::unexpected(ok.error());
+                       }
+                     }
+                     return Install(run, key, wanted, std::move(*zip), "marketplace");
+                   });
+}
+
+util::Result<std::int64_t> ProcessPluginManager::InstallLocal(std::string package) {
+  if (package.size() > options_.package_limits.max_package_bytes) {
+    return util::Fail(ErrorCode::kPayloadTooLarge,
+                      fmt::format("the package is larger than {} bytes",
+                                  options_.package_limits.max_package_bytes));
+  }
+  // The manifest names the plugin: unpack into a scratch folder first to learn it.
+  static std::atomic<std::uint64_t> counter{0};
+  const fs::path scratch = options_.plugins_dir / ".incoming" / fmt::format("local-{}", ++counter);
+  std::error_code ec;
+  fs::remove_all(scratch, ec);
+  auto manifest = UnpackPackage(package, scratch, options_.package_limits, "");
+  fs::remove_all(scratch, ec);
+  if (!manifest) return tl::unexpected(manifest.error());
+  const domain::PluginKey key{manifest->author, manifest->name};
+  if (auto ok = Reserve(key.id()); !ok) return tl::unexpected(ok.error());
+  if (auto existing = deps_.plugins->Get(key); existing) {
+    Release(key.id());
+    return util::Fail(
+        ErrorCode::kConflict,
+        fmt::format("plugin {} is installed already (version {})", key.id(), existing->version));
+  }
+  return StartTask(
+      "plugin-install", "Installing plugin " + key.id() + " from a package", key.id(),
+      [this, key, version = manifest->version, package = std::move(package)](TaskRun& run) mutable {
+        return Install(run, key, version, std::move(package), "local");
+      });
+}
+
+util::Result<void> ProcessPluginManager::LaunchAndWait(const domain::InstalledPlugin& plugin) {
+  std::promise<util::Result<void>> started;
+  auto future = started.get_future();
+  supervisor_.Launch(plugin, FolderOf(plugin.key(), plugin.version),
+                     [started = std::make_shared<std::promise<util::Result<void>>>(std::move(
+                          started))](util::Result<void> r) { started->set_value(std::move(r)); });
+  // Bounded: at shutdown the I/O context may stop before the handshake's answer.
+  if (future.wait_for(options_.supervisor.handshake_timeout + std::chrono::seconds(5)) !=
+      std::future_status::ready) {
+    return util::Fail(ErrorCode::kUnavailable, "launch failed: the server is shutting down");
+  }
+  return future.get();
+}
+
+util::Result<util::Json> ProcessPluginManager::Install(TaskRun& run, const domain::PluginKey& key,
+                                                       const std::string& version,
+                                                       std::string package,
+                                                       const std::string& source) {
+  run.Action("unpacking");
+  const fs::path dir = FolderOf(key, version);
+  std::error_code ec;
+  fs::remove_all(dir, ec);  // left by an install that failed half-way (not installed: not in use)
+  auto manifest = UnpackPackage(package, dir, options_.package_limits, key.id());
+  if (!manifest) return tl::unexpected(manifest.error());
+  domain::InstalledPlugin plugin;
+  plugin.author = key.author;
+  plugin.name = key.name;
+  plugin.version = manifest->version;
+  plugin.install_source = source;
+  plugin.manifest = ManifestRecord(*manifest);
+  auto config = deps_.validate(manifest->config, {}, "config");
+  plugin.config = config ? std::move(*config) : util::JsonObject();  // required ones stay unset
+  plugin.created_at = plugin.updated_at = deps_.clock->Now();
+  run.Action("starting the plugin");
+  if (auto started = LaunchAndWait(plugin); !started) {
+    supervisor_.Stop(key, nullptr);
+    fs::remove_all(dir, ec);
+    return tl::unexpected(started.error());
+  }
+  if (auto stored = deps_.plugins->Put(plugin); !stored) {
+    supervisor_.Stop(key, nullptr);
+    fs::remove_all(dir, ec);
+    return tl::unexpected(stored.error());
+  }
+  return util::Json(util::JsonObject{{"plugin_id", key.id()}, {"version", plugin.version}});
+}
+
+util::Result<std::int64_t> ProcessPluginManager::Upgrade(const domain::PluginKey& key) {
+  if (auto ok = CheckKey(key); !ok) return tl::unexpected(ok.error());
+  auto existing = deps_.plugins->Get(key);
+  if (!existing) return tl::unexpected(existing.error());
+  if (auto ok = Reserve(key.id()); !ok) return tl::unexpected(ok.error());
+  return StartTask("plugin-upgrade", "Upgrading plugin " + key.id(), key.id(),
+                   [this, key](TaskRun& run) { return DoUpgrade(run, key); });
+}
+
+util::Result<util::Json> ProcessPluginManager::DoUpgrade(TaskRun& run,
+                                                         const domain::PluginKey& key) {
+  auto current = deps_.plugins->Get(key);
+  if (!current) return tl::unexpected(current.error());
+  run.Action("fetching the plugin's info from the marketplace");
+  auto info = deps_.marketplace->Info(key.author, key.name);
+  if (!info) return tl::unexpected(info.error());
+  if (CompareVersions(info->latest_version, current->version) <= 0) {
+    return util::Json(util::JsonObject{
+        {"plugin_id", key.id()}, {"version", current->version}, {"upgraded", false}});
+  }
+  run.Action("downloading version " + info->latest_version);
+  auto zip = deps_.marketplace->Download(
+      key.author, key.name, info->latest_version,
+      [&run](std::uint64_t bytes) { run.Progress("downloaded_bytes", bytes); });
+  if (!zip) return tl::unexpected(zip.error());
+  if (auto ok = VerifyChecksum(*zip, info->checksum); !ok) return tl::unexpected(ok.error());
+  run.Action("unpacking");
+  const fs::path dir = FolderOf(key, info->latest_version);
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  auto manifest = UnpackPackage(*zip, dir, options_.package_limits, key.id());
+  if (!manifest) return tl::unexpected(manifest.error());
+  domain::InstalledPlugin next = *current;
+  next.version = manifest->version;
+  next.manifest = ManifestRecord(*manifest);
+  next.updated_at = deps_.clock->Now();
+  // Known keys keep their values; new keys get their defaults; a value the new schema refuses
+  // falls back to its default.
+  util::JsonObject kept;
+  for (const auto& item : manifest->config) {
+    const auto* name = item.is_object() ? item.as_object().if_contains("name") : nullptr;
+    if (!name || !name->is_string()) continue;
+    if (const auto* v = current->config.if_contains(name->as_string())) {
+      util::JsonObject one{{name->as_string(), *v}};
+      util::JsonArray schema{item};
+      if (deps_.validate(schema, one, "config")) kept[name->as_string()] = *v;
+    }
+  }
+  auto config = deps_.validate(manifest->config, kept, "config");
+  next.config = config ? std::move(*config) : kept;
+  run.Action("starting version " + next.version);
+  if (next.enabled) {
+    if (auto started = LaunchAndWait(next); !started) {
+      fs::remove_all(dir, ec);
+      return util::Fail(
+          started.error().code,
+          fmt::format("{}; version {} keeps running", started.error().message, current->version));
+    }
+  }
+  if (auto stored = deps_.plugins->Put(next); !stored) return tl::unexpected(stored.error());
+  if (current->version != next.version) fs::remove_all(FolderOf(key, current->version), ec);
+  return util::Json(util::JsonObject{{"plugin_id", key.id()},
+                                     {"version", next.version},
+                                     {"previous_version", current->version},
+                                     {"upgraded", true}});
+}
+
+util::Result<std::int64_t> ProcessPluginManager::Delete(const domain::PluginKey& key) {
+  if (auto ok = CheckKey(key); !ok) return tl::unexpected(ok.error());
+  auto existing = deps_.plugins->Get(key);
+  if (!existing) return tl::unexpected(existing.error());
+  if (auto ok = Reserve(key.id()); !ok) return tl::unexpected(ok.error());
+  return StartTask("plugin-delete", "Deleting plugin " + key.id(), key.id(),
+                   [this, key](TaskRun& run) { return DoDelete(run, key); });
+}
+
+util::Result<util::Json> ProcessPluginManager::DoDelete(TaskRun& run,
+                                                        const domain::PluginKey& key) {
+  run.Action("stopping the plugin");
+  auto stopped = std::make_shared<std::promise<void>>();
+  auto done = stopped->get_future();
+  supervisor_.Stop(key, [stopped] { stopped->set_value(); });
+  done.wait_for(options_.supervisor.stop_grace * 2 + std::chrono::seconds(2));
+  run.Action("removing its files");
+  if (auto removed = deps_.plugins->Remove(key); !removed) return tl::unexpected(removed.error());
+  std::error_code ec;
+  fs::remove_all(options_.plugins_dir / key.author / key.name, ec);
+  return util::Json(util::JsonObject{{"plugin_id", key.id()}, {"deleted", true}});
+}
+
+util::Result<util::JsonObject> ProcessPluginManager::Config(const domain::PluginKey& key) {
+  auto view = Get(key);
+  if (!view) return tl::unexpected(view.error());
+  return view->plugin.config;
+}
+
+util::Result<void> ProcessPluginManager::SetConfig(const domain::PluginKey& key,
+                                                   const util::JsonObject& config) {
+  if (auto ok = CheckKey(key); !ok) return tl::unexpected(ok.error());
+  auto plugin = deps_.plugins->Get(key);
+  if (!plugin) return tl::unexpected(plugin.error());
+  auto checked = deps_.validate(SchemaOf(*plugin), config, "config");
+  if (!checked) return tl::unexpected(checked.error());
+  plugin->config = std::move(*checked);
+  plugin->updated_at = deps_.clock->Now();
+  if (auto stored = deps_.plugins->Put(*plugin); !stored) return stored;
+  if (plugin->enabled) {
+    supervisor_.Launch(*plugin, FolderOf(key, plugin->version),
+                       [id = key.id()](util::Result<void> r) {
+                         if (!r)
+                           spdlog::warn("plugin {} did not restart: {}", id, r.error().message);
+                       });
+  }
+  return util::Ok();
+}
+
+util::Result<void> ProcessPluginManager::SetEnabled(const domain::PluginKey& key, bool enabled) {
+  if (auto ok = CheckKey(key); !ok) return tl::unexpected(ok.error());
+  auto plugin = deps_.plugins->Get(key);
+  if (!plugin) return tl::unexpected(plugin.error());
+  plugin->enabled = enabled;
+  plugin->updated_at = deps_.clock->Now();
+  if (auto stored = deps_.plugins->Put(*plugin); !stored) return stored;
+  if (enabled) {
+    supervisor_.Launch(*plugin, FolderOf(key, plugin->version), nullptr);
+  } else {
+    supervisor_.Stop(key, nullptr);
+  }
+  return util::Ok();
+}
+
+util::Result<std::string> ProcessPluginManager::Readme(const domain::PluginKey& key) {
+  auto view = Get(key);
+  if (!view) return tl::unexpected(view.error());
+  const fs::path dir = FolderOf(key, view->plugin.version);
+  for (const char* name : {"README.md", "readme.md", "README", "README.txt"}) {
+    if (auto text = ReadFile(dir / name, 1 << 20)) return text;
+  }
+  return util::Fail(ErrorCode::kNotFound, fmt::format("plugin {} has no readme", key.id()));
+}
+
+util::Result<domain::PluginFile> ProcessPluginManager::Icon(const domain::PluginKey& key) {
+  auto view = Get(key);
+  if (!view) return tl::unexpected(view.error());
+  const auto* icon = view->plugin.manifest.if_contains("icon");
+  const std::string path = icon && icon->is_string() ? std::string(icon->as_string()) : "";
+  auto bytes = path.empty() ? util::Result<std::string>(util::Fail(ErrorCode::kNotFound, ""))
+                            : ReadFile(FolderOf(key, view->plugin.version) / path, 1 << 20);
+  if (!bytes) {
+    return util::Fail(ErrorCode::kNotFound, fmt::format("plugin {} has no icon", key.id()));
+  }
+  const std::string ext = fs::path(path).extension().string();
+  std::string type = "application/octet-stream";
+  if (ext == ".svg") type = "image/svg+xml";
+  if (ext == ".png") type = "image/png";
+  if (ext == ".jpg" || ext == ".jpeg") type = "image/jpeg";
+  if (ext == ".webp") type = "image/webp";
+  return domain::PluginFile{std::move(*bytes), type};
+}
+
+util::Result<util::Json> ProcessPluginManager::MarketplaceList(int page, int page_size) {
+  if (page < 1 || page_size < 1 || page_size > 100) {
+    return util::Fail(ErrorCode::kInvalidArgument,
+                      "page must be at least 1 and page_size between 1 and 100");
+  }
+  return deps_.marketplace->List(page, page_size);
+}
+
+void ProcessPluginManager::HandlePluginCall(const domain::PluginKey& plugin,
+                                            const std::string& action, const util::JsonObject& data,
+                                            std::function<void(util::Result<util::Json>)> answer) {
+  auto text = [&data](const char* key) -> std::optional<std::string> {
+    const auto* v = data.if_contains(key);
+    if (!v || !v->is_string()) return std::nullopt;
+    return std::string(v->as_string());
+  };
+  if (action == "log") {
+    PluginLog(plugin, text("text").value_or(""));
+    return answer(util::Json(util::JsonObject()));
+  }
+  if (action == "storage_get" || action == "storage_set") {
+    auto key = text("key");
+    if (!key || key->empty() || key->size() > 256) {
+      return answer(util::Fail(ErrorCode::kInvalidArgument, "key must be a string of 1-256 bytes"));
+    }
+    auto value = text("value");
+    if (action == "storage_set" && (!value || value->size() > (1 << 20))) {
+      return answer(
+          util::Fail(ErrorCode::kInvalidArgument, "value must be a string of at most 1 MiB"));
+    }
+    // The database is not touched on an I/O thread.
+    deps_.blocking->Post([this, plugin, action, key = *key, value, answer = std::move(answer)] {
+      if (action == "storage_get") {
+        auto got = deps_.plugins->StorageGet(plugin, key);
+        if (!got) return answer(tl::unexpected(got.error()));
+        return answer(util::Json(
+            util::JsonObject{{"value", *got ? util::Json(**got) : util::Json(nullptr)}}));
+      }
+      auto set = deps_.plugins->StorageSet(plugin, key, *value);
+      if (!set) return answer(tl::unexpected(set.error()));
+      answer(util::Json(util::JsonObject()));
+    });
+    return;
+  }
+  if (action == "send_message" && deps_.send_message)
+    return deps_.send_message(plugin, data, answer);
+  if (action == "invoke_llm" && deps_.invoke_llm) return deps_.invoke_llm(plugin, data, answer);
+  answer(util::Fail(ErrorCode::kInvalidArgument,
+                    fmt::format("the core does not offer {}", action.substr(0, 64))));
+}
+
+void ProcessPluginManager::PluginLog(const domain::PluginKey& plugin, const std::string& line) {
+  spdlog::info("plugin {}: {}", plugin.id(), line.substr(0, 2000));
+}
+
+}  // namespace sb::plugins

@@ -1,0 +1,119 @@
+// The plugins of this server: installs (from the marketplace or a local package), upgrades and
+// deletes as persisted background tasks; config validated against the plugin's schema; one
+// supervised process per enabled plugin; and the core side of the plugins' calls (storage, log,
+// and what the composition root wires in: send_message, invoke_llm).
+//   ProcessPluginManager plugins(deps, options);
+//   plugins.Start();                              // launches every enabled plugin
+//   auto task = plugins.InstallFromMarketplace({"alice", "echo"}, "");
+//   plugins.Stop();                               // at shutdown
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "domain/plugin.hpp"
+#include "domain/task.hpp"
+#include "plugins/marketplace_client.hpp"
+#include "plugins/package.hpp"
+#include "plugins/plugin_supervisor.hpp"
+#include "util/blocking_executor.hpp"
+#include "util/clock.hpp"
+
+namespace sb::plugins {
+
+// Checks a config against a LangBot config schema and fills defaults (services::ApplyConfigSchema,
+// passed in by the composition root: this layer may not depend on services).
+using ConfigValidator = std::function<util::Result<util::JsonObject>(
+    const util::JsonArray& schema, const util::JsonObject& config, std::string_view where)>;
+
+// A call a plugin makes that the core answers elsewhere (send_message, invoke_llm).
+using PluginCallHandler =
+    std::function<void(const domain::PluginKey& plugin, const util::JsonObject& data,
+                       std::function<void(util::Result<util::Json>)> answer)>;
+
+struct PluginManagerDeps {
+  domain::PluginRepository* plugins = nullptr;
+  domain::TaskRepository* tasks = nullptr;
+  const util::Clock* clock = nullptr;
+  util::BlockingExecutor* blocking = nullptr;
+  MarketplaceClient* marketplace = nullptr;
+  boost::asio::any_io_executor executor;
+  ConfigValidator validate;
+  PluginCallHandler send_message;  // may be empty: the call is refused
+  PluginCallHandler invoke_llm;    // may be empty: the call is refused
+};
+
+struct PluginManagerOptions {
+  std::filesystem::path plugins_dir;  // <data>/plugins
+  PackageLimits package_limits;
+  SupervisorOptions supervisor;
+};
+
+class ProcessPluginManager final : public domain::PluginManager, public PluginCore {
+ public:
+  ProcessPluginManager(PluginManagerDeps deps, PluginManagerOptions options);
+  ~ProcessPluginManager() override;
+
+  // Launches every enabled plugin (in the background; failures show in their status).
+  void Start();
+  // Stops every plugin process. Blocking.
+  void Stop();
+
+  PluginSupervisor& supervisor() { return supervisor_; }
+
+  // domain::PluginManager
+  util::Result<std::vector<domain::PluginView>> List() override;
+  util::Result<domain::PluginView> Get(const domain::PluginKey& key) override;
+  util::Result<std::int64_t> InstallFromMarketplace(const domain::PluginKey& key,
+                                                    const std::string& version) override;
+  util::Result<std::int64_t> InstallLocal(std::string package) override;
+  util::Result<std::int64_t> Upgrade(const domain::PluginKey& key) override;
+  util::Result<std::int64_t> Delete(const domain::PluginKey& key) override;
+  util::Result<util::JsonObject> Config(const domain::PluginKey& key) override;
+  util::Result<void> SetConfig(const domain::PluginKey& key,
+                               const util::JsonObject& config) override;
+  util::Result<void> SetEnabled(const domain::PluginKey& key, bool enabled) override;
+  util::Result<std::string> Readme(const domain::PluginKey& key) override;
+  util::Result<domain::PluginFile> Icon(const domain::PluginKey& key) override;
+  util::Result<util::Json> MarketplaceList(int page, int page_size) override;
+
+  // PluginCore
+  void HandlePluginCall(const domain::PluginKey& plugin, const std::string& action,
+                        const util::JsonObject& data,
+                        std::function<void(util::Result<util::Json>)> answer) override;
+  void PluginLog(const domain::PluginKey& plugin, const std::string& line) override;
+
+ private:
+  class TaskRun;
+  std::filesystem::path FolderOf(const domain::PluginKey& key, const std::string& version) const;
+  domain::PluginView ViewOf(const domain::InstalledPlugin& plugin) const;
+  // Reserves `key` for one operation; kConflict when another one runs.
+  util::Result<void> Reserve(const std::string& id);
+  void Release(const std::string& id);
+  util::Result<std::int64_t> StartTask(const std::string& kind, const std::string& label,
+                                       const std::string& id,
+                                       std::function<util::Result<util::Json>(TaskRun&)> work);
+  util::Result<util::Json> Install(TaskRun& run, const domain::PluginKey& key,
+                                   const std::string& version, std::string package,
+                                   const std::string& source);
+  util::Result<util::Json> DoUpgrade(TaskRun& run, const domain::PluginKey& key);
+  util::Result<util::Json> DoDelete(TaskRun& run, const domain::PluginKey& key);
+  util::Result<void> LaunchAndWait(const domain::InstalledPlugin& plugin);
+
+  PluginManagerDeps deps_;
+  PluginManagerOptions options_;
+  PluginSupervisor supervisor_;
+  std::mutex mu_;
+  std::set<std::string> busy_;  // plugins with an operation running; guarded by mu_
+};
+
+// The manifest as stored with an installed plugin (label, description, icon, config schema,
+// command, repository).
+util::JsonObject ManifestRecord(const PluginManifest& manifest);
+
+}  // namespace sb::plugins

@@ -1,0 +1,257 @@
+"""Plugins end to end with the real binary and the fake marketplace (tests/fakes/
+fake_marketplace.py) serving the example plugin (examples/plugins/greeter): install as a task,
+listed and running, config validated and applied, upgrade keeping config, delete, local packages,
+bad packages refused with the reason in the task, and plugins surviving a restart."""
+
+import base64
+import io
+import json
+import os
+import sys
+import time
+import unittest
+import zipfile
+
+from harness import ServerTestCase
+from fake_clients import wait_until
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "fakes"))
+import fake_marketplace  # noqa: E402
+
+GREETER = os.path.abspath(os.path.join(HERE, "..", "..", "examples", "plugins", "greeter"))
+
+
+def zip_dir(path, overrides=None, extra=None):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for root, _, files in os.walk(path):
+            for f in files:
+                full = os.path.join(root, f)
+                rel = os.path.relpath(full, path)
+                with open(full, "rb") as f:
+                    data = f.read()
+                if rel == "manifest.yaml" and overrides:
+                    text = data.decode()
+                    for old, new in overrides.items():
+                        text = text.replace(old, new)
+                    data = text.encode()
+                z.writestr(rel, data)
+        for name, data in (extra or {}).items():
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+class PluginCase(ServerTestCase):
+    market = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.market = fake_marketplace.start()
+        cls.server_env = {"SPACE__URL": "http://127.0.0.1:%d" % cls.market.port}
+        super().setUpClass()
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        cls.market.stop()
+
+    def control(self, path, body):
+        import urllib.request
+        req = urllib.request.Request("http://127.0.0.1:%d/_control/%s" % (self.market.port, path),
+                                     data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return json.loads(r.read() or b"{}")
+
+    def publish(self, author, name, version, package, checksum=True):
+        self.control("publish", {"author": author, "name": name, "version": version,
+                                 "package_base64": base64.b64encode(package).decode(),
+                                 "checksum": checksum})
+
+    def greeter(self, version="1.0.0", name="greeter", author="switchboard"):
+        return zip_dir(GREETER, {"version: 1.0.0": "version: " + version,
+                                 "name: greeter": "name: " + name,
+                                 "author: switchboard": "author: " + author})
+
+    def wait_task(self, task_id, timeout=30):
+        def done():
+            task = self.ok("GET", "/api/v1/system/tasks/%d" % task_id)["task"]
+            return task if task["status"] in ("succeeded", "failed") else None
+        task = wait_until(done, timeout)
+        self.assertTrue(task, "task %d did not end" % task_id)
+        return task
+
+    def install(self, plugin_id, **extra):
+        body = {"plugin_id": plugin_id}
+        body.update(extra)
+        task_id = self.ok("POST", "/api/v1/plugins/install/marketplace", body)["task_id"]
+        self.assertIsInstance(task_id, int)
+        return self.wait_task(task_id)
+
+    def plugin(self, plugin_id):
+        return self.ok("GET", "/api/v1/plugins/" + plugin_id)["plugin"]
+
+    def delete(self, plugin_id):
+        task_id = self.ok("DELETE", "/api/v1/plugins/" + plugin_id)["task_id"]
+        return self.wait_task(task_id)
+
+
+class PluginLifecycleTest(PluginCase):
+
+    def test_install_lists_runs_and_takes_config(self):
+        self.publish("switchboard", "greeter", "1.0.0", self.greeter())
+        task = self.install("switchboard/greeter")
+        self.assertEqual(task["status"], "succeeded", task)
+        self.assertEqual(task["kind"], "plugin-install")
+        self.assertGreater(task["task_context"]["metadata"]["downloaded_bytes"], 0)
+        plugin = self.plugin("switchboard/greeter")
+        self.assertEqual(plugin["version"], "1.0.0")
+        self.assertEqual(plugin["status"], "running", plugin)
+        self.assertEqual(plugin["capabilities"]["commands"][0]["name"], "greet")
+        self.assertEqual(plugin["label"], {"en_US": "Greeter"})
+        listed = self.ok("GET", "/api/v1/plugins")["plugins"]
+        self.assertIn("switchboard/greeter", [p["plugin_id"] for p in listed])
+        self.assertEqual(self.ok("GET", "/api/v1/plugins/switchboard/greeter/config")["config"],
+                         {"greeting": "Hello", "trigger": "hi"})
+        self.assertIn("Greeter", self.ok("GET", "/api/v1/plugins/switchboard/greeter/readme")
+                      ["readme"])
+
+        status, resp, _ = self.as_user("PUT", "/api/v1/plugins/switchboard/greeter/config",
+                                       {"greeting": 5})
+        self.assertError(status, resp, 400, "config.greeting")
+        self.ok("PUT", "/api/v1/plugins/switchboard/greeter/config",
+                {"greeting": "Howdy", "trigger": "hey"})
+        self.assertEqual(self.ok("GET", "/api/v1/plugins/switchboard/greeter/config")["config"],
+                         {"greeting": "Howdy", "trigger": "hey"})
+        self.assertTrue(wait_until(
+            lambda: self.plugin("switchboard/greeter")["status"] == "running", 10))
+
+        self.ok("PUT", "/api/v1/plugins/switchboard/greeter/enabled", {"enabled": False})
+        self.assertTrue(wait_until(
+            lambda: self.plugin("switchboard/greeter")["status"] == "stopped", 10))
+        self.ok("PUT", "/api/v1/plugins/switchboard/greeter/enabled", {"enabled": True})
+        self.assertTrue(wait_until(
+            lambda: self.plugin("switchboard/greeter")["status"] == "running", 10))
+
+        # Installed already: 409; and the other plugin routes answer 404 for unknown plugins.
+        status, resp, _ = self.as_user("POST", "/api/v1/plugins/install/marketplace",
+                                       {"plugin_id": "switchboard/greeter"})
+        self.assertError(status, resp, 409, "installed already")
+        for method, path in (("GET", "/api/v1/plugins/nobody/nothing"),
+                             ("GET", "/api/v1/plugins/nobody/nothing/config"),
+                             ("POST", "/api/v1/plugins/nobody/nothing/upgrade"),
+                             ("DELETE", "/api/v1/plugins/nobody/nothing")):
+            status, resp, _ = self.as_user(method, path, {} if method == "POST" else None)
+            self.assertError(status, resp, 404, "not installed")
+
+        task = self.delete("switchboard/greeter")
+        self.assertEqual(task["status"], "succeeded", task)
+        status, resp, _ = self.as_user("GET", "/api/v1/plugins/switchboard/greeter")
+        self.assertError(status, resp, 404)
+
+    def test_langbot_fields_and_request_errors(self):
+        self.publish("switchboard", "hello2", "0.3.0", self.greeter("0.3.0", name="hello2"))
+        task_id = self.ok("POST", "/api/v1/plugins/install/marketplace",
+                          {"plugin_author": "switchboard", "plugin_name": "hello2",
+                           "plugin_version": "0.3.0"})["task_id"]
+        self.assertEqual(self.wait_task(task_id)["status"], "succeeded")
+        self.assertEqual(self.plugin("switchboard/hello2")["version"], "0.3.0")
+        for body, fragment in (({}, "plugin_id is required"),
+                               ({"plugin_id": "no-slash"}, "plugin_id"),
+                               ({"plugin_id": "a/b/c"}, "plugin_id"),
+                               ({"plugin_id": "../x"}, "author and name"),
+                               ({"plugin_id": 5}, "plugin_id")):
+            status, resp, _ = self.as_user("POST", "/api/v1/plugins/install/marketplace", body)
+            self.assertError(status, resp, 400, fragment)
+        task = self.install("nobody/missing")
+        self.assertEqual(task["status"], "failed")
+        self.assertIn("not in the marketplace", task["runtime"]["exception"])
+        self.delete("switchboard/hello2")
+
+    def test_upgrade_keeps_config_and_a_failed_upgrade_keeps_the_old_version(self):
+        self.publish("switchboard", "up", "1.0.0", self.greeter("1.0.0", name="up"))
+        self.assertEqual(self.install("switchboard/up")["status"], "succeeded")
+        self.ok("PUT", "/api/v1/plugins/switchboard/up/config", {"greeting": "Yo"})
+        self.publish("switchboard", "up", "2.0.0", self.greeter("2.0.0", name="up"))
+        task_id = self.ok("POST", "/api/v1/plugins/switchboard/up/upgrade")["task_id"]
+        task = self.wait_task(task_id)
+        self.assertEqual(task["status"], "succeeded", task)
+        plugin = self.plugin("switchboard/up")
+        self.assertEqual(plugin["version"], "2.0.0")
+        self.assertEqual(plugin["config"]["greeting"], "Yo")
+        self.assertEqual(plugin["config"]["trigger"], "hi")
+        self.assertTrue(wait_until(lambda: self.plugin("switchboard/up")["status"] == "running"))
+
+        # 3.0.0 cannot start (its program is missing): 2.0.0 keeps running.
+        broken = zip_dir(GREETER, {"version: 1.0.0": "version: 3.0.0", "name: greeter": "name: up",
+                                   "[python3, main.py]": "[python3, gone.py]"})
+        self.publish("switchboard", "up", "3.0.0", broken)
+        task = self.wait_task(self.ok("POST", "/api/v1/plugins/switchboard/up/upgrade")["task_id"])
+        self.assertEqual(task["status"], "failed")
+        self.assertIn("launch failed", task["runtime"]["exception"])
+        self.assertIn("version 2.0.0 keeps running", task["runtime"]["exception"])
+        plugin = self.plugin("switchboard/up")
+        self.assertEqual(plugin["version"], "2.0.0")
+        self.assertEqual(plugin["status"], "running")
+        self.delete("switchboard/up")
+
+    def test_bad_packages_are_refused_with_the_reason(self):
+        cases = [
+            ("badsum", self.greeter(name="badsum"), "0" * 64, "checksum mismatch"),
+            ("impostor", self.greeter(), True, "names switchboard/greeter instead of"),
+            ("slip", zip_dir(GREETER, {"name: greeter": "name: slip"},
+                             {"../../evil.sh": "echo pwned"}), True, "leaves the plugin's folder"),
+            ("notzip", b"this is not a zip", True, "not a zip file"),
+        ]
+        for name, package, checksum, reason in cases:
+            self.publish("switchboard", name, "1.0.0", package, checksum=checksum)
+            task = self.install("switchboard/" + name)
+            self.assertEqual(task["status"], "failed", (name, task))
+            self.assertIn(reason, task["runtime"]["exception"], name)
+            status, _, _ = self.as_user("GET", "/api/v1/plugins/switchboard/" + name)
+            self.assertEqual(status, 404, name)
+        self.control("behaviour", {"download": "500"})
+        try:
+            self.publish("switchboard", "flaky", "1.0.0", self.greeter(name="flaky"))
+            task = self.install("switchboard/flaky")
+            self.assertEqual(task["status"], "failed")
+            self.assertIn("download failed", task["runtime"]["exception"])
+        finally:
+            self.control("behaviour", {"download": "ok"})
+
+    def test_local_package_upload(self):
+        package = self.greeter(name="local1")
+        boundary = "----sbtestboundary"
+        body = ("--%s\r\nContent-Disposition: form-data; name=\"file\"; filename=\"p.zip\"\r\n"
+                "Content-Type: application/zip\r\n\r\n" % boundary).encode() + package + \
+            ("\r\n--%s--\r\n" % boundary).encode()
+        status, resp, _ = self.srv.req(
+            "POST", "/api/v1/plugins/install/local", token=self.token, raw_body=body,
+            headers={"Content-Type": "multipart/form-data; boundary=" + boundary})
+        self.assertEqual(status, 200, resp)
+        task = self.wait_task(resp["data"]["task_id"])
+        self.assertEqual(task["status"], "succeeded", task)
+        self.assertEqual(self.plugin("switchboard/local1")["install_source"], "local")
+        status, resp, _ = self.srv.req(
+            "POST", "/api/v1/plugins/install/local", token=self.token, raw_body=b"garbage",
+            headers={"Content-Type": "application/zip"})
+        self.assertError(status, resp, 400, "not a zip file")
+        self.delete("switchboard/local1")
+
+
+class PluginRestartTest(PluginCase):
+
+    def test_installed_plugins_run_again_after_a_restart(self):
+        self.publish("switchboard", "keep", "1.0.0", self.greeter(name="keep"))
+        self.assertEqual(self.install("switchboard/keep")["status"], "succeeded")
+        self.ok("PUT", "/api/v1/plugins/switchboard/keep/config", {"greeting": "Again"})
+        self.srv.restart()
+        self.__class__.token = self.srv.login()
+        self.assertTrue(wait_until(
+            lambda: self.plugin("switchboard/keep")["status"] == "running", 15))
+        self.assertEqual(self.plugin("switchboard/keep")["config"]["greeting"], "Again")
+
+
+if __name__ == "__main__":
+    unittest.main()
