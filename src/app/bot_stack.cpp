@@ -118,6 +118,11 @@ runtime::BotRuntimeManager& BotStack::runtime() { return parts_->runtime; }
 
 domain::DebugChat& BotStack::debug_chat() { return *parts_->debug_chat; }
 
+void BotStack::SetPluginHooks(domain::PluginHooks* hooks) {
+  parts_->engine.SetPluginHooks(hooks);
+  parts_->debug_engine.SetPluginHooks(hooks);
+}
+
 void BotStack::Flush() {
   parts_->runtime.CommitLogs();
   parts_->memory.Flush();

@@ -13,6 +13,7 @@
 #include "app/core.hpp"
 #include "domain/debug_chat.hpp"
 #include "domain/llm.hpp"
+#include "domain/plugin_hooks.hpp"
 #include "util/blocking_executor.hpp"
 
 namespace sb::net {
@@ -38,6 +39,9 @@ class BotStack {
   // Writes the event-log entries and conversation turns still queued, on the calling thread
   // (at shutdown, once the pools are joined).
   void Flush();
+
+  // Plugins reach both the bots' pipelines and the debug chat. Before Start; outlives the stack.
+  void SetPluginHooks(domain::PluginHooks* hooks);
 
   runtime::BotRuntimeManager& runtime();
   domain::DebugChat& debug_chat();

@@ -188,8 +188,9 @@ int Serve(const CoreOptions& options) {
 
   std::vector<std::thread> io_threads;
   for (int i = 0; i < cfg.api.io_threads; ++i) io_threads.emplace_back([&io] { io->run(); });
-  bots.Start();
+  bots.SetPluginHooks(plugin_manager.get());
   plugin_manager->Start();
+  bots.Start();
   ready = true;
 
   const std::string host =

@@ -87,7 +87,8 @@ class PluginManager {
   virtual util::Result<std::int64_t> Delete(const PluginKey& key) = 0;
   virtual util::Result<util::JsonObject> Config(const PluginKey& key) = 0;
   // Validated against the manifest's config schema (kInvalidArgument naming the field), stored,
-  // and the plugin restarted with it when enabled.
+  // and the plugin restarted with it when enabled (returns once the restart ended; a plugin
+  // that cannot start shows why in its status).
   virtual util::Result<void> SetConfig(const PluginKey& key, const util::JsonObject& config) = 0;
   virtual util::Result<void> SetEnabled(const PluginKey& key, bool enabled) = 0;
   // kNotFound when the plugin has none.

@@ -43,6 +43,8 @@ const char* IgnoreReasonName(IgnoreReason reason) {
       return "banned_words";
     case IgnoreReason::kFailureHidden:
       return "failure_hidden";
+    case IgnoreReason::kPluginHandled:
+      return "plugin_handled";
   }
   return "none";
 }
@@ -236,9 +238,99 @@ void PipelineEngine::Dispatch(std::shared_ptr<Run> run) {
   // 6. Built-in commands ("!" prefix) never reach the model.
   if (ParseCommand(run->state.text).kind != CommandKind::kNotCommand) {
     RunCommand(std::move(run));
+  } else if (plugins_) {
+    OfferToPlugins(std::move(run));
   } else {
     RunRunner(std::move(run));
   }
+}
+
+namespace {
+
+// The pipeline's plugin binding; the runtime puts the pipeline's extensions_preferences into
+// the config it hands over under this key (absent: every plugin, LangBot's default).
+domain::PluginBinding BindingOf(const util::JsonObject& config) {
+  const auto* prefs = config.if_contains(kExtensionsPreferencesKey);
+  return domain::PluginBinding::FromPreferences(prefs && prefs->is_object() ? &prefs->as_object()
+                                                                            : nullptr);
+}
+
+// What plugins are told about a message.
+util::JsonObject PluginEvent(const Query& q, const util::PipelineId& pipeline,
+                             const std::string& session_id) {
+  return {{"bot_uuid", q.bot_uuid},
+          {"pipeline_uuid", pipeline.str()},
+          {"session_id", session_id},
+          {"launcher_type", LauncherTypeName(q.launcher_type)},
+          {"launcher_id", q.launcher_id},
+          {"sender_id", q.sender_id},
+          {"text", q.text}};
+}
+
+}  // namespace
+
+void PipelineEngine::OfferToPlugins(std::shared_ptr<Run> run) {
+  util::JsonObject event =
+      PluginEvent(run->state.query, run->state.pipeline, run->outcome.session_id);
+  event["event"] = "message_received";
+  plugins_->MessageReceived(
+      BindingOf(run->Config()), std::move(event),
+      [this, run](std::optional<domain::PluginEventReply> handled) mutable {
+        if (!handled) return RunRunner(std::move(run));
+        if (!handled->reply.empty()) {
+          Log(*run, LogLevel::kInfo,
+              "plugin " + handled->plugin_id + " answered " + run->outcome.session_id);
+          return ReplyWith(std::move(run), std::move(handled->reply));
+        }
+        EngineOutcome& outcome = run->outcome;
+        outcome.kind = OutcomeKind::kIgnored;
+        outcome.reason = IgnoreReason::kPluginHandled;
+        Log(*run, LogLevel::kInfo,
+            "plugin " + handled->plugin_id + " handled the message of " + outcome.session_id);
+        run->finished = true;
+        run->done(std::move(outcome));
+      });
+}
+
+void PipelineEngine::ReplyWith(std::shared_ptr<Run> run, std::string text) {
+  EngineOutcome& outcome = run->outcome;
+  outcome.kind = OutcomeKind::kReplied;
+  outcome.reply = ReplyPrefix(run->state.query);
+  outcome.reply.push_back(Plain(std::move(text)));
+  run->finished = true;
+  run->done(std::move(outcome));
+}
+
+void PipelineEngine::RunPluginCommand(std::shared_ptr<Run> run, const Command& command) {
+  util::JsonObject data =
+      PluginEvent(run->state.query, run->state.pipeline, run->outcome.session_id);
+  data["command"] = command.name;
+  data["args"] = util::JsonArray(command.args.begin(), command.args.end());
+  plugins_->Command(
+      BindingOf(run->Config()), command.name, std::move(data),
+      [this, run, name = command.name](std::optional<util::Result<std::string>> answer) mutable {
+        if (!answer) {
+          Log(*run, LogLevel::kInfo,
+              "unknown command !" + name + " from " + run->outcome.session_id);
+          return ReplyWith(std::move(run),
+                           "Unknown command: !" + name + ". Send !help for the list of commands.");
+        }
+        if (!*answer) {
+          run->outcome.failed = true;
+          run->outcome.error = "command !" + name + " failed: " + answer->error().message;
+          Log(*run, LogLevel::kError, run->outcome.error);
+          auto failure = FailureReply(run->Config(), run->outcome.error);
+          if (!failure) {
+            run->outcome.kind = OutcomeKind::kIgnored;
+            run->outcome.reason = IgnoreReason::kFailureHidden;
+            run->finished = true;
+            return run->done(std::move(run->outcome));
+          }
+          return ReplyWith(std::move(run), std::move(*failure));
+        }
+        Log(*run, LogLevel::kInfo, "command !" + name + " from " + run->outcome.session_id);
+        ReplyWith(std::move(run), std::move(**answer));
+      });
 }
 
 void PipelineEngine::RunCommand(std::shared_ptr<Run> run) {
@@ -275,6 +367,7 @@ void PipelineEngine::RunCommand(std::shared_ptr<Run> run) {
       break;
     }
     default:
+      if (plugins_) return RunPluginCommand(std::move(run), command);
       text = "Unknown command: !" + command.name + ". Send !help for the list of commands.";
       Log(*run, LogLevel::kInfo,
           "unknown command !" + command.name + " from " + outcome.session_id);

@@ -17,6 +17,8 @@
 #include "domain/bot_log.hpp"
 #include "domain/conversation.hpp"
 #include "domain/message.hpp"
+#include "domain/plugin_hooks.hpp"
+#include "pipeline/command.hpp"
 #include "pipeline/content_filter.hpp"
 #include "pipeline/local_agent_runner.hpp"
 #include "pipeline/query.hpp"
@@ -28,6 +30,10 @@
 #include "util/json.hpp"
 
 namespace sb::pipeline {
+
+// Where the runtime puts a pipeline's extensions_preferences (which plugins it uses) inside the
+// config it hands to the engine; LangBot's config has no such key, so nothing else reads it.
+inline constexpr std::string_view kExtensionsPreferencesKey = "_extensions_preferences";
 
 // A runner (`ai.runner.runner`) as the engine sees it. Same contract as LocalAgentRunner::Run:
 // called from a thread that may block; `done` exactly once, on any thread, must not block.
@@ -71,6 +77,7 @@ enum class IgnoreReason {
   kRateLimited,    // rate limit, strategy drop
   kBannedWords,    // incoming content filter; `reply` holds the notice to send
   kFailureHidden,  // the run failed and output.misc.exception-handling is "hide"
+  kPluginHandled,  // a plugin prevented the default without a reply
 };
 const char* IgnoreReasonName(IgnoreReason reason);
 
@@ -118,6 +125,10 @@ class PipelineEngine {
   // Call before the first Process; the runner outlives the engine.
   void AddRunner(std::string name, Runner& runner);
 
+  // Plugins: commands the built-ins do not know go to them, and every other message is offered
+  // to them (message_received) before the runner. Call before the first Process; may be null.
+  void SetPluginHooks(domain::PluginHooks* hooks) { plugins_ = hooks; }
+
   // Streams the runner's text pieces to `on_delta` (may be null) as they come, for adapters that
   // show a reply while it is written; the outcome still carries the whole shaped reply.
   using OnDelta = std::function<void(const domain::ChatDelta&)>;
@@ -131,6 +142,9 @@ class PipelineEngine {
   struct Run;
   void Dispatch(std::shared_ptr<Run> run);
   void RunCommand(std::shared_ptr<Run> run);
+  void RunPluginCommand(std::shared_ptr<Run> run, const Command& command);
+  void OfferToPlugins(std::shared_ptr<Run> run);
+  void ReplyWith(std::shared_ptr<Run> run, std::string text);
   void RunRunner(std::shared_ptr<Run> run);
   void Finish(std::shared_ptr<Run> run, util::Result<AgentReply> result);
   void Log(Run& run, domain::LogLevel level, std::string text) const;
@@ -142,6 +156,7 @@ class PipelineEngine {
   const BanWordFilter& ban_words_;
   RandomSource& random_;
   const util::Clock& clock_;
+  domain::PluginHooks* plugins_ = nullptr;
 };
 
 }  // namespace sb::pipeline

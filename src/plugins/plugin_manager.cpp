@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <future>
@@ -120,7 +121,28 @@ fs::path ProcessPluginManager::FolderOf(const domain::PluginKey& key,
   return options_.plugins_dir / key.author / key.name / version;
 }
 
+void ProcessPluginManager::RefreshCache() {
+  auto list = deps_.plugins->List();
+  if (!list) {
+    spdlog::warn("cannot read the installed plugins: {}", list.error().message);
+    return;
+  }
+  std::lock_guard lock(cache_mu_);
+  cache_ = std::move(*list);
+}
+
+std::vector<domain::PluginKey> ProcessPluginManager::Bound(
+    const domain::PluginBinding& binding) const {
+  std::vector<domain::PluginKey> out;
+  std::lock_guard lock(cache_mu_);
+  for (const auto& p : cache_) {
+    if (p.enabled && binding.Includes(p.key().id())) out.push_back(p.key());
+  }
+  return out;
+}
+
 void ProcessPluginManager::Start() {
+  RefreshCache();
   auto list = deps_.plugins->List();
   if (!list) {
     spdlog::error("cannot read the installed plugins: {}", list.error().message);
@@ -315,6 +337,7 @@ util::Result<util::Json> ProcessPluginManager::Install(TaskRun& run, const domai
     fs::remove_all(dir, ec);
     return tl::unexpected(stored.error());
   }
+  RefreshCache();
   return util::Json(util::JsonObject{{"plugin_id", key.id()}, {"version", plugin.version}});
 }
 
@@ -378,6 +401,7 @@ util::Result<util::Json> ProcessPluginManager::DoUpgrade(TaskRun& run,
     }
   }
   if (auto stored = deps_.plugins->Put(next); !stored) return tl::unexpected(stored.error());
+  RefreshCache();
   if (current->version != next.version) fs::remove_all(FolderOf(key, current->version), ec);
   return util::Json(util::JsonObject{{"plugin_id", key.id()},
                                      {"version", next.version},
@@ -403,6 +427,7 @@ util::Result<util::Json> ProcessPluginManager::DoDelete(TaskRun& run,
   done.wait_for(options_.supervisor.stop_grace * 2 + std::chrono::seconds(2));
   run.Action("removing its files");
   if (auto removed = deps_.plugins->Remove(key); !removed) return tl::unexpected(removed.error());
+  RefreshCache();
   std::error_code ec;
   fs::remove_all(options_.plugins_dir / key.author / key.name, ec);
   return util::Json(util::JsonObject{{"plugin_id", key.id()}, {"deleted", true}});
@@ -424,12 +449,13 @@ util::Result<void> ProcessPluginManager::SetConfig(const domain::PluginKey& key,
   plugin->config = std::move(*checked);
   plugin->updated_at = deps_.clock->Now();
   if (auto stored = deps_.plugins->Put(*plugin); !stored) return stored;
+  RefreshCache();
+  // Waits for the restart, so the next message already meets the new config. A plugin that
+  // cannot start with it keeps the config (the user fixes it) and shows why in its status.
   if (plugin->enabled) {
-    supervisor_.Launch(*plugin, FolderOf(key, plugin->version),
-                       [id = key.id()](util::Result<void> r) {
-                         if (!r)
-                           spdlog::warn("plugin {} did not restart: {}", id, r.error().message);
-                       });
+    if (auto started = LaunchAndWait(*plugin); !started) {
+      spdlog::warn("plugin {} did not restart: {}", key.id(), started.error().message);
+    }
   }
   return util::Ok();
 }
@@ -441,8 +467,11 @@ util::Result<void> ProcessPluginManager::SetEnabled(const domain::PluginKey& key
   plugin->enabled = enabled;
   plugin->updated_at = deps_.clock->Now();
   if (auto stored = deps_.plugins->Put(*plugin); !stored) return stored;
+  RefreshCache();
   if (enabled) {
-    supervisor_.Launch(*plugin, FolderOf(key, plugin->version), nullptr);
+    if (auto started = LaunchAndWait(*plugin); !started) {
+      spdlog::warn("plugin {} did not start: {}", key.id(), started.error().message);
+    }
   } else {
     supervisor_.Stop(key, nullptr);
   }
@@ -484,6 +513,95 @@ util::Result<util::Json> ProcessPluginManager::MarketplaceList(int page, int pag
                       "page must be at least 1 and page_size between 1 and 100");
   }
   return deps_.marketplace->List(page, page_size);
+}
+
+namespace {
+
+// A plugin's reply: a string, or message elements whose texts are joined.
+std::string ReplyText(const util::JsonObject& answer) {
+  const auto* reply = answer.if_contains("reply");
+  if (!reply) return {};
+  if (reply->is_string()) return std::string(reply->as_string());
+  std::string out;
+  if (reply->is_array()) {
+    for (const auto& e : reply->as_array()) {
+      const auto* o = e.if_object();
+      const auto* text = o ? o->if_contains("text") : nullptr;
+      if (text && text->is_string()) out += std::string_view(text->as_string());
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void ProcessPluginManager::MessageReceived(
+    const domain::PluginBinding& binding, util::JsonObject event,
+    std::function<void(std::optional<domain::PluginEventReply>)> done) {
+  std::vector<domain::PluginKey> listeners;
+  for (auto& key : Bound(binding)) {
+    auto caps = supervisor_.Capabilities(key);  // nullopt: not running, skipped at once
+    if (caps && std::find(caps->events.begin(), caps->events.end(), "message_received") !=
+                    caps->events.end()) {
+      listeners.push_back(std::move(key));
+    }
+  }
+  if (listeners.empty()) return done(std::nullopt);
+  // One plugin at a time, in priority order, until one answers for the message.
+  struct Chain {
+    std::vector<domain::PluginKey> listeners;
+    std::size_t next = 0;
+    util::JsonObject event;
+    std::function<void(std::optional<domain::PluginEventReply>)> done;
+  };
+  auto chain =
+      std::make_shared<Chain>(Chain{std::move(listeners), 0, std::move(event), std::move(done)});
+  auto step = std::make_shared<std::function<void()>>();
+  *step = [this, chain, weak_step = std::weak_ptr<std::function<void()>>(step)] {
+    if (chain->next == chain->listeners.size()) return chain->done(std::nullopt);
+    const domain::PluginKey key = chain->listeners[chain->next++];
+    auto step = weak_step.lock();
+    supervisor_.Call(key, "event", chain->event, options_.event_deadline,
+                     [this, chain, step, key](util::Result<util::Json> answer) {
+                       if (!answer) {
+                         PluginLog(key, "skipped for a message: " + answer.error().message);
+                         return (*step)();
+                       }
+                       const auto* o = answer->if_object();
+                       domain::PluginEventReply reply;
+                       reply.plugin_id = key.id();
+                       if (o) {
+                         reply.reply = ReplyText(*o);
+                         const auto* prevent = o->if_contains("prevent_default");
+                         reply.prevent_default =
+                             prevent && prevent->is_bool() && prevent->as_bool();
+                       }
+                       if (reply.reply.empty() && !reply.prevent_default) return (*step)();
+                       chain->done(std::move(reply));
+                     });
+  };
+  (*step)();
+}
+
+void ProcessPluginManager::Command(
+    const domain::PluginBinding& binding, const std::string& command, util::JsonObject data,
+    std::function<void(std::optional<util::Result<std::string>>)> done) {
+  for (const auto& key : Bound(binding)) {
+    auto caps = supervisor_.Capabilities(key);
+    if (!caps) continue;
+    for (const auto& c : caps->commands) {
+      if (c.name != command) continue;
+      supervisor_.Call(key, "command", std::move(data), options_.command_deadline,
+                       [done = std::move(done)](util::Result<util::Json> answer) {
+                         if (!answer)
+                           return done(util::Result<std::string>(tl::unexpected(answer.error())));
+                         const auto* o = answer->if_object();
+                         done(util::Result<std::string>(o ? ReplyText(*o) : std::string()));
+                       });
+      return;
+    }
+  }
+  done(std::nullopt);
 }
 
 void ProcessPluginManager::HandlePluginCall(const domain::PluginKey& plugin,

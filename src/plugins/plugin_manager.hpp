@@ -9,14 +9,18 @@
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "domain/plugin.hpp"
+#include "domain/plugin_hooks.hpp"
 #include "domain/task.hpp"
 #include "plugins/marketplace_client.hpp"
 #include "plugins/package.hpp"
@@ -49,12 +53,16 @@ struct PluginManagerDeps {
 };
 
 struct PluginManagerOptions {
+  std::chrono::milliseconds event_deadline{5'000};  // message_received, per plugin
+  std::chrono::milliseconds command_deadline{10'000};
   std::filesystem::path plugins_dir;  // <data>/plugins
   PackageLimits package_limits;
   SupervisorOptions supervisor;
 };
 
-class ProcessPluginManager final : public domain::PluginManager, public PluginCore {
+class ProcessPluginManager final : public domain::PluginManager,
+                                   public domain::PluginHooks,
+                                   public PluginCore {
  public:
   ProcessPluginManager(PluginManagerDeps deps, PluginManagerOptions options);
   ~ProcessPluginManager() override;
@@ -82,6 +90,13 @@ class ProcessPluginManager final : public domain::PluginManager, public PluginCo
   util::Result<domain::PluginFile> Icon(const domain::PluginKey& key) override;
   util::Result<util::Json> MarketplaceList(int page, int page_size) override;
 
+  // domain::PluginHooks
+  void MessageReceived(const domain::PluginBinding& binding, util::JsonObject event,
+                       std::function<void(std::optional<domain::PluginEventReply>)> done) override;
+  void Command(const domain::PluginBinding& binding, const std::string& command,
+               util::JsonObject data,
+               std::function<void(std::optional<util::Result<std::string>>)> done) override;
+
   // PluginCore
   void HandlePluginCall(const domain::PluginKey& plugin, const std::string& action,
                         const util::JsonObject& data,
@@ -105,11 +120,19 @@ class ProcessPluginManager final : public domain::PluginManager, public PluginCo
   util::Result<util::Json> DoDelete(TaskRun& run, const domain::PluginKey& key);
   util::Result<void> LaunchAndWait(const domain::InstalledPlugin& plugin);
 
+  // The enabled plugins bound by `binding`, highest priority first, from the cache.
+  std::vector<domain::PluginKey> Bound(const domain::PluginBinding& binding) const;
+  void RefreshCache();
+
   PluginManagerDeps deps_;
   PluginManagerOptions options_;
   PluginSupervisor supervisor_;
   std::mutex mu_;
   std::set<std::string> busy_;  // plugins with an operation running; guarded by mu_
+  // Installed plugins as the message path sees them (no database read per message); rewritten
+  // after every change. Guarded by cache_mu_.
+  mutable std::mutex cache_mu_;
+  std::vector<domain::InstalledPlugin> cache_;
 };
 
 // The manifest as stored with an installed plugin (label, description, icon, config schema,

@@ -12,8 +12,8 @@ import time
 import unittest
 import zipfile
 
-from harness import ServerTestCase
-from fake_clients import wait_until
+from harness import ServerTestCase, unknown_uuid
+from fake_clients import CallbackReceiver, FakeProvider, sign, wait_until
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "fakes"))
@@ -238,6 +238,135 @@ class PluginLifecycleTest(PluginCase):
             headers={"Content-Type": "application/zip"})
         self.assertError(status, resp, 400, "not a zip file")
         self.delete("switchboard/local1")
+
+
+# A plugin whose event handler never answers, and whose !crash command kills it.
+MISBEHAVING_MANIFEST = """apiVersion: v1
+kind: Plugin
+metadata:
+  author: switchboard
+  name: NAME
+  version: 1.0.0
+spec:
+  config: []
+execution:
+  command: [python3, main.py]
+"""
+MISBEHAVING_MAIN = r"""
+import json, os, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "action" not in m:
+        continue
+    if m["action"] == "handshake":
+        print(json.dumps({"seq_id": m["seq_id"], "code": 0, "data": {
+            "protocol_version": 1, "events": ["message_received"],
+            "commands": [{"name": "crash", "description": "dies"}]}}), flush=True)
+    elif m["action"] == "command":
+        os._exit(1)
+    elif m["action"] == "shutdown":
+        break
+    # events: never answered
+"""
+
+SECRET = "whsec_plugins"
+
+
+class PluginMessageTest(PluginCase):
+    """Messages through a webhook bot reach the plugins bound to its pipeline."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.fake = FakeProvider()
+        cls.callback = CallbackReceiver(SECRET)
+        super().setUpClass()
+
+    @classmethod
+    def tearDownClass(cls):
+        super().tearDownClass()
+        cls.fake.stop()
+        cls.callback.stop()
+
+    def setUp(self):
+        self.fake.reset()
+        self.callback.clear()
+
+    def bot(self, preferences=None):
+        provider = self.make_provider(base_url=self.fake.base + "/v1", api_keys=["sk-good-1"])
+        model = self.make_model(provider, name="gpt-test")
+        pipeline = self.make_pipeline(name="p", config={"ai": {
+            "runner": {"runner": "local-agent"},
+            "local-agent": {"model": {"primary": model, "fallbacks": []}, "max-round": 10,
+                            "prompt": [{"role": "system", "content": "Be brief."}]}}})
+        if preferences is not None:
+            self.ok("PUT", "/api/v1/pipelines/" + pipeline, {"extensions_preferences": preferences})
+        bot = self.make_bot(adapter="webhook", enable=True, use_pipeline_uuid=pipeline,
+                            config={"secret": SECRET, "callback_url": self.callback.url})
+        self.assertTrue(wait_until(lambda: self.ok("GET", "/api/v1/platform/bots/" + bot)
+                                   ["bot"]["runtime"]["status"] == "running"))
+        return bot
+
+    def say(self, bot, text, sender="u1"):
+        body = json.dumps({"message_id": "m-" + unknown_uuid(), "sender": {"id": sender},
+                           "chat": {"type": "person", "id": sender},
+                           "message_chain": [{"type": "Plain", "text": text}]}).encode()
+        ts = int(time.time())
+        status, resp, _ = self.srv.req("POST", "/bots/" + bot, raw_body=body, headers={
+            "Content-Type": "application/json", "X-Switchboard-Timestamp": str(ts),
+            "X-Switchboard-Signature": sign(SECRET, ts, body)})
+        self.assertEqual(status, 200, resp)
+
+    def replies(self, count, timeout=15):
+        got = self.callback.wait_for(count, timeout)
+        self.assertGreaterEqual(len(got), count, got)
+        return ["".join(e.get("text", "") for e in g["body"]["message_chain"]) for g in got]
+
+    def test_events_and_commands_reach_the_bound_plugin(self):
+        self.publish("switchboard", "greeter", "1.0.0", self.greeter())
+        self.assertEqual(self.install("switchboard/greeter")["status"], "succeeded")
+        self.ok("PUT", "/api/v1/plugins/switchboard/greeter/config",
+                {"greeting": "Howdy", "trigger": "hey"})
+        self.assertTrue(wait_until(
+            lambda: self.plugin("switchboard/greeter")["status"] == "running", 10))
+        bot = self.bot()
+        self.say(bot, "hey")
+        self.assertIn("Howdy, u1!", self.replies(1)[0])
+        self.assertEqual(self.fake.chat_requests(), [])  # the plugin prevented the model
+        self.say(bot, "!greet Ann")
+        self.assertIn("Howdy, Ann!", self.replies(2)[1])
+        self.say(bot, "what is new?")
+        self.assertIn("what is new?", self.replies(3)[2])  # no plugin answer: the model's
+        self.assertEqual(len(self.fake.chat_requests()), 1)
+
+        # A pipeline bound to no plugin: the model answers "hey", and !greet is unknown.
+        self.callback.clear()
+        other = self.bot({"enable_all_plugins": False, "plugins": []})
+        self.say(other, "hey")
+        self.say(other, "!greet Ann")
+        got = self.replies(2)
+        self.assertTrue(any("Unknown command: !greet" in g for g in got), got)
+        self.delete("switchboard/greeter")
+
+    def test_a_hanging_plugin_is_skipped_and_a_crashed_one_restarts(self):
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as z:
+            z.writestr("manifest.yaml", MISBEHAVING_MANIFEST.replace("NAME", "hanger"))
+            z.writestr("main.py", MISBEHAVING_MAIN)
+        self.publish("switchboard", "hanger", "1.0.0", buf.getvalue())
+        self.assertEqual(self.install("switchboard/hanger")["status"], "succeeded")
+        bot = self.bot()
+        t0 = time.monotonic()
+        self.say(bot, "still there?")
+        self.assertIn("still there?", self.replies(1, timeout=20)[0])
+        self.assertLess(time.monotonic() - t0, 15)
+        self.say(bot, "!crash")
+        self.replies(2, timeout=20)  # the failure hint or error text
+        self.assertTrue(wait_until(
+            lambda: "exited with status 1" in self.plugin("switchboard/hanger")["error"] or
+            self.plugin("switchboard/hanger")["status"] == "restarting", 10))
+        self.assertTrue(wait_until(
+            lambda: self.plugin("switchboard/hanger")["status"] == "running", 15))
+        self.delete("switchboard/hanger")
 
 
 class PluginRestartTest(PluginCase):

@@ -1,0 +1,48 @@
+// The port through which a pipeline reaches its plugins: the message-received event and plugin
+// commands. Plugins that are not running, fail or miss their deadline are skipped; the message
+// path never waits on a dead plugin.
+//   hooks.MessageReceived(binding, event, [](std::optional<PluginEventReply> r) { ... });
+//   hooks.Command(binding, "greet", data, [](std::optional<util::Result<std::string>> r) { ... });
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/error.hpp"
+#include "util/json.hpp"
+
+namespace sb::domain {
+
+// Which plugins a pipeline uses: LangBot's `extensions_preferences` ({"enable_all_plugins":
+// true} by default, else the listed {"author","name"} pairs).
+struct PluginBinding {
+  bool all_plugins = true;
+  std::vector<std::string> plugins;  // "author/name"
+
+  static PluginBinding FromPreferences(const util::JsonObject* preferences);
+  bool Includes(const std::string& plugin_id) const;
+};
+
+struct PluginEventReply {
+  std::string plugin_id;
+  std::string reply;             // may be empty when the plugin only prevents the default
+  bool prevent_default = false;  // the runner (model) is not asked
+};
+
+// Thread-safe; callbacks run exactly once, on any thread.
+class PluginHooks {
+ public:
+  virtual ~PluginHooks() = default;
+  // `event` goes to each bound, running plugin that listens to "message_received", highest
+  // priority first, until one replies or prevents the default; nullopt when none did.
+  virtual void MessageReceived(const PluginBinding& binding, util::JsonObject event,
+                               std::function<void(std::optional<PluginEventReply>)> done) = 0;
+  // nullopt when no bound, running plugin offers `command`; else its reply or why it failed.
+  virtual void Command(const PluginBinding& binding, const std::string& command,
+                       util::JsonObject data,
+                       std::function<void(std::optional<util::Result<std::string>>)> done) = 0;
+};
+
+}  // namespace sb::domain
