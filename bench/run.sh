@@ -19,4 +19,14 @@ python3 bench/bot_bench.py --binary "$build_dir/switchboard" --out "$out"
   echo
   "$build_dir/bench/sb_llm_bench"
 } | python3 bench/write_section.py "$out" llm-bench
+
+{
+  echo "### Plugin events (issue 5) — $today"
+  echo
+  echo "Command: \`make bench\` (\`$build_dir/bench/sb_plugin_bench examples/plugins/greeter\`): the"
+  echo "example plugin (Python 3.11, standard library) as a real child process over pipes, called"
+  echo "with message_received events through PluginProcess; one I/O thread."
+  echo
+  "$build_dir/bench/sb_plugin_bench examples/plugins/greeter"
+} | python3 bench/write_section.py "$out" plugin-bench
 echo "wrote $out"
