@@ -121,6 +121,8 @@ domain::DebugChat& BotStack::debug_chat() { return *parts_->debug_chat; }
 void BotStack::SetPluginHooks(domain::PluginHooks* hooks) {
   parts_->engine.SetPluginHooks(hooks);
   parts_->debug_engine.SetPluginHooks(hooks);
+  parts_->agent.SetPluginHooks(hooks);
+  parts_->debug_agent.SetPluginHooks(hooks);
 }
 
 void BotStack::Flush() {

@@ -26,6 +26,11 @@ PluginBinding PluginBinding::FromPreferences(const util::JsonObject* preferences
   return binding;
 }
 
+PluginBinding PluginBinding::FromPipelineConfig(const util::JsonObject& config) {
+  const auto* prefs = config.if_contains(kExtensionsPreferencesKey);
+  return FromPreferences(prefs && prefs->is_object() ? &prefs->as_object() : nullptr);
+}
+
 bool PluginBinding::Includes(const std::string& plugin_id) const {
   return all_plugins || std::find(plugins.begin(), plugins.end(), plugin_id) != plugins.end();
 }

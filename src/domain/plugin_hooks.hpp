@@ -10,10 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "domain/llm.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
 
 namespace sb::domain {
+
+// Where the runtime puts a pipeline's extensions_preferences inside the config it hands to the
+// engine and runners; LangBot's config has no such key, so nothing else reads it.
+inline constexpr std::string_view kExtensionsPreferencesKey = "_extensions_preferences";
 
 // Which plugins a pipeline uses: LangBot's `extensions_preferences` ({"enable_all_plugins":
 // true} by default, else the listed {"author","name"} pairs).
@@ -22,6 +27,8 @@ struct PluginBinding {
   std::vector<std::string> plugins;  // "author/name"
 
   static PluginBinding FromPreferences(const util::JsonObject* preferences);
+  // The binding a pipeline config carries under kExtensionsPreferencesKey (absent: all).
+  static PluginBinding FromPipelineConfig(const util::JsonObject& config);
   bool Includes(const std::string& plugin_id) const;
 };
 
@@ -43,6 +50,14 @@ class PluginHooks {
   virtual void Command(const PluginBinding& binding, const std::string& command,
                        util::JsonObject data,
                        std::function<void(std::optional<util::Result<std::string>>)> done) = 0;
+  // The tools bound, running plugins offer, for models with the func_call ability (a name two
+  // plugins offer goes to the higher priority). Never blocks.
+  virtual std::vector<ToolSpec> Tools(const PluginBinding& binding) = 0;
+  // Runs a tool a model called; `arguments` is its JSON text. The result is JSON text for the
+  // model; kNotFound when no bound, running plugin offers it.
+  virtual void CallTool(const PluginBinding& binding, const std::string& name,
+                        const std::string& arguments,
+                        std::function<void(util::Result<std::string>)> done) = 0;
 };
 
 }  // namespace sb::domain

@@ -247,14 +247,6 @@ void PipelineEngine::Dispatch(std::shared_ptr<Run> run) {
 
 namespace {
 
-// The pipeline's plugin binding; the runtime puts the pipeline's extensions_preferences into
-// the config it hands over under this key (absent: every plugin, LangBot's default).
-domain::PluginBinding BindingOf(const util::JsonObject& config) {
-  const auto* prefs = config.if_contains(kExtensionsPreferencesKey);
-  return domain::PluginBinding::FromPreferences(prefs && prefs->is_object() ? &prefs->as_object()
-                                                                            : nullptr);
-}
-
 // What plugins are told about a message.
 util::JsonObject PluginEvent(const Query& q, const util::PipelineId& pipeline,
                              const std::string& session_id) {
@@ -274,7 +266,7 @@ void PipelineEngine::OfferToPlugins(std::shared_ptr<Run> run) {
       PluginEvent(run->state.query, run->state.pipeline, run->outcome.session_id);
   event["event"] = "message_received";
   plugins_->MessageReceived(
-      BindingOf(run->Config()), std::move(event),
+      domain::PluginBinding::FromPipelineConfig(run->Config()), std::move(event),
       [this, run](std::optional<domain::PluginEventReply> handled) mutable {
         if (!handled) return RunRunner(std::move(run));
         if (!handled->reply.empty()) {
@@ -307,7 +299,7 @@ void PipelineEngine::RunPluginCommand(std::shared_ptr<Run> run, const Command& c
   data["command"] = command.name;
   data["args"] = util::JsonArray(command.args.begin(), command.args.end());
   plugins_->Command(
-      BindingOf(run->Config()), command.name, std::move(data),
+      domain::PluginBinding::FromPipelineConfig(run->Config()), command.name, std::move(data),
       [this, run, name = command.name](std::optional<util::Result<std::string>> answer) mutable {
         if (!answer) {
           Log(*run, LogLevel::kInfo,

@@ -31,10 +31,6 @@
 
 namespace sb::pipeline {
 
-// Where the runtime puts a pipeline's extensions_preferences (which plugins it uses) inside the
-// config it hands to the engine; LangBot's config has no such key, so nothing else reads it.
-inline constexpr std::string_view kExtensionsPreferencesKey = "_extensions_preferences";
-
 // A runner (`ai.runner.runner`) as the engine sees it. Same contract as LocalAgentRunner::Run:
 // called from a thread that may block; `done` exactly once, on any thread, must not block.
 class Runner {

@@ -90,6 +90,11 @@ struct LocalAgentRunner::Call {
   std::function<void(util::Result<AgentReply>)> done;
   std::atomic<bool> delivered{false};  // text reached the caller: no fallback may repeat it
   util::Error last_error{ErrorCode::kInternal, "no model answered"};
+  domain::PluginBinding binding;
+  // The tool exchange of this message (assistant tool calls and their results), sent after the
+  // user's message; not remembered.
+  std::vector<domain::ChatMessage> exchange;
+  int tool_rounds = 0;
 };
 
 LocalAgentRunner::LocalAgentRunner(domain::LlmGateway& gateway, domain::ModelResolver& models,
@@ -111,6 +116,7 @@ void LocalAgentRunner::Run(const util::JsonObject& pipeline_config, AgentInput i
   call->user.content = std::move(input.content);
   call->on_delta = std::move(on_delta);
   call->done = std::move(done);
+  call->binding = domain::PluginBinding::FromPipelineConfig(pipeline_config);
   auto history = memory_.Load(call->key, call->settings.max_rounds);
   if (!history) return call->done(tl::unexpected(history.error()));
   for (auto& turn : *history) call->history.push_back(std::move(turn.message));
@@ -145,6 +151,12 @@ void LocalAgentRunner::TryModel(std::shared_ptr<Call> call, std::size_t index) {
     }
   }
   request.messages.push_back(std::move(user));
+  request.messages.insert(request.messages.end(), call->exchange.begin(), call->exchange.end());
+  const bool tools = plugins_ && call->tool_rounds < kMaxToolRounds &&
+                     std::find(route->abilities.begin(), route->abilities.end(), "func_call") !=
+                         route->abilities.end();
+  if (tools) request.tools = plugins_->Tools(call->binding);
+  const bool offered = !request.tools.empty();
   if (!vision) {
     // Earlier rounds may hold images too (remembered as sent); a blind model gets none of them.
     for (auto& message : request.messages) {
@@ -163,7 +175,16 @@ void LocalAgentRunner::TryModel(std::shared_ptr<Call> call, std::size_t index) {
     };
   }
   gateway_.Chat(route->endpoint, std::move(request), std::move(on_delta),
-                [this, call, index, uuid](util::Result<domain::ChatResult> r) {
+                [this, call, index, uuid, offered](util::Result<domain::ChatResult> r) {
+                  if (r && offered && !r->tool_calls.empty()) {
+                    domain::ChatMessage asked;
+                    asked.role = "assistant";
+                    if (!r->content.empty()) {
+                      asked.content.push_back({domain::ContentPart::Kind::kText, r->content, {}});
+                    }
+                    asked.tool_calls = r->tool_calls;
+                    return RunTools(call, index, std::move(asked));
+                  }
                   if (r) {
                     AgentReply reply{r->content, uuid, r->usage};
                     blocking_.Post([this, call, reply = std::move(reply)]() mutable {
@@ -179,6 +200,38 @@ void LocalAgentRunner::TryModel(std::shared_ptr<Call> call, std::size_t index) {
                                r.error().message);
                   blocking_.Post([this, call, index] { TryModel(call, index + 1); });
                 });
+}
+
+// The model called tools: each is run by the plugin offering it, in order, and the results go
+// back to the same model. A failing tool answers the model with the error, not the user.
+void LocalAgentRunner::RunTools(std::shared_ptr<Call> call, std::size_t index,
+                                domain::ChatMessage asked) {
+  ++call->tool_rounds;
+  auto calls = std::make_shared<std::vector<domain::ToolCall>>(asked.tool_calls);
+  call->exchange.push_back(std::move(asked));
+  auto next = std::make_shared<std::function<void(std::size_t)>>();
+  *next = [this, call, index, calls,
+           weak = std::weak_ptr<std::function<void(std::size_t)>>(next)](std::size_t i) {
+    if (i == calls->size()) {
+      blocking_.Post([this, call, index] { TryModel(call, index); });
+      return;
+    }
+    auto self = weak.lock();
+    const domain::ToolCall& tool = (*calls)[i];
+    plugins_->CallTool(
+        call->binding, tool.name, tool.arguments,
+        [call, calls, i, self](util::Result<std::string> result) {
+          domain::ChatMessage answer;
+          answer.role = "tool";
+          answer.tool_call_id = (*calls)[i].id;
+          answer.content.push_back({domain::ContentPart::Kind::kText,
+                                    result ? *result : "error: " + result.error().message,
+                                    {}});
+          call->exchange.push_back(std::move(answer));
+          (*self)(i + 1);
+        });
+  };
+  (*next)(0);
 }
 
 // On a thread that may block: store the round, then answer. A reply is worth more than its

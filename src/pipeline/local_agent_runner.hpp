@@ -11,6 +11,7 @@
 
 #include "domain/conversation.hpp"
 #include "domain/llm.hpp"
+#include "domain/plugin_hooks.hpp"
 #include "util/blocking_executor.hpp"
 #include "util/clock.hpp"
 #include "util/json.hpp"
@@ -49,16 +50,24 @@ class LocalAgentRunner {
            std::function<void(const domain::ChatDelta&)> on_delta,
            std::function<void(util::Result<AgentReply>)> done);
 
+  // Plugin tools offered to models with the func_call ability; their calls are run and the
+  // results sent back to the model, at most kMaxToolRounds times per message. Before Run; may
+  // be null.
+  void SetPluginHooks(domain::PluginHooks* hooks) { plugins_ = hooks; }
+  static constexpr int kMaxToolRounds = 5;
+
  private:
   struct Call;
   void TryModel(std::shared_ptr<Call> call, std::size_t index);
   void Remember(const std::shared_ptr<Call>& call, AgentReply reply);
+  void RunTools(std::shared_ptr<Call> call, std::size_t index, domain::ChatMessage request);
 
   domain::LlmGateway& gateway_;
   domain::ModelResolver& models_;
   domain::ConversationRepository& memory_;
   util::BlockingExecutor& blocking_;
   const util::Clock& clock_;
+  domain::PluginHooks* plugins_ = nullptr;
 };
 
 }  // namespace sb::pipeline

@@ -604,6 +604,44 @@ void ProcessPluginManager::Command(
   done(std::nullopt);
 }
 
+std::vector<domain::ToolSpec> ProcessPluginManager::Tools(const domain::PluginBinding& binding) {
+  std::vector<domain::ToolSpec> out;
+  std::set<std::string> seen;
+  for (const auto& key : Bound(binding)) {
+    auto caps = supervisor_.Capabilities(key);
+    if (!caps) continue;
+    for (const auto& t : caps->tools) {
+      if (seen.insert(t.name).second) out.push_back({t.name, t.description, t.parameters});
+    }
+  }
+  return out;
+}
+
+void ProcessPluginManager::CallTool(const domain::PluginBinding& binding, const std::string& name,
+                                    const std::string& arguments,
+                                    std::function<void(util::Result<std::string>)> done) {
+  for (const auto& key : Bound(binding)) {
+    auto caps = supervisor_.Capabilities(key);
+    if (!caps) continue;
+    for (const auto& t : caps->tools) {
+      if (t.name != name) continue;
+      auto parsed = util::ParseJson(arguments.empty() ? "{}" : arguments);
+      util::JsonObject data{
+          {"tool", name},
+          {"arguments", parsed && parsed->is_object() ? parsed->as_object() : util::JsonObject()}};
+      supervisor_.Call(key, "tool_call", std::move(data), options_.tool_deadline,
+                       [done = std::move(done)](util::Result<util::Json> answer) {
+                         if (!answer) return done(tl::unexpected(answer.error()));
+                         const auto* o = answer->if_object();
+                         const auto* result = o ? o->if_contains("result") : nullptr;
+                         done(util::SerializeJson(result ? *result : util::Json(nullptr)));
+                       });
+      return;
+    }
+  }
+  done(util::Fail(ErrorCode::kNotFound, fmt::format("no plugin offers the tool {}", name)));
+}
+
 void ProcessPluginManager::HandlePluginCall(const domain::PluginKey& plugin,
                                             const std::string& action, const util::JsonObject& data,
                                             std::function<void(util::Result<util::Json>)> answer) {

@@ -55,6 +55,7 @@ struct PluginManagerDeps {
 struct PluginManagerOptions {
   std::chrono::milliseconds event_deadline{5'000};  // message_received, per plugin
   std::chrono::milliseconds command_deadline{10'000};
+  std::chrono::milliseconds tool_deadline{30'000};
   std::filesystem::path plugins_dir;  // <data>/plugins
   PackageLimits package_limits;
   SupervisorOptions supervisor;
@@ -96,6 +97,10 @@ class ProcessPluginManager final : public domain::PluginManager,
   void Command(const domain::PluginBinding& binding, const std::string& command,
                util::JsonObject data,
                std::function<void(std::optional<util::Result<std::string>>)> done) override;
+  std::vector<domain::ToolSpec> Tools(const domain::PluginBinding& binding) override;
+  void CallTool(const domain::PluginBinding& binding, const std::string& name,
+                const std::string& arguments,
+                std::function<void(util::Result<std::string>)> done) override;
 
   // PluginCore
   void HandlePluginCall(const domain::PluginKey& plugin, const std::string& action,

@@ -436,7 +436,7 @@ util::Result<BotRuntimeManager::Impl::PipelineConfig> BotRuntimeManager::Impl::C
   auto pipeline = bot.use_pipeline_uuid ? deps.pipelines->Get(*bot.use_pipeline_uuid)
                                         : deps.pipelines->GetDefault();
   if (!pipeline) return tl::unexpected(pipeline.error());
-  pipeline->config[pipeline::kExtensionsPreferencesKey] = pipeline->extensions_preferences;
+  pipeline->config[domain::kExtensionsPreferencesKey] = pipeline->extensions_preferences;
   PipelineConfig loaded{pipeline->uuid,
                         std::make_shared<const util::JsonObject>(std::move(pipeline->config))};
   std::lock_guard lock(configs_mu);

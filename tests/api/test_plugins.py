@@ -291,9 +291,9 @@ class PluginMessageTest(PluginCase):
         self.fake.reset()
         self.callback.clear()
 
-    def bot(self, preferences=None):
+    def bot(self, preferences=None, abilities=None):
         provider = self.make_provider(base_url=self.fake.base + "/v1", api_keys=["sk-good-1"])
-        model = self.make_model(provider, name="gpt-test")
+        model = self.make_model(provider, name="gpt-test", abilities=abilities or [])
         pipeline = self.make_pipeline(name="p", config={"ai": {
             "runner": {"runner": "local-agent"},
             "local-agent": {"model": {"primary": model, "fallbacks": []}, "max-round": 10,
@@ -345,6 +345,28 @@ class PluginMessageTest(PluginCase):
         self.say(other, "!greet Ann")
         got = self.replies(2)
         self.assertTrue(any("Unknown command: !greet" in g for g in got), got)
+        self.delete("switchboard/greeter")
+
+    def test_plugin_tools_are_offered_to_models_that_call_functions(self):
+        self.publish("switchboard", "greeter", "1.0.0", self.greeter())
+        self.assertEqual(self.install("switchboard/greeter")["status"], "succeeded")
+        bot = self.bot(abilities=["chat", "func_call"])
+        self.say(bot, "please call tool now")
+        reply = self.replies(1)[0]
+        self.assertIn("[tool result:", reply)
+        self.assertIn("words", reply)
+        chats = self.fake.chat_requests()
+        self.assertEqual(len(chats), 2)
+        tools = chats[0]["body"]["tools"]
+        self.assertEqual([t["function"]["name"] for t in tools], ["word_count"])
+        self.assertEqual(chats[1]["body"]["messages"][-1]["role"], "tool")
+        # A model without the ability is offered no tools.
+        self.fake.reset()
+        self.callback.clear()
+        plain = self.bot()
+        self.say(plain, "please call tool now")
+        self.replies(1)
+        self.assertNotIn("tools", self.fake.chat_requests()[0]["body"])
         self.delete("switchboard/greeter")
 
     def test_a_hanging_plugin_is_skipped_and_a_crashed_one_restarts(self):
