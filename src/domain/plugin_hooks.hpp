@@ -50,6 +50,15 @@ class PluginHooks {
   virtual void Command(const PluginBinding& binding, const std::string& command,
                        util::JsonObject data,
                        std::function<void(std::optional<util::Result<std::string>>)> done) = 0;
+  // True when a bound, running plugin listens to `event` (cheap; lets callers skip building
+  // the event's data).
+  virtual bool Listens(const PluginBinding& binding, const std::string& event) = 0;
+  // Passes `data` through each bound, running plugin listening to `event`, highest priority
+  // first: a plugin answering {<key>: value} replaces data[key] for the next one. A plugin that
+  // fails or misses its deadline is skipped. `done` gets the final data.
+  virtual void Transform(const PluginBinding& binding, const std::string& event,
+                         util::JsonObject data, const std::string& key,
+                         std::function<void(util::JsonObject)> done) = 0;
   // The tools bound, running plugins offer, for models with the func_call ability (a name two
   // plugins offer goes to the higher priority). Never blocks.
   virtual std::vector<ToolSpec> Tools(const PluginBinding& binding) = 0;

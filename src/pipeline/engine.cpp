@@ -421,7 +421,29 @@ void PipelineEngine::Finish(std::shared_ptr<Run> run, util::Result<AgentReply> r
     run->done(std::move(outcome));
     return;
   }
+  const auto binding = domain::PluginBinding::FromPipelineConfig(config);
+  if (plugins_ && plugins_->Listens(binding, "reply_ready")) {
+    // Plugins may edit the reply before the output rules shape it.
+    util::JsonObject data =
+        PluginEvent(run->state.query, run->state.pipeline, run->outcome.session_id);
+    data["reply"] = result->text;
+    plugins_->Transform(
+        binding, "reply_ready", std::move(data), "reply",
+        [this, run, reply = std::move(*result), elapsed_ms](util::JsonObject edited) mutable {
+          if (const auto* r = edited.if_contains("reply"); r && r->is_string()) {
+            reply.text = std::string(r->as_string());
+          }
+          Shape(std::move(run), std::move(reply), elapsed_ms);
+        });
+    return;
+  }
+  Shape(std::move(run), std::move(*result), elapsed_ms);
+}
 
+void PipelineEngine::Shape(std::shared_ptr<Run> run, AgentReply reply, std::int64_t elapsed_ms) {
+  const util::JsonObject& config = run->Config();
+  EngineOutcome& outcome = run->outcome;
+  auto* result = &reply;
   std::string text = RemoveThinkEnabled(config) ? RemoveThink(result->text) : result->text;
   FilterDecision out = FilterOutgoing(config, ban_words_, text);
   if (out.action == FilterAction::kMask) {

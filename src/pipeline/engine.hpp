@@ -143,6 +143,8 @@ class PipelineEngine {
   void ReplyWith(std::shared_ptr<Run> run, std::string text);
   void RunRunner(std::shared_ptr<Run> run);
   void Finish(std::shared_ptr<Run> run, util::Result<AgentReply> result);
+  // Output rules on a successful reply.
+  void Shape(std::shared_ptr<Run> run, AgentReply reply, std::int64_t elapsed_ms);
   void Log(Run& run, domain::LogLevel level, std::string text) const;
 
   Runner& local_agent_;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <optional>
 
 namespace sb::pipeline {
 namespace {
@@ -95,7 +96,45 @@ struct LocalAgentRunner::Call {
   // user's message; not remembered.
   std::vector<domain::ChatMessage> exchange;
   int tool_rounds = 0;
+  // Set when a plugin rewrote the prompt (before_model_request): sent instead of prompt,
+  // history and the user's message.
+  std::optional<std::vector<domain::ChatMessage>> rewritten;
 };
+
+namespace {
+
+util::JsonArray MessagesJson(const std::vector<domain::ChatMessage>& messages) {
+  util::JsonArray out;
+  for (const auto& m : messages) {
+    std::string text;
+    for (const auto& part : m.content) {
+      text += part.kind == domain::ContentPart::Kind::kText ? part.text : "[image]";
+    }
+    out.push_back(util::JsonObject{{"role", m.role}, {"content", text}});
+  }
+  return out;
+}
+
+// A plugin's rewritten messages; nullopt when they are not a list of {role, content} texts.
+std::optional<std::vector<domain::ChatMessage>> MessagesFrom(const util::Json& value) {
+  if (!value.is_array() || value.as_array().empty()) return std::nullopt;
+  std::vector<domain::ChatMessage> out;
+  for (const auto& item : value.as_array()) {
+    const auto* o = item.if_object();
+    const auto* role = o ? o->if_contains("role") : nullptr;
+    const auto* content = o ? o->if_contains("content") : nullptr;
+    if (!role || !content || !role->is_string() || !content->is_string()) return std::nullopt;
+    const std::string_view r = role->as_string();
+    if (r != "system" && r != "user" && r != "assistant") return std::nullopt;
+    domain::ChatMessage m;
+    m.role = std::string(r);
+    m.content.push_back({domain::ContentPart::Kind::kText, std::string(content->as_string()), {}});
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+}  // namespace
 
 LocalAgentRunner::LocalAgentRunner(domain::LlmGateway& gateway, domain::ModelResolver& models,
                                    domain::ConversationRepository& memory,
@@ -120,6 +159,23 @@ void LocalAgentRunner::Run(const util::JsonObject& pipeline_config, AgentInput i
   auto history = memory_.Load(call->key, call->settings.max_rounds);
   if (!history) return call->done(tl::unexpected(history.error()));
   for (auto& turn : *history) call->history.push_back(std::move(turn.message));
+  if (plugins_ && plugins_->Listens(call->binding, "before_model_request")) {
+    std::vector<domain::ChatMessage> all = call->settings.prompt;
+    all.insert(all.end(), call->history.begin(), call->history.end());
+    all.push_back(call->user);
+    util::JsonObject data{{"session_id", call->key.session_id},
+                          {"pipeline_uuid", call->key.pipeline.str()},
+                          {"bot_uuid", call->key.bot.str()},
+                          {"messages", MessagesJson(all)}};
+    plugins_->Transform(call->binding, "before_model_request", std::move(data), "messages",
+                        [this, call](util::JsonObject edited) {
+                          if (const auto* m = edited.if_contains("messages")) {
+                            call->rewritten = MessagesFrom(*m);
+                          }
+                          blocking_.Post([this, call] { TryModel(call, 0); });
+                        });
+    return;
+  }
   TryModel(std::move(call), 0);
 }
 
@@ -151,6 +207,7 @@ void LocalAgentRunner::TryModel(std::shared_ptr<Call> call, std::size_t index) {
     }
   }
   request.messages.push_back(std::move(user));
+  if (call->rewritten) request.messages = *call->rewritten;
   request.messages.insert(request.messages.end(), call->exchange.begin(), call->exchange.end());
   const bool tools = plugins_ && call->tool_rounds < kMaxToolRounds &&
                      std::find(route->abilities.begin(), route->abilities.end(), "func_call") !=

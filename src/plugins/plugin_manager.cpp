@@ -538,14 +538,7 @@ std::string ReplyText(const util::JsonObject& answer) {
 void ProcessPluginManager::MessageReceived(
     const domain::PluginBinding& binding, util::JsonObject event,
     std::function<void(std::optional<domain::PluginEventReply>)> done) {
-  std::vector<domain::PluginKey> listeners;
-  for (auto& key : Bound(binding)) {
-    auto caps = supervisor_.Capabilities(key);  // nullopt: not running, skipped at once
-    if (caps && std::find(caps->events.begin(), caps->events.end(), "message_received") !=
-                    caps->events.end()) {
-      listeners.push_back(std::move(key));
-    }
-  }
+  auto listeners = Listeners(binding, "message_received");  // not running: skipped at once
   if (listeners.empty()) return done(std::nullopt);
   // One plugin at a time, in priority order, until one answers for the message.
   struct Chain {
@@ -602,6 +595,54 @@ void ProcessPluginManager::Command(
     }
   }
   done(std::nullopt);
+}
+
+std::vector<domain::PluginKey> ProcessPluginManager::Listeners(const domain::PluginBinding& binding,
+                                                               const std::string& event) const {
+  std::vector<domain::PluginKey> out;
+  for (auto& key : Bound(binding)) {
+    auto caps = supervisor_.Capabilities(key);  // nullopt: not running
+    if (caps && std::find(caps->events.begin(), caps->events.end(), event) != caps->events.end()) {
+      out.push_back(std::move(key));
+    }
+  }
+  return out;
+}
+
+bool ProcessPluginManager::Listens(const domain::PluginBinding& binding, const std::string& event) {
+  return !Listeners(binding, event).empty();
+}
+
+void ProcessPluginManager::Transform(const domain::PluginBinding& binding, const std::string& event,
+                                     util::JsonObject data, const std::string& key,
+                                     std::function<void(util::JsonObject)> done) {
+  struct Chain {
+    std::vector<domain::PluginKey> listeners;
+    std::size_t next = 0;
+    util::JsonObject data;
+    std::string key;
+    std::function<void(util::JsonObject)> done;
+  };
+  data["event"] = event;
+  auto chain = std::make_shared<Chain>(
+      Chain{Listeners(binding, event), 0, std::move(data), key, std::move(done)});
+  auto step = std::make_shared<std::function<void()>>();
+  *step = [this, chain, weak = std::weak_ptr<std::function<void()>>(step)] {
+    if (chain->next == chain->listeners.size()) return chain->done(std::move(chain->data));
+    const domain::PluginKey plugin = chain->listeners[chain->next++];
+    auto self = weak.lock();
+    supervisor_.Call(plugin, "event", chain->data, options_.event_deadline,
+                     [this, chain, self, plugin](util::Result<util::Json> answer) {
+                       if (!answer) {
+                         PluginLog(plugin, "skipped for a message: " + answer.error().message);
+                       } else if (const auto* o = answer->if_object()) {
+                         if (const auto* v = o->if_contains(chain->key))
+                           chain->data[chain->key] = *v;
+                       }
+                       (*self)();
+                     });
+  };
+  (*step)();
 }
 
 std::vector<domain::ToolSpec> ProcessPluginManager::Tools(const domain::PluginBinding& binding) {

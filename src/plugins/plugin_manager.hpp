@@ -97,6 +97,10 @@ class ProcessPluginManager final : public domain::PluginManager,
   void Command(const domain::PluginBinding& binding, const std::string& command,
                util::JsonObject data,
                std::function<void(std::optional<util::Result<std::string>>)> done) override;
+  bool Listens(const domain::PluginBinding& binding, const std::string& event) override;
+  void Transform(const domain::PluginBinding& binding, const std::string& event,
+                 util::JsonObject data, const std::string& key,
+                 std::function<void(util::JsonObject)> done) override;
   std::vector<domain::ToolSpec> Tools(const domain::PluginBinding& binding) override;
   void CallTool(const domain::PluginBinding& binding, const std::string& name,
                 const std::string& arguments,
@@ -127,6 +131,9 @@ class ProcessPluginManager final : public domain::PluginManager,
 
   // The enabled plugins bound by `binding`, highest priority first, from the cache.
   std::vector<domain::PluginKey> Bound(const domain::PluginBinding& binding) const;
+  // The bound, running plugins listening to `event`, highest priority first.
+  std::vector<domain::PluginKey> Listeners(const domain::PluginBinding& binding,
+                                           const std::string& event) const;
   void RefreshCache();
 
   PluginManagerDeps deps_;

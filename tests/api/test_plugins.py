@@ -269,6 +269,28 @@ for line in sys.stdin:
     # events: never answered
 """
 
+# Rewrites the prompt (before_model_request) and the reply (reply_ready).
+EDITOR_MAIN = r"""
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "action" not in m:
+        continue
+    seq, data = m["seq_id"], m.get("data") or {}
+    if m["action"] == "handshake":
+        out = {"protocol_version": 1, "events": ["before_model_request", "reply_ready"]}
+    elif m["action"] == "event" and data.get("event") == "before_model_request":
+        msgs = data["messages"]
+        out = {"messages": [{"role": "system", "content": "Answer like a pirate."}] + msgs}
+    elif m["action"] == "event" and data.get("event") == "reply_ready":
+        out = {"reply": data["reply"].upper() + " (edited)"}
+    elif m["action"] == "shutdown":
+        break
+    else:
+        out = {}
+    print(json.dumps({"seq_id": seq, "code": 0, "data": out}), flush=True)
+"""
+
 SECRET = "whsec_plugins"
 
 
@@ -368,6 +390,21 @@ class PluginMessageTest(PluginCase):
         self.replies(1)
         self.assertNotIn("tools", self.fake.chat_requests()[0]["body"])
         self.delete("switchboard/greeter")
+
+    def test_plugins_edit_the_prompt_and_the_reply(self):
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as z:
+            z.writestr("manifest.yaml", MISBEHAVING_MANIFEST.replace("NAME", "editor"))
+            z.writestr("main.py", EDITOR_MAIN)
+        self.publish("switchboard", "editor", "1.0.0", buf.getvalue())
+        self.assertEqual(self.install("switchboard/editor")["status"], "succeeded")
+        bot = self.bot()
+        self.say(bot, "ahoy")
+        self.assertIn("ECHO: AHOY (edited)", self.replies(1)[0])
+        messages = self.fake.chat_requests()[0]["body"]["messages"]
+        self.assertEqual(messages[0], {"role": "system", "content": "Answer like a pirate."})
+        self.assertEqual(messages[-1]["content"], "ahoy")
+        self.delete("switchboard/editor")
 
     def test_a_hanging_plugin_is_skipped_and_a_crashed_one_restarts(self):
         buf = io.BytesIO()
