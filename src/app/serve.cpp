@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "app/bot_stack.hpp"
+#include "app/plugin_calls.hpp"
 #include "http/api/api.hpp"
 #include "http/auth_guard.hpp"
 #include "http/server.hpp"
@@ -23,6 +24,7 @@
 #include "plugins/plugin_manager.hpp"
 #include "runtime/bot_runtime_manager.hpp"
 #include "services/config_schema.hpp"
+#include "services/model_resolver.hpp"
 #include "services/model_test_service.hpp"
 #include "util/blocking_executor.hpp"
 #include "util/crypto.hpp"
@@ -140,6 +142,9 @@ int Serve(const CoreOptions& options) {
   plugin_deps.marketplace = &marketplace;
   plugin_deps.executor = io->get_executor();
   plugin_deps.validate = services::ApplyConfigSchema;
+  services::StoredModelResolver plugin_models(core.models(), core.providers());
+  plugin_deps.send_message = MakeSendMessageCall(core.bots(), blocking_executor);
+  plugin_deps.invoke_llm = MakeInvokeLlmCall(plugin_models, *gateway, blocking_executor);
   plugins::PluginManagerOptions plugin_options;
   plugin_options.plugins_dir = core.data_dir() / "plugins";
   auto plugin_manager =

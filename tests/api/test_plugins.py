@@ -291,6 +291,41 @@ for line in sys.stdin:
     print(json.dumps({"seq_id": seq, "code": 0, "data": out}), flush=True)
 """
 
+# Answers !ask <model> through invoke_llm and !push <bot> through send_message.
+CALLER_MAIN = r"""
+import json, sys
+seq = 1000
+def call(action, data):
+    global seq
+    seq += 1
+    print(json.dumps({"seq_id": seq, "action": action, "data": data}), flush=True)
+    while True:
+        m = json.loads(sys.stdin.readline())
+        if m.get("seq_id") == seq and "code" in m:
+            return m
+for line in sys.stdin:
+    m = json.loads(line)
+    if "action" not in m:
+        continue
+    seq_id, data = m["seq_id"], m.get("data") or {}
+    if m["action"] == "handshake":
+        out = {"protocol_version": 1, "commands": [{"name": "ask"}, {"name": "push"}]}
+    elif m["action"] == "command" and data["command"] == "ask":
+        r = call("invoke_llm", {"model_uuid": data["args"][0],
+                                "messages": [{"role": "user", "content": "hello from plugin"}]})
+        out = {"reply": "model said: " + (r["data"]["content"] if r["code"] == 0 else r["message"])}
+    elif m["action"] == "command" and data["command"] == "push":
+        r = call("send_message", {"bot_uuid": data["args"][0], "target_type": "person",
+                                  "target_id": "u9",
+                                  "message_chain": [{"type": "Plain", "text": "pushed"}]})
+        out = {"reply": "sent" if r["code"] == 0 else "refused: " + r["message"]}
+    elif m["action"] == "shutdown":
+        break
+    else:
+        out = {}
+    print(json.dumps({"seq_id": seq_id, "code": 0, "data": out}), flush=True)
+"""
+
 SECRET = "whsec_plugins"
 
 
@@ -316,6 +351,7 @@ class PluginMessageTest(PluginCase):
     def bot(self, preferences=None, abilities=None):
         provider = self.make_provider(base_url=self.fake.base + "/v1", api_keys=["sk-good-1"])
         model = self.make_model(provider, name="gpt-test", abilities=abilities or [])
+        self.last_model = model
         pipeline = self.make_pipeline(name="p", config={"ai": {
             "runner": {"runner": "local-agent"},
             "local-agent": {"model": {"primary": model, "fallbacks": []}, "max-round": 10,
@@ -405,6 +441,27 @@ class PluginMessageTest(PluginCase):
         self.assertEqual(messages[0], {"role": "system", "content": "Answer like a pirate."})
         self.assertEqual(messages[-1]["content"], "ahoy")
         self.delete("switchboard/editor")
+
+    def test_plugins_invoke_models_and_send_messages_through_the_core(self):
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as z:
+            z.writestr("manifest.yaml", MISBEHAVING_MANIFEST.replace("NAME", "caller"))
+            z.writestr("main.py", CALLER_MAIN)
+        self.publish("switchboard", "caller", "1.0.0", buf.getvalue())
+        self.assertEqual(self.install("switchboard/caller")["status"], "succeeded")
+        bot = self.bot()
+        self.say(bot, "!ask " + self.last_model)
+        self.assertIn("model said: echo: hello from plugin", self.replies(1)[0])
+        self.say(bot, "!push " + bot)
+        got = self.callback.wait_for(3, 15)
+        texts = ["".join(e.get("text", "") for e in g["body"]["message_chain"]) for g in got]
+        self.assertIn("pushed", texts)
+        pushed = [g for g in got if "pushed" in json.dumps(g["body"])][0]
+        self.assertEqual(pushed["body"]["target"], {"type": "person", "id": "u9"})
+        self.assertTrue(any("sent" == t.strip() or t.endswith("sent") for t in texts), texts)
+        self.say(bot, "!push " + unknown_uuid())
+        self.assertTrue(any("refused:" in t for t in self.replies(4)), self.replies(4))
+        self.delete("switchboard/caller")
 
     def test_a_hanging_plugin_is_skipped_and_a_crashed_one_restarts(self):
         buf = io.BytesIO()
