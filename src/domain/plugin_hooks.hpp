@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "domain/llm.hpp"
@@ -50,6 +51,9 @@ class PluginHooks {
   virtual void Command(const PluginBinding& binding, const std::string& command,
                        util::JsonObject data,
                        std::function<void(std::optional<util::Result<std::string>>)> done) = 0;
+  // The commands bound, running plugins offer ({name, description}), for !help. Never blocks.
+  virtual std::vector<std::pair<std::string, std::string>> Commands(
+      const PluginBinding& binding) = 0;
   // True when a bound, running plugin listens to `event` (cheap; lets callers skip building
   // the event's data).
   virtual bool Listens(const PluginBinding& binding, const std::string& event) = 0;

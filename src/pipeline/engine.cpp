@@ -332,6 +332,12 @@ void PipelineEngine::RunCommand(std::shared_ptr<Run> run) {
   switch (command.kind) {
     case CommandKind::kHelp:
       text = HelpText();
+      if (plugins_) {
+        for (const auto& [name, description] :
+             plugins_->Commands(domain::PluginBinding::FromPipelineConfig(run->Config()))) {
+          text += "\n!" + name + (description.empty() ? "" : " - " + description);
+        }
+      }
       break;
     case CommandKind::kReset: {
       domain::ConversationKey key{run->state.pipeline,

@@ -609,6 +609,20 @@ std::vector<domain::PluginKey> ProcessPluginManager::Listeners(const domain::Plu
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> ProcessPluginManager::Commands(
+    const domain::PluginBinding& binding) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::set<std::string> seen;
+  for (const auto& key : Bound(binding)) {
+    auto caps = supervisor_.Capabilities(key);
+    if (!caps) continue;
+    for (const auto& c : caps->commands) {
+      if (seen.insert(c.name).second) out.emplace_back(c.name, c.description);
+    }
+  }
+  return out;
+}
+
 bool ProcessPluginManager::Listens(const domain::PluginBinding& binding, const std::string& event) {
   return !Listeners(binding, event).empty();
 }

@@ -97,6 +97,8 @@ class ProcessPluginManager final : public domain::PluginManager,
   void Command(const domain::PluginBinding& binding, const std::string& command,
                util::JsonObject data,
                std::function<void(std::optional<util::Result<std::string>>)> done) override;
+  std::vector<std::pair<std::string, std::string>> Commands(
+      const domain::PluginBinding& binding) override;
   bool Listens(const domain::PluginBinding& binding, const std::string& event) override;
   void Transform(const domain::PluginBinding& binding, const std::string& event,
                  util::JsonObject data, const std::string& key,

@@ -203,6 +203,9 @@ class PluginLifecycleTest(PluginCase):
             ("slip", zip_dir(GREETER, {"name: greeter": "name: slip"},
                              {"../../evil.sh": "echo pwned"}), True, "leaves the plugin's folder"),
             ("notzip", b"this is not a zip", True, "not a zip file"),
+            # A zip bomb: 101 MiB of zeros in a package of about 100 KiB.
+            ("huge", zip_dir(GREETER, {"name: greeter": "name: huge"},
+                             {"zeros.bin": bytes(101 << 20)}), True, "larger than 104857600 bytes"),
         ]
         for name, package, checksum, reason in cases:
             self.publish("switchboard", name, "1.0.0", package, checksum=checksum)
@@ -395,6 +398,8 @@ class PluginMessageTest(PluginCase):
         self.say(bot, "what is new?")
         self.assertIn("what is new?", self.replies(3)[2])  # no plugin answer: the model's
         self.assertEqual(len(self.fake.chat_requests()), 1)
+        self.say(bot, "!help")
+        self.assertIn("!greet - greet someone", self.replies(4)[3])
 
         # A pipeline bound to no plugin: the model answers "hey", and !greet is unknown.
         self.callback.clear()
