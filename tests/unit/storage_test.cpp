@@ -1317,6 +1317,32 @@ TEST_F(ConversationTest, LoadWithFewerRoundsReturnsTheNewestOldestFirst) {
   EXPECT_EQ(repo.Load(Key(), 50)->size(), 10u);
 }
 
+TEST_F(ConversationTest, BatchItemWithAMissingOwnerFailsAloneAndWritesNothing) {
+  auto& repo = storage_->conversations();
+  auto ghost_bot = Key("person_7");
+  ghost_bot.bot = util::BotId::Generate();
+  auto ghost_pipeline = Key("person_8");
+  ghost_pipeline.pipeline = util::PipelineId::Generate();
+  auto results = repo.AppendBatch({{Key("person_1"), Round("a"), 5},
+                                   {ghost_bot, Round("x"), 5},
+                                   {ghost_pipeline, Round("y"), 5},
+                                   {Key("person_1"), Round("b"), 5},
+                                   {Key("group_2"), Round("c"), 0},
+                                   {Key("person_3"), {}, 5}});
+  ASSERT_EQ(results.size(), 6u);
+  ASSERT_OK(results[0]);
+  EXPECT_CODE(results[1], ErrorCode::kNotFound);
+  EXPECT_NE(results[1].error().message.find("bot"), std::string::npos);
+  EXPECT_CODE(results[2], ErrorCode::kNotFound);
+  EXPECT_NE(results[2].error().message.find("pipeline"), std::string::npos);
+  ASSERT_OK(results[3]);
+  ASSERT_OK(results[4]);
+  ASSERT_OK(results[5]);
+  EXPECT_EQ(UserTexts(*repo.Load(Key("person_1"), 10)), (std::vector<std::string>{"a?", "b?"}));
+  EXPECT_TRUE(repo.Load(Key("group_2"), 10)->empty());
+  EXPECT_EQ(StoredTurns(), 4) << "only person_1's two rounds";
+}
+
 TEST_F(ConversationTest, ClearClearPipelineAndClearBot) {
   auto& repo = storage_->conversations();
   auto other_pipeline = AddPipeline();

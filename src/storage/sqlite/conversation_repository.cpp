@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -196,10 +197,8 @@ util::Result<std::vector<domain::ConversationTurn>> SqliteConversationRepository
 
 namespace {
 
-// One append inside the caller's transaction; `encoded` holds the turns' messages as stored.
-util::Result<void> AppendIn(Connection& c, const domain::ConversationKey& key,
-                            const std::vector<domain::ConversationTurn>& turns,
-                            const std::vector<std::string>& encoded, int max_rounds) {
+// kNotFound naming whichever owner of `key` is gone (the bot first), or Ok when both exist.
+util::Result<void> CheckOwners(Connection& c, const domain::ConversationKey& key) {
   auto bot = Exists(c, "SELECT 1 FROM bots WHERE uuid = ?", key.bot.str());
   if (!bot) return tl::make_unexpected(bot.error());
   if (!*bot) {
@@ -211,39 +210,85 @@ util::Result<void> AppendIn(Connection& c, const domain::ConversationKey& key,
     return util::Fail(ErrorCode::kNotFound,
                       fmt::format("pipeline {} not found", key.pipeline.str()));
   }
-  if (max_rounds == 0) return Forget(c, key);
+  return util::Ok();
+}
 
-  if (!turns.empty()) {
-    auto created = Execute(c,
-                           "INSERT INTO conversations (pipeline_uuid, bot_uuid, session_id) "
-                           "VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                           key.pipeline.str(), key.bot.str(), key.session_id);
-    if (!created) return tl::make_unexpected(created.error());
-  }
-  auto found = FindCounters(c, key);
-  if (!found) return tl::make_unexpected(found.error());
-  if (!*found) return util::Ok();  // nothing stored and nothing to add
-  Counters counters = **found;
-
-  for (std::size_t i = 0; i < turns.size(); ++i) {
-    ++counters.last_seq;
-    if (turns[i].message.role == "user") ++counters.last_round;
-    auto inserted = Execute(c,
-                            "INSERT INTO conversation_turns "
-                            "(conversation_id, seq, round, message, created_at) "
-                            "VALUES (?, ?, ?, ?, ?)",
-                            counters.id, counters.last_seq, counters.last_round, encoded[i],
-                            Millis(turns[i].created_at));
-    if (!inserted) return tl::make_unexpected(inserted.error());
-  }
-  auto updated = Execute(c, "UPDATE conversations SET last_seq = ?, last_round = ? WHERE id = ?",
-                         counters.last_seq, counters.last_round, counters.id);
-  if (!updated) return tl::make_unexpected(updated.error());
+util::Result<void> Trim(Connection& c, const Counters& counters, int max_rounds) {
+  // Rounds start at 0 (messages before the first user message), so below that nothing is stored.
+  if (counters.last_round - max_rounds < 0) return util::Ok();
   auto trimmed =
       Execute(c, "DELETE FROM conversation_turns WHERE conversation_id = ? AND round <= ?",
               counters.id, counters.last_round - max_rounds);
   if (!trimmed) return tl::make_unexpected(trimmed.error());
   return util::Ok();
+}
+
+// How an append inside a shared transaction ended: a failure of the item alone (its bot or
+// pipeline is gone; nothing of it was written) or of the transaction (roll everything back).
+struct AppendOutcome {
+  util::Result<void> item = util::Ok();
+  util::Result<void> transaction = util::Ok();
+};
+
+// The remembered-round path, the one every reply takes: a single upsert both creates the
+// conversation and reserves the seq and round numbers of the new turns, and the foreign keys
+// stand in for existence checks. Four statements instead of eight.
+AppendOutcome AppendTurns(Connection& c, const domain::ConversationKey& key,
+                          const std::vector<domain::ConversationTurn>& turns,
+                          const std::vector<std::string>& encoded, int max_rounds) {
+  const auto added_seqs = static_cast<std::int64_t>(turns.size());
+  const auto added_rounds = static_cast<std::int64_t>(std::count_if(
+      turns.begin(), turns.end(), [](const auto& t) { return t.message.role == "user"; }));
+  auto upsert = Query(c,
+                      "INSERT INTO conversations "
+                      "(pipeline_uuid, bot_uuid, session_id, last_seq, last_round) "
+                      "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO UPDATE SET "
+                      "last_seq = last_seq + ?4, last_round = last_round + ?5 "
+                      "RETURNING id, last_seq, last_round",
+                      key.pipeline.str(), key.bot.str(), key.session_id, added_seqs, added_rounds);
+  if (!upsert) return {.transaction = tl::make_unexpected(upsert.error())};
+  auto row = upsert->Step();
+  if (!row && upsert->FailedOnForeignKey()) {
+    // The statement alone was undone; say which owner is missing.
+    auto owners = CheckOwners(c, key);
+    if (!owners) return {.item = owners};
+    return {.transaction = tl::make_unexpected(row.error())};
+  }
+  if (!row) return {.transaction = tl::make_unexpected(row.error())};
+  if (!*row) return {.transaction = util::Fail(ErrorCode::kInternal, "upsert returned no row")};
+  const Counters counters{upsert->Int64(0), upsert->Int64(1), upsert->Int64(2)};
+  if (auto done = upsert->Run(); !done) return {.transaction = done};
+
+  std::int64_t seq = counters.last_seq - added_seqs;
+  std::int64_t round = counters.last_round - added_rounds;
+  for (std::size_t i = 0; i < turns.size(); ++i) {
+    ++seq;
+    if (turns[i].message.role == "user") ++round;
+    auto inserted = Execute(c,
+                            "INSERT INTO conversation_turns "
+                            "(conversation_id, seq, round, message, created_at) "
+                            "VALUES (?, ?, ?, ?, ?)",
+                            counters.id, seq, round, encoded[i], Millis(turns[i].created_at));
+    if (!inserted) return {.transaction = tl::make_unexpected(inserted.error())};
+  }
+  return {.transaction = Trim(c, counters, max_rounds)};
+}
+
+// One append inside the caller's transaction; `encoded` holds the turns' messages as stored.
+AppendOutcome AppendIn(Connection& c, const domain::ConversationKey& key,
+                       const std::vector<domain::ConversationTurn>& turns,
+                       const std::vector<std::string>& encoded, int max_rounds) {
+  if (max_rounds > 0 && !turns.empty()) return AppendTurns(c, key, turns, encoded, max_rounds);
+  // Nothing to add (only a trim to a new limit) or nothing to keep: rare, checked in full.
+  if (auto owners = CheckOwners(c, key); !owners) {
+    if (owners.error().code == ErrorCode::kNotFound) return {.item = owners};
+    return {.transaction = owners};
+  }
+  if (max_rounds == 0) return {.transaction = Forget(c, key)};
+  auto found = FindCounters(c, key);
+  if (!found) return {.transaction = tl::make_unexpected(found.error())};
+  if (!*found) return {};  // nothing stored and nothing to add
+  return {.transaction = Trim(c, **found, max_rounds)};
 }
 
 std::vector<std::string> EncodeTurns(const std::vector<domain::ConversationTurn>& turns) {
@@ -262,9 +307,14 @@ util::Result<void> SqliteConversationRepository::Append(
   if (auto r = CheckRounds(max_rounds); !r) return tl::make_unexpected(r.error());
   // Encoded before the transaction so the write lock is held only for the SQL.
   const auto encoded = EncodeTurns(turns);
-  return db_.Write([&](Connection& c) -> util::Result<void> {
-    return AppendIn(c, key, turns, encoded, max_rounds);
+  util::Result<void> item = util::Ok();
+  auto written = db_.Write([&](Connection& c) -> util::Result<void> {
+    auto outcome = AppendIn(c, key, turns, encoded, max_rounds);
+    item = std::move(outcome.item);
+    return outcome.transaction;
   });
+  if (!written) return written;
+  return item;
 }
 
 std::vector<util::Result<void>> SqliteConversationRepository::AppendBatch(
@@ -285,11 +335,11 @@ std::vector<util::Result<void>> SqliteConversationRepository::AppendBatch(
   auto written = db_.Write([&](Connection& c) -> util::Result<void> {
     for (std::size_t i = 0; i < items.size(); ++i) {
       if (!valid[i]) continue;
-      // A savepoint per item: one that fails (its bot was deleted) leaves the others.
-      if (auto sp = c.Exec("SAVEPOINT item"); !sp) return sp;
-      out[i] = AppendIn(c, items[i].key, items[i].turns, encoded[i], items[i].max_rounds);
-      auto end = c.Exec(out[i] ? "RELEASE item" : "ROLLBACK TO item; RELEASE item");
-      if (!end) return end;
+      // An item whose bot was deleted fails alone, having written nothing; any other failure
+      // rolls the whole batch back.
+      auto outcome = AppendIn(c, items[i].key, items[i].turns, encoded[i], items[i].max_rounds);
+      if (!outcome.transaction) return outcome.transaction;
+      out[i] = std::move(outcome.item);
     }
     return util::Ok();
   });
