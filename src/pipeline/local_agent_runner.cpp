@@ -103,22 +103,44 @@ struct LocalAgentRunner::Call {
 
 namespace {
 
+std::string TextOf(const domain::ChatMessage& m) {
+  std::string text;
+  for (const auto& part : m.content) {
+    if (part.kind == domain::ContentPart::Kind::kText) text += part.text;
+  }
+  return text;
+}
+
+std::size_t ImagesIn(const domain::ChatMessage& m) {
+  return static_cast<std::size_t>(std::count_if(m.content.begin(), m.content.end(), [](auto& p) {
+    return p.kind == domain::ContentPart::Kind::kImage;
+  }));
+}
+
+// What plugins see of the prompt: each message's text and how many images it has (images stay
+// in the core: a data URL can be megabytes, and plugins rewrite text).
 util::JsonArray MessagesJson(const std::vector<domain::ChatMessage>& messages) {
   util::JsonArray out;
   for (const auto& m : messages) {
-    std::string text;
-    for (const auto& part : m.content) {
-      text += part.kind == domain::ContentPart::Kind::kText ? part.text : "[image]";
-    }
-    out.push_back(util::JsonObject{{"role", m.role}, {"content", text}});
+    util::JsonObject o{{"role", m.role}, {"content", TextOf(m)}};
+    if (const auto images = ImagesIn(m); images > 0)
+      o["images"] = static_cast<std::int64_t>(images);
+    out.push_back(std::move(o));
   }
   return out;
 }
 
 // A plugin's rewritten messages; nullopt when they are not a list of {role, content} texts.
-std::optional<std::vector<domain::ChatMessage>> MessagesFrom(const util::Json& value) {
+// Messages the plugin kept (same role and text, in order) are the ones `sent`, images and all;
+// the new user message (the last of `sent`), when edited, keeps its images after the new text
+// of the last edited user message. Other edited or added messages are text.
+std::optional<std::vector<domain::ChatMessage>> MessagesFrom(
+    const util::Json& value, const std::vector<domain::ChatMessage>& sent) {
   if (!value.is_array() || value.as_array().empty()) return std::nullopt;
   std::vector<domain::ChatMessage> out;
+  std::vector<bool> edited;
+  std::size_t next = 0;  // kept messages are looked for in order
+  bool kept_last = false;
   for (const auto& item : value.as_array()) {
     const auto* o = item.if_object();
     const auto* role = o ? o->if_contains("role") : nullptr;
@@ -126,10 +148,31 @@ std::optional<std::vector<domain::ChatMessage>> MessagesFrom(const util::Json& v
     if (!role || !content || !role->is_string() || !content->is_string()) return std::nullopt;
     const std::string_view r = role->as_string();
     if (r != "system" && r != "user" && r != "assistant") return std::nullopt;
+    const std::string_view text = content->as_string();
+    auto same = std::find_if(
+        sent.begin() + static_cast<std::ptrdiff_t>(std::min(next, sent.size())), sent.end(),
+        [&](const domain::ChatMessage& m) { return m.role == r && TextOf(m) == text; });
+    if (same != sent.end()) {
+      next = static_cast<std::size_t>(same - sent.begin()) + 1;
+      kept_last = kept_last || next == sent.size();
+      out.push_back(*same);
+      edited.push_back(false);
+      continue;
+    }
     domain::ChatMessage m;
     m.role = std::string(r);
-    m.content.push_back({domain::ContentPart::Kind::kText, std::string(content->as_string()), {}});
+    m.content.push_back({domain::ContentPart::Kind::kText, std::string(text), {}});
     out.push_back(std::move(m));
+    edited.push_back(true);
+  }
+  if (!kept_last && !sent.empty() && ImagesIn(sent.back()) > 0) {
+    for (std::size_t i = out.size(); i-- > 0;) {
+      if (!edited[i] || out[i].role != "user") continue;
+      for (const auto& part : sent.back().content) {
+        if (part.kind == domain::ContentPart::Kind::kImage) out[i].content.push_back(part);
+      }
+      break;
+    }
   }
   return out;
 }
@@ -168,9 +211,9 @@ void LocalAgentRunner::Run(const util::JsonObject& pipeline_config, AgentInput i
                           {"bot_uuid", call->key.bot.str()},
                           {"messages", MessagesJson(all)}};
     plugins_->Transform(call->binding, "before_model_request", std::move(data), "messages",
-                        [this, call](util::JsonObject edited) {
+                        [this, call, all = std::move(all)](util::JsonObject edited) {
                           if (const auto* m = edited.if_contains("messages")) {
-                            call->rewritten = MessagesFrom(*m);
+                            call->rewritten = MessagesFrom(*m, all);
                           }
                           blocking_.Post([this, call] { TryModel(call, 0); });
                         });

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "domain/plugin_hooks.hpp"
 #include "pipeline/local_agent_runner.hpp"
 #include "storage/sqlite/sqlite_storage.hpp"
 #include "support/bot_storage.hpp"
@@ -174,6 +175,79 @@ TEST_F(AgentTest, BlindModelsGetNoImagesFromEarlierRoundsEither) {
     for (const auto& part : m.content) EXPECT_NE(part.kind, domain::ContentPart::Kind::kImage);
   }
   EXPECT_EQ(TextOf(gateway_.requests.back().messages[1]), "see this[image]");
+}
+
+// A plugin listening to before_model_request that rewrites the prompt with `edit`.
+class PromptEditor final : public domain::PluginHooks {
+ public:
+  explicit PromptEditor(std::function<util::JsonArray(util::JsonArray)> edit)
+      : edit_(std::move(edit)) {}
+  void MessageReceived(const domain::PluginBinding&, util::JsonObject,
+                       std::function<void(std::optional<domain::PluginEventReply>)> done) override {
+    done(std::nullopt);
+  }
+  void Command(const domain::PluginBinding&, const std::string&, util::JsonObject,
+               std::function<void(std::optional<util::Result<std::string>>)> done) override {
+    done(std::nullopt);
+  }
+  std::vector<std::pair<std::string, std::string>> Commands(const domain::PluginBinding&) override {
+    return {};
+  }
+  bool Listens(const domain::PluginBinding&, const std::string& event) override {
+    return event == "before_model_request";
+  }
+  void Transform(const domain::PluginBinding&, const std::string&, util::JsonObject data,
+                 const std::string& key, std::function<void(util::JsonObject)> done) override {
+    seen = data[key].as_array();
+    data[key] = edit_(seen);
+    done(std::move(data));
+  }
+  std::vector<domain::ToolSpec> Tools(const domain::PluginBinding&) override { return {}; }
+  void CallTool(const domain::PluginBinding&, const std::string&, const std::string&,
+                std::function<void(util::Result<std::string>)> done) override {
+    done(util::Fail(ErrorCode::kNotFound, "no tools"));
+  }
+  util::JsonArray seen;
+
+ private:
+  std::function<util::JsonArray(util::JsonArray)> edit_;
+};
+
+TEST_F(AgentTest, RewrittenPromptKeepsTheImagesOfKeptAndEditedUserMessages) {
+  auto vision = Config(R"("m-fallback")");
+  ASSERT_TRUE(Say(vision, "first", /*with_image=*/true));
+  // Prepends a rule and edits the new user message; the remembered round is kept as it was.
+  PromptEditor editor([](util::JsonArray messages) {
+    util::JsonArray out{util::JsonObject{{"role", "system"}, {"content", "Be a pirate."}}};
+    for (auto& m : messages) out.push_back(m);
+    auto& last = out.back().as_object();
+    last["content"] = std::string(last["content"].as_string()) + " (edited)";
+    return out;
+  });
+  runner_->SetPluginHooks(&editor);
+  ASSERT_TRUE(Say(vision, "second", /*with_image=*/true));
+
+  // Plugins see texts and image counts, never the image data.
+  ASSERT_EQ(editor.seen.size(), 4u);
+  EXPECT_EQ(editor.seen[1].as_object().at("content").as_string(), "first");
+  EXPECT_EQ(editor.seen[1].as_object().at("images").as_int64(), 1);
+  EXPECT_EQ(editor.seen[2].as_object().if_contains("images"), nullptr);
+
+  const auto& sent = gateway_.requests.back().messages;
+  ASSERT_EQ(sent.size(), 5u);
+  EXPECT_EQ(TextOf(sent[0]), "Be a pirate.");
+  EXPECT_EQ(TextOf(sent[1]), "Be brief.");
+  EXPECT_EQ(TextOf(sent[2]), "first<img>") << "a kept message keeps its image";
+  EXPECT_EQ(TextOf(sent[3]), "reply 1");
+  EXPECT_EQ(TextOf(sent[4]), "second (edited)<img>") << "the edited new message keeps its image";
+  EXPECT_EQ(sent[4].content[1].image_url, "http://i/1.png");
+
+  // A plugin answering something that is not a message list leaves the prompt as it was.
+  PromptEditor broken([](util::JsonArray) { return util::JsonArray{1, 2}; });
+  runner_->SetPluginHooks(&broken);
+  ASSERT_TRUE(Say(vision, "third"));
+  EXPECT_EQ(TextOf(gateway_.requests.back().messages.front()), "Be brief.");
+  runner_->SetPluginHooks(nullptr);
 }
 
 TEST_F(AgentTest, AllModelsFailingGivesTheLastError) {
