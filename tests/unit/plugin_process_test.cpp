@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "plugins/manifest.hpp"
+#include "support/eventually.hpp"
 
 namespace sb::plugins {
 namespace {
@@ -67,15 +68,7 @@ class RecordingHost final : public PluginHost {
   std::map<std::string, std::string> storage;
 };
 
-template <typename Pred>
-bool Eventually(Pred pred, std::chrono::milliseconds limit = 5s) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return pred();
-}
+using test::Eventually;
 
 class PluginProcessTest : public ::testing::Test {
  protected:

@@ -11,6 +11,8 @@
 #include <mutex>
 #include <thread>
 
+#include "support/eventually.hpp"
+
 namespace sb::plugins {
 namespace {
 
@@ -41,13 +43,8 @@ class RecordingCore final : public PluginCore {
 };
 
 template <typename Pred>
-bool Eventually(Pred pred, std::chrono::milliseconds limit = 10s) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return pred();
+bool Eventually(Pred pred) {
+  return test::Eventually(pred, 10s);
 }
 
 domain::InstalledPlugin Record(std::string name, std::vector<std::string> command,

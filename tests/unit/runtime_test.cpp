@@ -23,6 +23,7 @@
 #include "runtime/session_scheduler.hpp"
 #include "runtime/write_behind_conversations.hpp"
 #include "support/bot_storage.hpp"
+#include "support/eventually.hpp"
 
 namespace sb::runtime {
 namespace {
@@ -32,11 +33,7 @@ using namespace std::chrono_literals;
 // Polls `pred` for up to two seconds.
 template <typename Pred>
 bool Eventually(Pred pred) {
-  for (int i = 0; i < 400; ++i) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return pred();
+  return test::Eventually(pred, 2s);
 }
 
 // ---- SessionScheduler -------------------------------------------------------------------------
