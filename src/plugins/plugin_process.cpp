@@ -51,9 +51,17 @@ void CloseFd(int& fd) {
 // Only async-signal-safe calls between fork and exec.
 [[noreturn]] void ExecChild(const char* program, char* const* argv, char* const* envp,
                             const char* dir, const ProcessLimits& limits, int in, int out, int err,
-                            int status_fd) {
+                            int status_fd, pid_t server) {
   ::setpgid(0, 0);
+  // Dies with the server, also when the server died before this line.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != server) ::_exit(127);
+  // The server ignores SIGPIPE, and an ignored signal stays ignored across exec; the forking
+  // thread's mask would be inherited too. A plugin starts as any program does.
+  ::signal(SIGPIPE, SIG_DFL);
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
   ::dup2(in, 0);
   ::dup2(out, 1);
   ::dup2(err, 2);
@@ -450,6 +458,7 @@ util::Result<std::shared_ptr<PluginProcess>> PluginProcess::Spawn(
     close_all();
     return util::Fail(ErrorCode::kInternal, "cannot create the plugin's pipes");
   }
+  const pid_t server = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     close_all();
@@ -457,7 +466,7 @@ util::Result<std::shared_ptr<PluginProcess>> PluginProcess::Spawn(
   }
   if (pid == 0) {
     ExecChild(program_path.c_str(), argv.data(), envp.data(), dir.c_str(), launch.limits, in->read,
-              out->write, err->write, status->write);
+              out->write, err->write, status->write, server);
   }
   CloseFd(in->read);
   CloseFd(out->write);

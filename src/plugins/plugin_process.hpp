@@ -55,7 +55,9 @@ class PluginProcess {
 
   // Starts the process. kInvalidArgument when the program cannot be found, kInternal when the
   // system refuses (fork, pipes, exec). `on_exit` runs once, on the strand, with the wait
-  // status after the process ended for whatever reason (also after Stop).
+  // status after the process ended for whatever reason (also after Stop). Call it from a thread
+  // that lives as long as the server (main, I/O or blocking pool): the child is killed when the
+  // thread that forked it ends (PR_SET_PDEATHSIG follows the thread, not the process).
   static util::Result<std::shared_ptr<PluginProcess>> Spawn(boost::asio::any_io_executor executor,
                                                             PluginLaunch launch,
                                                             std::shared_ptr<PluginHost> host,

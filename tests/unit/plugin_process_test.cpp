@@ -13,6 +13,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
+#include <csignal>
 #include <fstream>
 #include <future>
 #include <map>
@@ -208,6 +209,26 @@ TEST_F(PluginProcessTest, TheChildGetsOnlyItsEnvironmentLimitsAndFolder) {
   EXPECT_EQ(env->at("as").as_int64(), 1ll << 30);
   // stdin, stdout, stderr and the one listdir opened: none of the server's descriptors.
   EXPECT_LE(env->at("fds").as_array().size(), 4u) << util::SerializeJson(env->at("fds"));
+}
+
+// The server ignores SIGPIPE; a plugin must start with the usual signal dispositions and no
+// blocked signals, as ignored signals would otherwise stay ignored across exec.
+TEST_F(PluginProcessTest, TheChildStartsWithDefaultSignals) {
+  auto p = Start(SB_TEST_PLUGINS,
+                 {"sh", "-c", "grep -E '^Sig(Ign|Blk)' /proc/self/status >&2; exec sleep 10"});
+  ASSERT_TRUE(p);
+  ASSERT_TRUE(Eventually([&] { return host_->Logged("SigIgn") && host_->Logged("SigBlk"); }));
+  auto mask = [&](const std::string& name) {
+    std::lock_guard lock(host_->mu);
+    for (const auto& line : host_->logs) {
+      auto at = line.find(name + ":");
+      if (at != std::string::npos)
+        return std::stoull(line.substr(at + name.size() + 1), nullptr, 16);
+    }
+    return ~0ull;
+  };
+  EXPECT_EQ(mask("SigIgn") & (1ull << (SIGPIPE - 1)), 0u) << "SIGPIPE still ignored";
+  EXPECT_EQ(mask("SigBlk"), 0u);
 }
 
 TEST_F(PluginProcessTest, AHangingCallTimesOutAndThePluginStaysUsable) {
