@@ -365,7 +365,11 @@ void PluginSupervisor::StopAll() {
   std::vector<domain::PluginKey> keys;
   {
     std::lock_guard lock(impl_->mu);
-    for (const auto& [id, e] : impl_->entries) keys.push_back(e.plugin.key());
+    // By the entry's id: a plugin still in its first start has no record in the entry yet.
+    for (const auto& [id, e] : impl_->entries) {
+      const auto slash = id.find('/');
+      keys.push_back({id.substr(0, slash), id.substr(slash + 1)});
+    }
   }
   auto mu = std::make_shared<std::mutex>();
   auto cv = std::make_shared<std::condition_variable>();

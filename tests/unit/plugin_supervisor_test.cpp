@@ -105,6 +105,22 @@ class SupervisorTest : public ::testing::Test {
   std::thread thread_;
 };
 
+// Shutdown while a plugin is still in its first start: the start is called off, nothing runs.
+TEST_F(SupervisorTest, StopAllCallsOffAPluginStillStarting) {
+  auto slow = Record("slow", {"sh", "-c", "sleep 1; exec python3 probe.py"});
+  std::promise<util::Result<void>> done;
+  supervisor_->Launch(slow, SB_TEST_PLUGINS,
+                      [&](util::Result<void> r) { done.set_value(std::move(r)); });
+  supervisor_->StopAll();
+  auto f = done.get_future();
+  ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
+  auto started = f.get();
+  ASSERT_FALSE(started);
+  EXPECT_EQ(started.error().code, ErrorCode::kCancelled);
+  EXPECT_NE(supervisor_->Status(slow.key()).state, PluginState::kRunning);
+  EXPECT_EQ(Call(slow.key(), "echo").error().code, ErrorCode::kUnavailable);
+}
+
 TEST_F(SupervisorTest, StartsWithAHandshakeAndKnowsWhatThePluginOffers) {
   auto greeter = Record("greeter", {"python3", "main.py"});
   ASSERT_TRUE(Launch(greeter, SB_EXAMPLE_PLUGIN));
