@@ -84,34 +84,6 @@ util::Result<util::JsonObject> I18nText(const YAML::Node& parent, const char* ke
   return out;
 }
 
-bool ValidVersion(std::string_view v) {
-  const auto dash = v.find('-');
-  std::string_view numbers = v.substr(0, dash);
-  if (dash != std::string_view::npos) {
-    std::string_view suffix = v.substr(dash + 1);
-    if (suffix.empty() || !std::all_of(suffix.begin(), suffix.end(), [](char c) {
-          return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-';
-        })) {
-      return false;
-    }
-  }
-  int parts = 0;
-  std::size_t start = 0;
-  while (start <= numbers.size()) {
-    const auto dot = numbers.find('.', start);
-    std::string_view part =
-        numbers.substr(start, dot == std::string_view::npos ? dot : dot - start);
-    if (part.empty() || part.size() > 9 ||
-        !std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      return false;
-    }
-    ++parts;
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
-  }
-  return parts >= 1 && parts <= 4;
-}
-
 // A relative path that stays inside the plugin's folder.
 bool InsidePackage(std::string_view path) {
   if (path.empty() || path.front() == '/' || path.find('\\') != std::string_view::npos) {
@@ -171,6 +143,34 @@ util::Result<std::vector<std::string>> Command(const YAML::Node& root) {
 }
 
 }  // namespace
+
+bool ValidVersion(std::string_view v) {
+  const auto dash = v.find('-');
+  std::string_view numbers = v.substr(0, dash);
+  if (dash != std::string_view::npos) {
+    std::string_view suffix = v.substr(dash + 1);
+    if (suffix.empty() || !std::all_of(suffix.begin(), suffix.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-';
+        })) {
+      return false;
+    }
+  }
+  int parts = 0;
+  std::size_t start = 0;
+  while (start <= numbers.size()) {
+    const auto dot = numbers.find('.', start);
+    std::string_view part =
+        numbers.substr(start, dot == std::string_view::npos ? dot : dot - start);
+    if (part.empty() || part.size() > 9 ||
+        !std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return false;
+    }
+    ++parts;
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return parts >= 1 && parts <= 4;
+}
 
 bool ValidPluginIdPart(std::string_view part) {
   return !part.empty() && part.size() <= 64 && std::all_of(part.begin(), part.end(), [](char c) {

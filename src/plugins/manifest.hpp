@@ -41,6 +41,9 @@ util::Result<PluginManifest> ParseManifest(std::string_view yaml_text);
 // True for a name or author LangBot would accept (also what may appear in a URL path).
 bool ValidPluginIdPart(std::string_view part);
 
+// True for a version like 1.2.3 or 1.2.3-beta.1; such a version is also one safe path component.
+bool ValidVersion(std::string_view version);
+
 // Orders versions by their numeric parts ("1.10.0" > "1.9.2"); a -suffix sorts before the plain
 // version. Negative, zero or positive like strcmp.
 int CompareVersions(std::string_view a, std::string_view b);

@@ -8,6 +8,7 @@
 #include <boost/url/rfc/unreserved_chars.hpp>
 
 #include "net/http_client.hpp"
+#include "plugins/manifest.hpp"
 
 namespace sb::plugins {
 namespace {
@@ -114,6 +115,12 @@ util::Result<MarketplacePlugin> MarketplaceClient::Info(const std::string& autho
     return util::Fail(
         ErrorCode::kUpstreamFailed,
         fmt::format("the marketplace gives no latest_version for {}/{}", author, name));
+  }
+  // It names a folder under the data directory and goes into the download's URL.
+  if (!ValidVersion(out.latest_version)) {
+    return util::Fail(
+        ErrorCode::kUpstreamFailed,
+        fmt::format("the marketplace gives a malformed latest_version for {}/{}", author, name));
   }
   if (const auto* c = out.info.if_contains("checksum"); c && c->is_string()) {
     out.checksum = std::string(c->as_string());

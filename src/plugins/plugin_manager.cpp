@@ -15,6 +15,19 @@ namespace {
 namespace fs = std::filesystem;
 using util::ErrorCode;
 
+// The folder of a version is named by the version asked for and found again by the one recorded
+// from the manifest: a package must be the version it was fetched as. On a mismatch the
+// unpacked folder goes.
+util::Result<void> CheckPackageVersion(const PluginManifest& manifest, const std::string& expected,
+                                       const fs::path& dir) {
+  if (manifest.version == expected) return util::Ok();
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  return util::Fail(ErrorCode::kInvalidArgument,
+                    fmt::format("bad package: its manifest says version {}, the marketplace {}",
+                                manifest.version, expected));
+}
+
 util::Result<void> CheckKey(const domain::PluginKey& key) {
   if (!ValidPluginIdPart(key.author) || !ValidPluginIdPart(key.name)) {
     return util::Fail(ErrorCode::kInvalidArgument,
@@ -234,7 +247,7 @@ util::Result<std::int64_t> ProcessPluginManager::StartTask(
 util::Result<std::int64_t> ProcessPluginManager::InstallFromMarketplace(
     const domain::PluginKey& key, const std::string& version) {
   if (auto ok = CheckKey(key); !ok) return tl::unexpected(ok.error());
-  if (!version.empty() && CompareVersions(version, version) != 0) {
+  if (!version.empty() && !ValidVersion(version)) {
     return util::Fail(ErrorCode::kInvalidArgument, "plugin_version is malformed");
   }
   if (auto ok = Reserve(key.id()); !ok) return tl::unexpected(ok.error());
@@ -317,6 +330,8 @@ util::Result<util::Json> ProcessPluginManager::Install(TaskRun& run, const domai
   fs::remove_all(dir, ec);  // left by an install that failed half-way (not installed: not in use)
   auto manifest = UnpackPackage(package, dir, options_.package_limits, key.id());
   if (!manifest) return tl::unexpected(manifest.error());
+  if (auto ok = CheckPackageVersion(*manifest, version, dir); !ok)
+    return tl::unexpected(ok.error());
   domain::InstalledPlugin plugin;
   plugin.author = key.author;
   plugin.name = key.name;
@@ -373,6 +388,9 @@ util::Result<util::Json> ProcessPluginManager::DoUpgrade(TaskRun& run,
   fs::remove_all(dir, ec);
   auto manifest = UnpackPackage(*zip, dir, options_.package_limits, key.id());
   if (!manifest) return tl::unexpected(manifest.error());
+  if (auto ok = CheckPackageVersion(*manifest, info->latest_version, dir); !ok) {
+    return tl::unexpected(ok.error());
+  }
   domain::InstalledPlugin next = *current;
   next.version = manifest->version;
   next.manifest = ManifestRecord(*manifest);
