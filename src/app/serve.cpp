@@ -147,6 +147,18 @@ int Serve(const CoreOptions& options) {
   plugin_deps.invoke_llm = MakeInvokeLlmCall(plugin_models, *gateway, blocking_executor);
   plugins::PluginManagerOptions plugin_options;
   plugin_options.plugins_dir = core.data_dir() / "plugins";
+  plugin_options.supervisor.data_root = plugin_options.plugins_dir;
+  plugin_options.supervisor.sandbox.enabled = cfg.plugins.sandbox == "on";
+  plugin_options.supervisor.sandbox.bwrap = cfg.plugins.bwrap_path;
+  plugin_options.supervisor.sandbox.limits.memory_bytes =
+      static_cast<std::uint64_t>(cfg.plugins.memory_mb) << 20;
+  plugin_options.supervisor.sandbox.limits.processes =
+      static_cast<std::uint64_t>(cfg.plugins.max_processes);
+  if (!plugin_options.supervisor.sandbox.enabled) {
+    spdlog::warn(
+        "plugins run WITHOUT a sandbox (plugins.sandbox: off): a plugin can read this "
+        "server's data directory and memory");
+  }
   auto plugin_manager =
       std::make_unique<plugins::ProcessPluginManager>(std::move(plugin_deps), plugin_options);
 

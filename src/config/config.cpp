@@ -95,7 +95,7 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
     if (sep == std::string::npos || sep == 0 || sep + 2 >= name.size()) continue;
     const std::string section = Lower(name.substr(0, sep));
     const std::string key = Lower(name.substr(sep + 2));
-    static const char* kSections[] = {"api",     "database", "auth",    "space",
+    static const char* kSections[] = {"api",     "database", "auth",    "space", "plugins",
                                       "network", "llm",      "runtime", "system"};
     if (std::find(std::begin(kSections), std::end(kSections), section) == std::end(kSections)) {
       continue;
@@ -135,6 +135,12 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
   SectionReader space(root, "space");
   space.Read("url", c.space.url);
   take(space);
+  SectionReader plugins(root, "plugins");
+  plugins.Read("sandbox", c.plugins.sandbox);
+  plugins.Read("bwrap_path", c.plugins.bwrap_path);
+  plugins.Read("memory_mb", c.plugins.memory_mb);
+  plugins.Read("max_processes", c.plugins.max_processes);
+  take(plugins);
   SectionReader net(root, "network");
   net.Read("proxy", c.network.proxy);
   net.Read("no_proxy", c.network.no_proxy);
@@ -182,6 +188,12 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
   range(c.auth.jwt_expire_seconds >= 60, "auth.jwt_expire_seconds must be at least 60");
   range(c.auth.login_max_failures >= 1, "auth.login_max_failures must be positive");
   range(c.auth.login_window_seconds >= 1, "auth.login_window_seconds must be positive");
+  range(c.plugins.sandbox == "on" || c.plugins.sandbox == "off",
+        "plugins.sandbox must be on or off");
+  range(c.plugins.memory_mb >= 16 && c.plugins.memory_mb <= 1048576,
+        "plugins.memory_mb must be 16..1048576");
+  range(c.plugins.max_processes >= 1 && c.plugins.max_processes <= 100000,
+        "plugins.max_processes must be 1..100000");
   range(c.llm.connect_timeout_seconds >= 1, "llm.connect_timeout_seconds must be positive");
   range(c.llm.request_timeout_seconds >= 1, "llm.request_timeout_seconds must be positive");
   range(c.llm.idle_timeout_seconds >= 1, "llm.idle_timeout_seconds must be positive");
@@ -232,6 +244,13 @@ std::string RenderConfig(const Config& c) {
   out << YAML::Key << "space" << YAML::Comment("plugin marketplace") << YAML::Value
       << YAML::BeginMap;
   out << YAML::Key << "url" << YAML::Value << c.space.url;
+  out << YAML::EndMap;
+  out << YAML::Key << "plugins" << YAML::Comment("plugin processes: sandbox on, or off")
+      << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "sandbox" << YAML::Value << c.plugins.sandbox;
+  out << YAML::Key << "bwrap_path" << YAML::Value << c.plugins.bwrap_path;
+  out << YAML::Key << "memory_mb" << YAML::Value << c.plugins.memory_mb;
+  out << YAML::Key << "max_processes" << YAML::Value << c.plugins.max_processes;
   out << YAML::EndMap;
   out << YAML::Key << "network" << YAML::Comment("outbound connections") << YAML::Value
       << YAML::BeginMap;

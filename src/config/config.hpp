@@ -43,6 +43,16 @@ struct SpaceConfig {
   std::string url = "https://space.langbot.app";
 };
 
+// Plugin processes (docs/plugins.md "Sandbox").
+struct PluginsConfig {
+  // "on": every plugin runs in a sandbox, and does not start where the machine cannot give one.
+  // "off": plugins run as plain child processes of the server (trusted plugins only).
+  std::string sandbox = "on";
+  std::string bwrap_path = "/usr/bin/bwrap";
+  int memory_mb = 512;     // the whole process tree of one plugin
+  int max_processes = 64;  // likewise
+};
+
 // Outbound connections to providers, platforms and the marketplace.
 struct NetworkConfig {
   std::string proxy;     // "http://host:port"; empty: HTTPS_PROXY / HTTP_PROXY from the environment
@@ -84,6 +94,7 @@ struct Config {
   DatabaseConfig database;
   AuthConfig auth;
   SpaceConfig space;
+  PluginsConfig plugins;
   NetworkConfig network;
   LlmConfig llm;
   RuntimeConfig runtime;

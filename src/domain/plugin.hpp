@@ -28,6 +28,8 @@ struct InstalledPlugin {
   std::string install_source;  // "marketplace" or "local"
   util::JsonObject config;     // validated against the manifest's spec.config
   util::JsonObject manifest;   // label, description, icon, config schema of `version`
+  // The admin lets the plugin reach the network (it also needs its manifest to ask for it).
+  bool allow_network = false;
   util::TimePoint created_at;
   util::TimePoint updated_at;
 
@@ -60,6 +62,7 @@ struct PluginView {
   InstalledPlugin plugin;
   std::string status;             // stopped | starting | running | restarting | failed
   std::string error;              // why it is restarting or failed
+  std::string sandbox;            // what confines the running process (PluginStatus::sandbox)
   util::JsonObject capabilities;  // {events, commands, tools} while running
 };
 
@@ -91,6 +94,9 @@ class PluginManager {
   // that cannot start shows why in its status).
   virtual util::Result<void> SetConfig(const PluginKey& key, const util::JsonObject& config) = 0;
   virtual util::Result<void> SetEnabled(const PluginKey& key, bool enabled) = 0;
+  // Lets the plugin reach the network (when its manifest asks for it too) or takes that away;
+  // a running plugin is restarted into its new sandbox.
+  virtual util::Result<void> SetNetworkAllowed(const PluginKey& key, bool allowed) = 0;
   // kNotFound when the plugin has none.
   virtual util::Result<std::string> Readme(const PluginKey& key) = 0;
   virtual util::Result<PluginFile> Icon(const PluginKey& key) = 0;

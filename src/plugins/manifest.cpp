@@ -8,6 +8,8 @@
 #include <charconv>
 #include <cstdint>
 
+#include "util/utf8.hpp"
+
 namespace sb::plugins {
 namespace {
 
@@ -133,11 +135,14 @@ util::Result<std::vector<std::string>> Command(const YAML::Node& root) {
                                "python3, node, sh, bash; got \"{}\"",
                                program));
   }
-  for (std::size_t i = 1; i < argv.size(); ++i) {
-    // Scripts handed to an interpreter must be the package's own.
-    if (interpreter && i == 1 && argv[i].front() != '-' && !InsidePackage(argv[i])) {
-      return Invalid("execution.command", "must name a script inside the package");
-    }
+  // An interpreter runs the package's own script and nothing else: no inline code (-c, -e,
+  // --eval), no module of the system (-m), no script from elsewhere. Its options are set
+  // through the environment instead (PYTHONUNBUFFERED is).
+  if (interpreter && (argv.size() < 2 || argv[1].front() == '-' || !InsidePackage(argv[1]))) {
+    return Invalid("execution.command",
+                   fmt::format("{} must be followed by a script inside the package (no options, "
+                               "no inline code)",
+                               program));
   }
   return argv;
 }
@@ -207,6 +212,8 @@ int CompareVersions(std::string_view a, std::string_view b) {
 }
 
 util::Result<PluginManifest> ParseManifest(std::string_view yaml_text) {
+  // yaml-cpp passes invalid UTF-8 through into names and labels the API would then serve.
+  if (!util::IsValidUtf8(yaml_text)) return Invalid("manifest.yaml", "is not valid UTF-8");
   YAML::Node root;
   try {
     root = YAML::Load(std::string(yaml_text));
@@ -272,6 +279,13 @@ util::Result<PluginManifest> ParseManifest(std::string_view yaml_text) {
   auto command = Command(root);
   if (!command) return tl::unexpected(command.error());
   m.command = std::move(*command);
+  const YAML::Node network = root["execution"]["network"];
+  if (network) {
+    if (!network.IsScalar() || (network.Scalar() != "true" && network.Scalar() != "false")) {
+      return Invalid("execution.network", "must be true or false");
+    }
+    m.network = network.Scalar() == "true";
+  }
   return m;
 }
 

@@ -27,6 +27,9 @@ struct PluginManifest {
   // argv of the plugin's process, run in the plugin's folder. The program is either a file of
   // the package (a relative path) or one of kAllowedInterpreters, looked up on PATH.
   std::vector<std::string> command;
+  // execution.network: the plugin asks to reach the network; it does only when the admin also
+  // allows it (PUT /plugins/{author}/{name}/sandbox). Without, it has a private loopback only.
+  bool network = false;
 
   std::string id() const { return author + "/" + name; }
 };

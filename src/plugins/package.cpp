@@ -231,11 +231,14 @@ util::Result<PluginManifest> UnpackPackage(std::string_view zip, const fs::path&
   if (!expected_id.empty() && manifest->id() != expected_id) {
     return Bad(fmt::format("its manifest names {} instead of {}", manifest->id(), expected_id));
   }
+  // The program, or the script an interpreter runs, is a file of the package (links were
+  // refused above), so the command can only run the package's own code.
   const std::string& program = manifest->command.front();
-  if (program.find('/') != std::string::npos &&
-      !fs::is_regular_file(staging.path() / program, ec)) {
+  const std::string& own =
+      program.find('/') != std::string::npos ? program : manifest->command.at(1);
+  if (!fs::is_regular_file(staging.path() / own, ec)) {
     return Bad(
-        fmt::format("execution.command names {}, which the package does not hold", Shown(program)));
+        fmt::format("execution.command names {}, which the package does not hold", Shown(own)));
   }
   fs::rename(staging.path(), dest, ec);
   if (ec) {

@@ -1,7 +1,10 @@
 #include "plugins/plugin_manager.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -58,24 +61,52 @@ const util::JsonArray& SchemaOf(const domain::InstalledPlugin& plugin) {
   return schema && schema->is_array() ? schema->as_array() : kNone;
 }
 
-util::Result<std::string> ReadFile(const fs::path& path, std::uintmax_t max_bytes) {
+// A regular file of the package `dir`, never through a link: the final name is opened with
+// O_NOFOLLOW and the canonical path must stay inside the package (a plugin that may write its
+// folder could otherwise point its README at the server's secrets).
+util::Result<std::string> ReadPackageFile(const fs::path& dir, const std::string& relative,
+                                          std::uintmax_t max_bytes) {
   std::error_code ec;
-  const auto size = fs::file_size(path, ec);
+  const fs::path root = fs::canonical(dir, ec);
   if (ec) return util::Fail(ErrorCode::kNotFound, "no such file");
-  if (size > max_bytes) return util::Fail(ErrorCode::kPayloadTooLarge, "the file is too large");
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  const fs::path path = dir / relative;
+  const fs::path resolved = fs::weakly_canonical(path, ec);
+  const std::string prefix = root.string() + "/";
+  if (ec || resolved.string().rfind(prefix, 0) != 0) {
+    return util::Fail(ErrorCode::kNotFound, "no such file");
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return util::Fail(ErrorCode::kNotFound, "no such file");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return util::Fail(ErrorCode::kNotFound, "no such file");
+  }
+  if (static_cast<std::uintmax_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    return util::Fail(ErrorCode::kPayloadTooLarge, "the file is too large");
+  }
+  std::string bytes(static_cast<std::size_t>(st.st_size), '\0');
+  std::size_t got = 0;
+  while (got < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  bytes.resize(got);
+  return bytes;
 }
 
 }  // namespace
 
 util::JsonObject ManifestRecord(const PluginManifest& m) {
   util::JsonArray command(m.command.begin(), m.command.end());
-  return {{"label", m.label},   {"description", m.description},
-          {"icon", m.icon},     {"repository", m.repository},
-          {"config", m.config}, {"command", std::move(command)}};
+  return {{"label", m.label},    {"description", m.description},
+          {"icon", m.icon},      {"repository", m.repository},
+          {"config", m.config},  {"command", std::move(command)},
+          {"network", m.network}};
 }
 
 // One background operation's task row, saved as it advances.
@@ -178,6 +209,7 @@ domain::PluginView ProcessPluginManager::ViewOf(const domain::InstalledPlugin& p
   const PluginStatus status = supervisor_.Status(plugin.key());
   view.status = PluginStateName(status.state);
   view.error = status.error;
+  view.sandbox = status.sandbox;
   if (auto caps = supervisor_.Capabilities(plugin.key()))
     view.capabilities = CapabilitiesJson(*caps);
   return view;
@@ -496,12 +528,31 @@ util::Result<void> ProcessPluginManager::SetEnabled(const domain::PluginKey& key
   return util::Ok();
 }
 
+util::Result<void> ProcessPluginManager::SetNetworkAllowed(const domain::PluginKey& key,
+                                                           bool allowed) {
+  if (auto ok = CheckKey(key); !ok) return tl::unexpected(ok.error());
+  auto plugin = deps_.plugins->Get(key);
+  if (!plugin) return tl::unexpected(plugin.error());
+  if (plugin->allow_network == allowed) return util::Ok();
+  plugin->allow_network = allowed;
+  plugin->updated_at = deps_.clock->Now();
+  if (auto stored = deps_.plugins->Put(*plugin); !stored) return stored;
+  RefreshCache();
+  // The sandbox is made at start: a running plugin gets (or loses) the network by a restart.
+  if (plugin->enabled) {
+    if (auto started = LaunchAndWait(*plugin); !started) {
+      spdlog::warn("plugin {} did not start: {}", key.id(), started.error().message);
+    }
+  }
+  return util::Ok();
+}
+
 util::Result<std::string> ProcessPluginManager::Readme(const domain::PluginKey& key) {
   auto view = Get(key);
   if (!view) return tl::unexpected(view.error());
   const fs::path dir = FolderOf(key, view->plugin.version);
   for (const char* name : {"README.md", "readme.md", "README", "README.txt"}) {
-    if (auto text = ReadFile(dir / name, 1 << 20)) return text;
+    if (auto text = ReadPackageFile(dir, name, 1 << 20)) return text;
   }
   return util::Fail(ErrorCode::kNotFound, fmt::format("plugin {} has no readme", key.id()));
 }
@@ -512,7 +563,7 @@ util::Result<domain::PluginFile> ProcessPluginManager::Icon(const domain::Plugin
   const auto* icon = view->plugin.manifest.if_contains("icon");
   const std::string path = icon && icon->is_string() ? std::string(icon->as_string()) : "";
   auto bytes = path.empty() ? util::Result<std::string>(util::Fail(ErrorCode::kNotFound, ""))
-                            : ReadFile(FolderOf(key, view->plugin.version) / path, 1 << 20);
+                            : ReadPackageFile(FolderOf(key, view->plugin.version), path, 1 << 20);
   if (!bytes) {
     return util::Fail(ErrorCode::kNotFound, fmt::format("plugin {} has no icon", key.id()));
   }

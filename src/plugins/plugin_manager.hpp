@@ -87,6 +87,7 @@ class ProcessPluginManager final : public domain::PluginManager,
   util::Result<void> SetConfig(const domain::PluginKey& key,
                                const util::JsonObject& config) override;
   util::Result<void> SetEnabled(const domain::PluginKey& key, bool enabled) override;
+  util::Result<void> SetNetworkAllowed(const domain::PluginKey& key, bool allowed) override;
   util::Result<std::string> Readme(const domain::PluginKey& key) override;
   util::Result<domain::PluginFile> Icon(const domain::PluginKey& key) override;
   util::Result<util::Json> MarketplaceList(int page, int page_size) override;

@@ -48,14 +48,27 @@ void CloseFd(int& fd) {
   fd = -1;
 }
 
+// Writes the caller's pid in decimal to each of `fds` (cgroup.procs files). Async-signal-safe.
+void JoinGroups(const std::vector<int>& fds) {
+  char digits[16];
+  int n = 0;
+  for (pid_t pid = ::getpid(); pid > 0 && n < 16; pid /= 10) digits[15 - n++] = '0' + pid % 10;
+  for (int fd : fds) [[maybe_unused]] auto w = ::write(fd, digits + 16 - n, n);
+}
+
 // Only async-signal-safe calls between fork and exec.
 [[noreturn]] void ExecChild(const char* program, char* const* argv, char* const* envp,
-                            const char* dir, const ProcessLimits& limits, int in, int out, int err,
+                            const char* dir, const PluginLaunch& launch, int in, int out, int err,
                             int status_fd, pid_t server) {
+  const ProcessLimits& limits = launch.limits;
   ::setpgid(0, 0);
   // Dies with the server, also when the server died before this line.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != server) ::_exit(127);
+  // Into the cgroup before anything else runs, so every descendant is counted and killed.
+  JoinGroups(launch.join_fds);
+  // No set-uid program can give the plugin more rights than it starts with.
+  ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   // The server ignores SIGPIPE, and an ignored signal stays ignored across exec; the forking
   // thread's mask would be inherited too. A plugin starts as any program does.
   ::signal(SIGPIPE, SIG_DFL);
@@ -74,12 +87,23 @@ void CloseFd(int& fd) {
   limit(RLIMIT_NPROC, limits.processes);
   limit(RLIMIT_NOFILE, limits.open_files);
   // Every descriptor of the server (sockets, the database) stays behind, whatever its flags;
-  // only the status pipe is kept, as fd 3, until exec closes it.
+  // only the status pipe is kept, as fd 3, until exec closes it, and the launch's inherited
+  // descriptor as fd 4. fd 3 may be the inherited one's old number: move that first.
+  int inherited = launch.inherit_fd;
+  if (inherited == 3) {
+    inherited = ::fcntl(3, F_DUPFD_CLOEXEC, 5);
+  }
   if (status_fd != 3) {
     ::dup2(status_fd, 3);
     ::fcntl(3, F_SETFD, FD_CLOEXEC);
   }
-  ::close_range(4, ~0U, 0);
+  if (inherited >= 0 && inherited != PluginLaunch::kInheritedFd) {
+    ::dup2(inherited, PluginLaunch::kInheritedFd);  // dup2 clears FD_CLOEXEC: it survives exec
+  } else if (inherited == PluginLaunch::kInheritedFd) {
+    ::fcntl(inherited, F_SETFD, 0);
+  }
+  ::close_range(inherited >= 0 ? PluginLaunch::kInheritedFd + 1 : PluginLaunch::kInheritedFd, ~0U,
+                0);
   if (::chdir(dir) == 0) ::execve(program, argv, envp);
   const int code = errno;
   [[maybe_unused]] auto n = ::write(3, &code, sizeof code);
@@ -91,8 +115,9 @@ class AsioPluginProcess final : public PluginProcess,
  public:
   AsioPluginProcess(asio::any_io_executor executor, std::shared_ptr<PluginHost> host,
                     std::function<void(int)> on_exit, const ProcessLimits& limits, int pid, int in,
-                    int out, int err)
+                    int out, int err, std::shared_ptr<void> resources)
       : strand_(asio::make_strand(executor)),
+        resources_(std::move(resources)),
         host_(std::move(host)),
         on_exit_(std::move(on_exit)),
         limits_(limits),
@@ -341,6 +366,7 @@ class AsioPluginProcess final : public PluginProcess,
     if (r == pid_ || (r < 0 && errno == ECHILD)) {
       ended_ = true;
       ::kill(-pid_, SIGKILL);  // what the plugin started dies with it
+      resources_.reset();      // and its sandbox's cgroup with anything left in it
       boost::system::error_code ignored;
       kill_timer_.cancel();
       stdout_.close(ignored);
@@ -362,6 +388,7 @@ class AsioPluginProcess final : public PluginProcess,
   }
 
   asio::strand<asio::any_io_executor> strand_;
+  std::shared_ptr<void> resources_;  // guarded by the strand; released when reaped
   std::shared_ptr<PluginHost> host_;
   std::function<void(int)> on_exit_;
   const ProcessLimits limits_;
@@ -465,7 +492,7 @@ util::Result<std::shared_ptr<PluginProcess>> PluginProcess::Spawn(
     return util::Fail(ErrorCode::kInternal, fmt::format("fork: {}", std::strerror(errno)));
   }
   if (pid == 0) {
-    ExecChild(program_path.c_str(), argv.data(), envp.data(), dir.c_str(), launch.limits, in->read,
+    ExecChild(program_path.c_str(), argv.data(), envp.data(), dir.c_str(), launch, in->read,
               out->write, err->write, status->write, server);
   }
   CloseFd(in->read);
@@ -489,9 +516,9 @@ util::Result<std::shared_ptr<PluginProcess>> PluginProcess::Spawn(
                                                         std::strerror(exec_errno)));
   }
   // Our ends must not leak into later children either (they are CLOEXEC already).
-  auto process =
-      std::make_shared<AsioPluginProcess>(std::move(executor), std::move(host), std::move(on_exit),
-                                          launch.limits, pid, in->write, out->read, err->read);
+  auto process = std::make_shared<AsioPluginProcess>(
+      std::move(executor), std::move(host), std::move(on_exit), launch.limits, pid, in->write,
+      out->read, err->read, std::move(launch.resources));
   process->Begin();
   return process;
 }

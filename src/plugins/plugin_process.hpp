@@ -1,8 +1,8 @@
 // One running plugin: a child process that speaks newline-delimited JSON over its stdin/stdout
 // (docs/plugins.md). The core's calls carry a deadline and end exactly once (answer, error,
 // timeout or the process's end); the plugin's own calls go to a PluginHost. The child runs in its
-// own folder and process group, with a scrubbed environment and resource limits, and dies with
-// the server (PR_SET_PDEATHSIG).
+// own folder and process group, with a scrubbed environment, resource limits and no_new_privs,
+// and dies with the server (PR_SET_PDEATHSIG). sandbox.hpp turns a launch into a sandboxed one.
 //   auto p = PluginProcess::Spawn(io.get_executor(), launch, host, [](int status) { ... });
 //   (*p)->Call("command", data, 5s, [](util::Result<util::Json> r) { ... });
 //   (*p)->Stop(2s, [] { /* reaped */ });
@@ -36,6 +36,13 @@ struct PluginLaunch {
   // The whole environment of the child, "KEY=VALUE"; nothing of the server's is inherited.
   std::vector<std::string> env;
   ProcessLimits limits;
+  // A descriptor the child keeps, as kInheritedFd (the sandbox's seccomp program), or -1.
+  static constexpr int kInheritedFd = 4;
+  int inherit_fd = -1;
+  // The child writes its pid into each before exec (cgroup.procs files of its cgroup).
+  std::vector<int> join_fds;
+  // Held until the process is reaped, then released (the sandbox's cgroup and descriptors).
+  std::shared_ptr<void> resources;
 };
 
 // What a plugin may ask of the core. Called on the process's strand; `answer` must run exactly

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <boost/asio/steady_timer.hpp>
 #include <condition_variable>
 #include <deque>
@@ -23,6 +25,12 @@ std::string DescribeExit(int status) {
 std::string Text(const util::JsonObject& o, const char* key) {
   const auto* v = o.if_contains(key);
   return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+// Outbound network needs both: the manifest asks for it and the admin allowed it.
+bool NetworkAllowed(const domain::InstalledPlugin& plugin) {
+  const auto* asked = plugin.manifest.if_contains("network");
+  return plugin.allow_network && asked && asked->is_bool() && asked->as_bool();
 }
 
 }  // namespace
@@ -139,6 +147,39 @@ struct PluginSupervisor::Impl : std::enable_shared_from_this<Impl> {
     return launch;
   }
 
+  // The launch inside the plugin's sandbox, and what that sandbox is; an error when the
+  // machine cannot give one (the plugin then does not start: only the admin may choose to run
+  // plugins unsandboxed).
+  util::Result<PluginLaunch> SandboxedLaunch(const domain::InstalledPlugin& plugin,
+                                             const std::filesystem::path& dir,
+                                             std::string* description) {
+    PluginLaunch launch = MakeLaunch(plugin, dir);
+    if (!options.sandbox.enabled) {
+      *description = "none (plugins.sandbox: off)";
+      return launch;
+    }
+    std::call_once(probe_once, [this] { probe = ProbeSandbox(options.sandbox); });
+    if (!probe) {
+      return util::Fail(ErrorCode::kUnavailable,
+                        fmt::format("no sandbox on this machine: {}; the plugin does not run "
+                                    "unless the admin sets plugins.sandbox: off",
+                                    probe.error().message));
+    }
+    SandboxSpec spec;
+    spec.package_dir = dir;
+    spec.data_dir = options.data_root / plugin.author / plugin.name / ".data";
+    spec.network = NetworkAllowed(plugin);
+    spec.cgroup_name =
+        fmt::format("sb-{}-{}-{}-{}", plugin.author, plugin.name, ::getpid(), ++launches);
+    std::string limits_note;
+    if (auto ok = EnterSandbox(options.sandbox, spec, launch, &limits_note); !ok) {
+      return tl::unexpected(ok.error());
+    }
+    *description = fmt::format("bubblewrap; network {}; {}", spec.network ? "on" : "off",
+                               limits_note.empty() ? PluginCgroup::Describe() : limits_note);
+    return launch;
+  }
+
   // Starts a candidate process; on a good handshake it becomes the plugin's process.
   void Start(const domain::InstalledPlugin& plugin, const std::filesystem::path& dir, bool restart,
              std::function<void(util::Result<void>)> done) {
@@ -153,8 +194,15 @@ struct PluginSupervisor::Impl : std::enable_shared_from_this<Impl> {
     }
     std::weak_ptr<Impl> weak = weak_from_this();
     auto process_slot = std::make_shared<std::shared_ptr<PluginProcess>>();
+    std::string sandbox;
+    auto launch = SandboxedLaunch(plugin, dir, &sandbox);
+    if (!launch) {
+      util::Error error = launch.error();
+      error.message = "launch failed: " + error.message;
+      return Failed(key, generation, restart, std::move(error), std::move(done));
+    }
     auto spawned =
-        PluginProcess::Spawn(executor, MakeLaunch(plugin, dir), std::make_shared<Host>(core, key),
+        PluginProcess::Spawn(executor, std::move(*launch), std::make_shared<Host>(core, key),
                              [weak, key, process_slot](int status) {
                                if (auto self = weak.lock())
                                  self->OnExit(key, *process_slot, status);
@@ -172,7 +220,7 @@ struct PluginSupervisor::Impl : std::enable_shared_from_this<Impl> {
     hello["config"] = plugin.config;
     auto candidate = *spawned;
     candidate->Call("handshake", std::move(hello), options.handshake_timeout,
-                    [weak, plugin, dir, generation, restart, candidate,
+                    [weak, plugin, dir, generation, restart, candidate, sandbox,
                      done = std::move(done)](util::Result<util::Json> answer) mutable {
                       auto self = weak.lock();
                       if (!self) return;
@@ -185,14 +233,15 @@ struct PluginSupervisor::Impl : std::enable_shared_from_this<Impl> {
                         return self->Failed(plugin.key(), generation, restart, std::move(error),
                                             std::move(done));
                       }
-                      self->Started(plugin, dir, generation, candidate, std::move(*caps),
+                      self->Started(plugin, dir, generation, candidate, std::move(*caps), sandbox,
                                     std::move(done));
                     });
   }
 
   void Started(const domain::InstalledPlugin& plugin, const std::filesystem::path& dir,
                std::uint64_t generation, std::shared_ptr<PluginProcess> candidate,
-               PluginCapabilities caps, std::function<void(util::Result<void>)> done) {
+               PluginCapabilities caps, const std::string& sandbox,
+               std::function<void(util::Result<void>)> done) {
     std::shared_ptr<PluginProcess> previous;
     bool current = false;
     {
@@ -207,6 +256,7 @@ struct PluginSupervisor::Impl : std::enable_shared_from_this<Impl> {
         e.wanted = true;
         e.status.state = PluginState::kRunning;
         e.status.error.clear();
+        e.status.sandbox = sandbox;
       }
     }
     if (!current) {
@@ -310,6 +360,9 @@ struct PluginSupervisor::Impl : std::enable_shared_from_this<Impl> {
   asio::any_io_executor executor;
   PluginCore& core;
   const SupervisorOptions options;
+  std::once_flag probe_once;
+  util::Result<void> probe;  // whether this machine gives a sandbox; set once, by probe_once
+  std::atomic<std::uint64_t> launches{0};
   mutable std::mutex mu;
   std::map<std::string, Entry> entries;  // by "author/name"; guarded by mu
 };

@@ -21,6 +21,7 @@
 
 #include "domain/plugin.hpp"
 #include "plugins/plugin_process.hpp"
+#include "plugins/sandbox.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
 
@@ -63,6 +64,9 @@ struct PluginStatus {
   PluginState state = PluginState::kStopped;
   std::string error;  // why it is restarting or failed
   int crashes = 0;    // in the current window
+  // The sandbox the running process has ("bubblewrap; network off; cgroup v1 (pids, memory)"),
+  // or "none (plugins.sandbox: off)".
+  std::string sandbox;
 };
 
 struct SupervisorOptions {
@@ -74,6 +78,12 @@ struct SupervisorOptions {
   int max_crashes = 5;  // within crash_window: circuit opens
   std::chrono::milliseconds crash_window{300'000};
   std::vector<std::string> extra_env;  // "KEY=VALUE" added to every plugin's environment
+  // Off by default here, so tests of the supervisor's own rules run plain processes; the server
+  // turns it on from its config (plugins.sandbox).
+  SandboxOptions sandbox = SandboxOptions::Off();
+  // A sandboxed plugin's private folder is <data_root>/<author>/<name>/.data (kept across
+  // versions, gone with the plugin's folder).
+  std::filesystem::path data_root;
 };
 
 // The protocol versions this core speaks (docs/plugins.md).

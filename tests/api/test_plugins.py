@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "fakes"))
 import fake_marketplace  # noqa: E402
 
 GREETER = os.path.abspath(os.path.join(HERE, "..", "..", "examples", "plugins", "greeter"))
+HOSTILE = os.path.abspath(os.path.join(HERE, "..", "plugins", "hostile"))
 
 
 def zip_dir(path, overrides=None, extra=None):
@@ -183,9 +184,10 @@ class PluginLifecycleTest(PluginCase):
         self.assertEqual(plugin["config"]["trigger"], "hi")
         self.assertTrue(wait_until(lambda: self.plugin("switchboard/up")["status"] == "running"))
 
-        # 3.0.0 cannot start (its program is missing): 2.0.0 keeps running.
+        # 3.0.0 cannot start (its script ends before the handshake): 2.0.0 keeps running.
         broken = zip_dir(GREETER, {"version: 1.0.0": "version: 3.0.0", "name: greeter": "name: up",
-                                   "[python3, main.py]": "[python3, gone.py]"})
+                                   "[python3, main.py]": "[python3, quit.py]"},
+                         extra={"quit.py": "raise SystemExit(3)\n"})
         self.publish("switchboard", "up", "3.0.0", broken)
         task = self.wait_task(self.ok("POST", "/api/v1/plugins/switchboard/up/upgrade")["task_id"])
         self.assertEqual(task["status"], "failed")
@@ -488,6 +490,90 @@ class PluginMessageTest(PluginCase):
         self.assertTrue(wait_until(
             lambda: self.plugin("switchboard/hanger")["status"] == "running", 15))
         self.delete("switchboard/hanger")
+
+    def test_a_hostile_plugin_reaches_nothing_of_the_server(self):
+        # tests/plugins/hostile tries every escape of docs/security.md from inside its sandbox,
+        # aimed at this very server: its data directory, process, port and database.
+        self.publish("tests", "hostile", "1.0.0", zip_dir(HOSTILE))
+        self.assertEqual(self.install("tests/hostile")["status"], "succeeded")
+        plugin = self.plugin("tests/hostile")
+        self.assertEqual(plugin["status"], "running", plugin)
+        self.assertTrue(plugin["sandbox"]["status"].startswith("bubblewrap; network off"),
+                        plugin["sandbox"])
+        marker = "sb-api-hostile-%d" % os.getpid()
+        self.ok("PUT", "/api/v1/plugins/tests/hostile/config", {
+            "data_dir": self.srv.data_dir, "server_pid": str(self.srv.proc.pid),
+            "port": str(self.srv.port), "marker": marker, "processes": "150",
+            "memory_mb": "768"})
+        self.assertTrue(wait_until(
+            lambda: self.plugin("tests/hostile")["status"] == "running", 10))
+        bot = self.bot(preferences={"enable_all_plugins": False,
+                                    "plugins": [{"author": "tests", "name": "hostile"}]})
+        self.say(bot, "!escape")
+        report = json.loads(self.replies(1, timeout=90)[0])
+        self.assertGreaterEqual(len(report), 30, report)
+        reached = {k: v["detail"] for k, v in report.items() if v["reached"]}
+        self.assertEqual(reached, {})
+        self.assertIn("Errno", report["read jwt_secret"]["detail"])
+        # Its setsid grandchild dies with it.
+        self.assertTrue(wait_until(lambda: self.processes_marked(marker) == 1, 10))
+        self.ok("PUT", "/api/v1/plugins/tests/hostile/enabled", {"enabled": False})
+        self.assertTrue(wait_until(lambda: self.processes_marked(marker) == 0, 10))
+        # The server still works and still has all its secrets.
+        self.assertTrue(os.path.exists(os.path.join(self.srv.data_dir, "jwt_secret")))
+        self.ok("GET", "/api/v1/plugins")
+        self.delete("tests/hostile")
+
+    @staticmethod
+    def processes_marked(marker):
+        count = 0
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    count += marker.encode() in f.read()
+            except OSError:
+                pass
+        return count
+
+    def test_network_needs_the_manifest_and_the_admin(self):
+        asking = zip_dir(GREETER, {"name: greeter": "name: online",
+                                   "command: [python3, main.py]":
+                                   "command: [python3, main.py]\n  network: true"})
+        self.publish("switchboard", "online", "1.0.0", asking)
+        self.assertEqual(self.install("switchboard/online")["status"], "succeeded")
+        sandbox = self.plugin("switchboard/online")["sandbox"]
+        self.assertEqual((sandbox["network_requested"], sandbox["allow_network"]), (True, False))
+        self.assertIn("network off", sandbox["status"])
+        self.ok("PUT", "/api/v1/plugins/switchboard/online/sandbox", {"allow_network": True})
+        self.assertTrue(wait_until(
+            lambda: "network on" in self.plugin("switchboard/online")["sandbox"]["status"], 10))
+        self.ok("PUT", "/api/v1/plugins/switchboard/online/sandbox", {"allow_network": False})
+        self.assertTrue(wait_until(
+            lambda: "network off" in self.plugin("switchboard/online")["sandbox"]["status"], 10))
+        status, resp, _ = self.as_user("PUT", "/api/v1/plugins/switchboard/online/sandbox", {})
+        self.assertError(status, resp, 400, "allow_network")
+        # A plugin whose manifest does not ask stays offline even when the admin allows it.
+        self.publish("switchboard", "greeter", "1.0.0", self.greeter())
+        self.assertEqual(self.install("switchboard/greeter")["status"], "succeeded")
+        self.ok("PUT", "/api/v1/plugins/switchboard/greeter/sandbox", {"allow_network": True})
+        plugin = self.plugin("switchboard/greeter")
+        self.assertTrue(plugin["sandbox"]["allow_network"])
+        self.assertIn("network off", plugin["sandbox"]["status"])
+        self.delete("switchboard/greeter")
+        self.delete("switchboard/online")
+
+    def test_readme_and_icon_never_follow_a_link(self):
+        self.publish("switchboard", "linked", "1.0.0", self.greeter(name="linked"))
+        self.assertEqual(self.install("switchboard/linked")["status"], "succeeded")
+        folder = os.path.join(self.srv.data_dir, "plugins", "switchboard", "linked", "1.0.0")
+        # What a plugin able to write its own folder would do.
+        os.remove(os.path.join(folder, "README.md"))
+        os.symlink(os.path.join(self.srv.data_dir, "jwt_secret"), os.path.join(folder, "README.md"))
+        status, resp, _ = self.as_user("GET", "/api/v1/plugins/switchboard/linked/readme")
+        self.assertEqual(status, 404, resp)
+        with open(os.path.join(self.srv.data_dir, "jwt_secret")) as f:
+            self.assertNotIn(f.read().strip(), json.dumps(resp))
+        self.delete("switchboard/linked")
 
 
 class PluginRestartTest(PluginCase):

@@ -240,6 +240,9 @@ class NoPlugins final : public domain::PluginManager {
   util::Result<void> SetEnabled(const domain::PluginKey&, bool) override {
     return tl::unexpected(None());
   }
+  util::Result<void> SetNetworkAllowed(const domain::PluginKey&, bool) override {
+    return tl::unexpected(None());
+  }
   util::Result<std::string> Readme(const domain::PluginKey&) override {
     return tl::unexpected(None());
   }

@@ -4,6 +4,7 @@
 #include "plugins/plugin_supervisor.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -201,6 +202,62 @@ TEST_F(SupervisorTest, AHandshakeThatNeverComesFailsTheLaunch) {
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("protocol version 9 is not supported"), std::string::npos)
       << r.error().message;
+}
+
+}  // namespace
+}  // namespace sb::plugins
+
+namespace sb::plugins {
+namespace {
+
+// With the sandbox on, a plugin runs inside it, and its status says what confines it; where the
+// machine cannot give a sandbox, the plugin does not start and its status says why.
+TEST(SandboxedSupervisor, RunsThePluginInItsSandboxOrNotAtAll) {
+  const auto root = std::filesystem::temp_directory_path() /
+                    ("sb-supervisor-sandbox-" + std::to_string(::getpid()));
+  boost::asio::io_context io;
+  auto work = boost::asio::make_work_guard(io);
+  std::thread thread([&] { io.run(); });
+  RecordingCore core;
+  auto launch = [&](PluginSupervisor& supervisor, const domain::InstalledPlugin& p) {
+    std::promise<util::Result<void>> done;
+    supervisor.Launch(p, SB_EXAMPLE_PLUGIN,
+                      [&](util::Result<void> r) { done.set_value(std::move(r)); });
+    return done.get_future().get();
+  };
+  auto greeter = Record("greeter", {"python3", "main.py"});
+  {
+    SupervisorOptions options;
+    options.sandbox.enabled = true;
+    options.data_root = root;
+    PluginSupervisor supervisor(io.get_executor(), core, options);
+    auto started = launch(supervisor, greeter);
+    ASSERT_TRUE(started) << started.error().message;
+    const PluginStatus status = supervisor.Status(greeter.key());
+    EXPECT_EQ(status.state, PluginState::kRunning);
+    EXPECT_EQ(status.sandbox.rfind("bubblewrap; network off; ", 0), 0u) << status.sandbox;
+    EXPECT_TRUE(std::filesystem::is_directory(root / "test" / "greeter" / ".data"));
+    supervisor.StopAll();
+  }
+  {
+    SupervisorOptions options;
+    options.sandbox.enabled = true;
+    options.sandbox.bwrap = "/nonexistent/bwrap";
+    options.data_root = root;
+    PluginSupervisor supervisor(io.get_executor(), core, options);
+    auto started = launch(supervisor, greeter);
+    ASSERT_FALSE(started);
+    EXPECT_EQ(started.error().code, ErrorCode::kUnavailable);
+    const PluginStatus status = supervisor.Status(greeter.key());
+    EXPECT_EQ(status.state, PluginState::kFailed);
+    EXPECT_NE(status.error.find("no sandbox on this machine: bubblewrap"), std::string::npos)
+        << status.error;
+    EXPECT_NE(status.error.find("plugins.sandbox: off"), std::string::npos) << status.error;
+  }
+  work.reset();
+  io.stop();
+  thread.join();
+  std::filesystem::remove_all(root);
 }
 
 }  // namespace

@@ -185,6 +185,29 @@ TEST(Manifest, ErrorsNameTheField) {
          "must start with a file of the package");
   expect(replace("[python3, main.py]", "[python3, ../../x.py]"), "script inside the package");
   expect(replace("[python3, main.py]", "[]"), "non-empty list");
+  // Interpreters run the package's own script only: no inline code, no system module.
+  expect(replace("[python3, main.py]", "[python3, -c, 'import os']"), "no inline code");
+  expect(replace("[python3, main.py]", "[python3, -m, http.server]"), "no inline code");
+  expect(replace("[python3, main.py]", "[node, -e, 'x']"), "no inline code");
+  expect(replace("[python3, main.py]", "[sh, -c, 'cat /etc/passwd']"), "no inline code");
+  expect(replace("[python3, main.py]", "[bash]"), "followed by a script inside the package");
+  expect(replace("[python3, main.py]", "[python3, /usr/lib/python3/x.py]"),
+         "script inside the package");
+  expect(replace("[python3, main.py]", "[python3, main.py]\n  network: maybe"),
+         "execution.network must be true or false");
+  expect(replace("label:", "label:\n    de_DE: \"\xff\xfe\"\n"), "not valid UTF-8");
+  expect(replace("version: 1.2.0", "version: 1.2.0\xc0\xaf"), "not valid UTF-8");  // overlong
+}
+
+TEST(Manifest, NetworkIsAskedForExplicitly) {
+  auto plain = ParseManifest(kManifest);
+  ASSERT_TRUE(plain);
+  EXPECT_FALSE(plain->network);
+  std::string text = kManifest;
+  text.replace(text.find("[python3, main.py]"), 18, "[python3, main.py]\n  network: true");
+  auto asking = ParseManifest(text);
+  ASSERT_TRUE(asking) << asking.error().message;
+  EXPECT_TRUE(asking->network);
 }
 
 TEST(Manifest, VersionsCompareByTheirNumbers) {

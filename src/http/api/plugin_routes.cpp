@@ -28,6 +28,9 @@ util::Json EncodePlugin(const domain::PluginView& view) {
                           {"config", p.config},
                           {"status", view.status},
                           {"error", view.error},
+                          {"sandbox", util::JsonObject{{"status", view.sandbox},
+                                                       {"network_requested", manifest["network"]},
+                                                       {"allow_network", p.allow_network}}},
                           {"capabilities", view.capabilities},
                           {"created_at", util::FormatRfc3339(p.created_at)},
                           {"updated_at", util::FormatRfc3339(p.updated_at)}};
@@ -191,6 +194,19 @@ void RegisterPluginRoutes(Router& router, ApiContext& ctx) {
                 if (!enabled) body->Set("enabled is required");
                 if (auto e = body->error()) return Fail(req, *e);
                 if (auto set = plugins.SetEnabled(KeyOf(req), *enabled); !set) {
+                  return Fail(req, set.error());
+                }
+                return JsonOkNoData();
+              }});
+
+  router.Add({"PUT", "/api/v1/plugins/{author}/{name}/sandbox", AuthClass::kEither,
+              [&plugins](Request& req) {
+                auto body = FieldReader::Parse(req.body);
+                if (!body) return Fail(req, body.error());
+                auto allow = body->OptionalBool("allow_network");
+                if (!allow) body->Set("allow_network is required");
+                if (auto e = body->error()) return Fail(req, *e);
+                if (auto set = plugins.SetNetworkAllowed(KeyOf(req), *allow); !set) {
                   return Fail(req, set.error());
                 }
                 return JsonOkNoData();

@@ -182,6 +182,10 @@ CREATE TABLE plugin_storage (
   FOREIGN KEY (author, name) REFERENCES plugins (author, name) ON DELETE CASCADE
 ) WITHOUT ROWID;
 )sql"},
+    {4, R"sql(
+-- The admin's leave for a plugin to reach the network (its manifest must also ask for it).
+ALTER TABLE plugins ADD COLUMN allow_network INTEGER NOT NULL DEFAULT 0;
+)sql"},
 };
 
 constexpr const char* kCreateMigrationsTable = R"sql(

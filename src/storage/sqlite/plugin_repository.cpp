@@ -11,7 +11,7 @@ using util::ErrorCode;
 
 #define SB_PLUGIN_COLUMNS                                                                    \
   "author, name, version, enabled, priority, install_source, config, manifest, created_at, " \
-  "updated_at"
+  "updated_at, allow_network"
 
 util::Result<domain::InstalledPlugin> ReadRow(const Statement& s) {
   domain::InstalledPlugin p;
@@ -29,6 +29,7 @@ util::Result<domain::InstalledPlugin> ReadRow(const Statement& s) {
   p.manifest = std::move(*manifest);
   p.created_at = TimeAt(s.Int64(8));
   p.updated_at = TimeAt(s.Int64(9));
+  p.allow_network = s.Int64(10) != 0;
   return p;
 }
 
@@ -63,14 +64,15 @@ util::Result<void> SqlitePluginRepository::Put(const domain::InstalledPlugin& p)
   return db_.Write([&](Connection& c) -> util::Result<void> {
     auto r = Execute(c,
                      "INSERT INTO plugins (" SB_PLUGIN_COLUMNS
-                     ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                     ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                      "ON CONFLICT (author, name) DO UPDATE SET version = excluded.version, "
                      "enabled = excluded.enabled, priority = excluded.priority, "
                      "install_source = excluded.install_source, config = excluded.config, "
-                     "manifest = excluded.manifest, updated_at = excluded.updated_at",
+                     "manifest = excluded.manifest, updated_at = excluded.updated_at, "
+                     "allow_network = excluded.allow_network",
                      p.author, p.name, p.version, p.enabled ? 1 : 0, p.priority, p.install_source,
                      JsonToText(p.config), JsonToText(p.manifest), Millis(p.created_at),
-                     Millis(p.updated_at));
+                     Millis(p.updated_at), p.allow_network ? 1 : 0);
     if (!r) return tl::make_unexpected(r.error());
     return util::Ok();
   });
