@@ -1537,8 +1537,10 @@ TEST_F(StorageTest, PluginsAreKeptWithTheirConfigAndStorageUntilRemoved) {
   ASSERT_EQ(list->size(), 2u);
   EXPECT_EQ((*list)[0].name, "zeta");  // higher priority first
 
+  EXPECT_FALSE(plugins.Get(p.key())->allow_network);  // no network unless the admin says so
   p.version = "2.0.0";
   p.enabled = false;
+  p.allow_network = true;
   p.updated_at = At(2000);
   p.created_at = At(9999);  // ignored on replace
   ASSERT_TRUE(plugins.Put(p));
@@ -1548,6 +1550,7 @@ TEST_F(StorageTest, PluginsAreKeptWithTheirConfigAndStorageUntilRemoved) {
   ASSERT_TRUE(got) << got.error().message;
   EXPECT_EQ(got->version, "2.0.0");
   EXPECT_FALSE(got->enabled);
+  EXPECT_TRUE(got->allow_network);
   EXPECT_EQ(got->config.at("greeting").as_string(), "hi");
   EXPECT_EQ(got->manifest.at("label").at("en_US").as_string(), "Echo");
   EXPECT_EQ(got->created_at, At(1000));
