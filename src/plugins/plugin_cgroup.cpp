@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -101,11 +102,29 @@ Layout FindLayout() {
 }
 
 const Layout& TheLayout() {
-  static const Layout layout = FindLayout();
+  static const Layout layout = [] {
+    Layout found = FindLayout();
+    for (const auto& parent : found.parents) PluginCgroup::RemoveStale(parent);
+    return found;
+  }();
   return layout;
 }
 
 }  // namespace
+
+void PluginCgroup::RemoveStale(const fs::path& parent) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(parent, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("sb-", 0) != 0 || !entry.is_directory(ec)) continue;
+    const auto last = name.rfind('-');
+    const auto before =
+        last == std::string::npos || last == 0 ? std::string::npos : name.rfind('-', last - 1);
+    if (before == std::string::npos) continue;
+    const int pid = std::atoi(name.substr(before + 1, last - before - 1).c_str());
+    if (pid <= 0 || (::kill(pid, 0) != 0 && errno == ESRCH)) ::rmdir(entry.path().c_str());
+  }
+}
 
 std::string PluginCgroup::Describe() {
   const Layout& layout = TheLayout();

@@ -44,6 +44,10 @@ class PluginCgroup {
   // Processes in the group now.
   std::vector<int> Members() const;
 
+  // Removes the empty groups under `parent` left by a server that died (a SIGKILL, a crash: its
+  // plugins died with it). A group's name ends in -<server pid>-<n>. Run once, on first use.
+  static void RemoveStale(const std::filesystem::path& parent);
+
  private:
   PluginCgroup() = default;
   std::vector<std::filesystem::path> dirs_;

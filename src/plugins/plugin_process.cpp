@@ -48,12 +48,16 @@ void CloseFd(int& fd) {
   fd = -1;
 }
 
-// Writes the caller's pid in decimal to each of `fds` (cgroup.procs files). Async-signal-safe.
-void JoinGroups(const std::vector<int>& fds) {
+// Writes the caller's pid in decimal to each of `fds` (cgroup.procs files); false when one
+// refuses it. Async-signal-safe.
+bool JoinGroups(const std::vector<int>& fds) {
   char digits[16];
   int n = 0;
   for (pid_t pid = ::getpid(); pid > 0 && n < 16; pid /= 10) digits[15 - n++] = '0' + pid % 10;
-  for (int fd : fds) [[maybe_unused]] auto w = ::write(fd, digits + 16 - n, n);
+  for (int fd : fds) {
+    if (::write(fd, digits + 16 - n, n) != n) return false;
+  }
+  return true;
 }
 
 // Only async-signal-safe calls between fork and exec.
@@ -65,8 +69,13 @@ void JoinGroups(const std::vector<int>& fds) {
   // Dies with the server, also when the server died before this line.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != server) ::_exit(127);
-  // Into the cgroup before anything else runs, so every descendant is counted and killed.
-  JoinGroups(launch.join_fds);
+  // Into the cgroup before anything else runs, so every descendant is counted and killed; a
+  // plugin that cannot join its limits does not run.
+  if (!JoinGroups(launch.join_fds)) {
+    const int code = errno;
+    [[maybe_unused]] auto n = ::write(status_fd, &code, sizeof code);
+    ::_exit(127);
+  }
   // No set-uid program can give the plugin more rights than it starts with.
   ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   // The server ignores SIGPIPE, and an ignored signal stays ignored across exec; the forking

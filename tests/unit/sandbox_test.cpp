@@ -123,6 +123,24 @@ TEST(SeccompFilterTest, CompilesAProgramDenyingWhatPluginsNeverNeed) {
   }
 }
 
+TEST(PluginCgroupTest, GroupsOfADeadServerAreRemovedOthersKept) {
+  const fs::path parent =
+      fs::temp_directory_path() / ("sb-cgroup-stale-" + std::to_string(::getpid()));
+  fs::create_directories(parent);
+  const std::string alive = "sb-a-b-" + std::to_string(::getpid()) + "-1";
+  for (const std::string& name : {std::string("sb-a-b-999999999-3"), alive,
+                                  std::string("sb-x-y-999999999-4"), std::string("other-1-2")}) {
+    fs::create_directory(parent / name);
+  }
+  fs::create_directory(parent / "sb-x-y-999999999-4" / "busy");  // not empty: kept
+  PluginCgroup::RemoveStale(parent);
+  EXPECT_FALSE(fs::exists(parent / "sb-a-b-999999999-3"));
+  EXPECT_TRUE(fs::exists(parent / alive));
+  EXPECT_TRUE(fs::exists(parent / "sb-x-y-999999999-4"));
+  EXPECT_TRUE(fs::exists(parent / "other-1-2"));
+  fs::remove_all(parent);
+}
+
 TEST(SandboxProbeTest, ThisMachineGivesASandbox) {
   auto ok = ProbeSandbox(SandboxOptions{});
   EXPECT_TRUE(ok) << ok.error().message;
