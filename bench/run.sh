@@ -21,11 +21,13 @@ python3 bench/bot_bench.py --binary "$build_dir/switchboard" --out "$out"
 } | python3 bench/write_section.py "$out" llm-bench
 
 {
-  echo "### Plugin events (issue 5) — $today"
+  echo "### Plugin events (issues 5 and 13) — $today"
   echo
   echo "Command: \`make bench\` (\`$build_dir/bench/sb_plugin_bench examples/plugins/greeter\`): the"
   echo "example plugin (Python 3.11, standard library) as a real child process over pipes, called"
-  echo "with message_received events through PluginProcess; one I/O thread."
+  echo "with message_received events through PluginProcess; one I/O thread. Once as a plain"
+  echo "process, once in its sandbox (issue 13: bubblewrap namespaces, seccomp, a cgroup): the"
+  echo "sandbox costs its start (bwrap, the cgroup, the seccomp program), not its messages."
   echo
   "$build_dir/bench/sb_plugin_bench examples/plugins/greeter"
 } | python3 bench/write_section.py "$out" plugin-bench

@@ -160,9 +160,14 @@ util::Result<void> EnterSandbox(const SandboxOptions& options, const SandboxSpec
       ResolveProgram(spec.package_dir, launch.argv.front(), {"/usr/local/bin", "/usr/bin", "/bin"});
   if (!program) return tl::unexpected(program.error());
 
+  // bubblewrap runs from the package folder: a relative path (a data directory given as
+  // ./data) would name something else there.
   std::error_code ec;
-  fs::create_directories(spec.data_dir, ec);
-  fs::permissions(spec.data_dir, fs::perms::owner_all, ec);
+  const fs::path package_dir = fs::absolute(spec.package_dir, ec);
+  const fs::path data_dir = fs::absolute(spec.data_dir, ec);
+  if (ec) return util::Fail(ErrorCode::kInternal, "cannot resolve the plugin's folders");
+  fs::create_directories(data_dir, ec);
+  fs::permissions(data_dir, fs::perms::owner_all, ec);
   if (ec) {
     return util::Fail(ErrorCode::kInternal,
                       fmt::format("cannot create the plugin's data folder: {}", ec.message()));
@@ -183,8 +188,8 @@ util::Result<void> EnterSandbox(const SandboxOptions& options, const SandboxSpec
 
   auto args = CoreArguments(options.bwrap, spec.network);
   AddSystemView(args, spec.network);
-  args.insert(args.end(), {"--ro-bind", spec.package_dir.string(), "/plugin", "--bind",
-                           spec.data_dir.string(), "/data", "--chdir", "/plugin", "--seccomp",
+  args.insert(args.end(), {"--ro-bind", package_dir.string(), "/plugin", "--bind",
+                           data_dir.string(), "/data", "--chdir", "/plugin", "--seccomp",
                            std::to_string(PluginLaunch::kInheritedFd), "--"});
   args.insert(args.end(), launch.argv.begin(), launch.argv.end());
   launch.argv = std::move(args);

@@ -209,6 +209,29 @@ TEST_F(SandboxTest, TheHostilePluginReachesNothing) {
   EXPECT_EQ(line, "top secret jwt_secret");
 }
 
+// The server's data directory is often relative (make run uses ./data), and bubblewrap runs from
+// the package folder.
+TEST_F(SandboxTest, RelativeFoldersAreBoundAsTheFoldersMeant) {
+  const fs::path cwd = fs::current_path();
+  fs::current_path(fs::path(SB_TEST_PLUGINS).parent_path());
+  PluginLaunch launch;
+  launch.dir = "plugins/hostile";
+  launch.argv = {"python3", "main.py"};
+  launch.env = {"PATH=/usr/bin:/bin", "HOME=/x"};
+  SandboxSpec spec{launch.dir, fs::relative(root_ / "rel-data"), false,
+                   "sb-test-relative-" + std::to_string(::getpid())};
+  auto ok = EnterSandbox(SandboxOptions{}, spec, launch, nullptr);
+  auto p = ok ? PluginProcess::Spawn(io_.get_executor(), std::move(launch),
+                                     std::make_shared<QuietHost>(), [](int) {})
+              : tl::unexpected(ok.error());
+  fs::current_path(cwd);
+  ASSERT_TRUE(p) << p.error().message;
+  auto shake = Call(*p, "handshake", {{"protocol_versions", util::JsonArray{1}}}, 20s);
+  EXPECT_TRUE(shake) << shake.error().message;
+  EXPECT_TRUE(fs::is_directory(root_ / "rel-data"));
+  Stop(*p);
+}
+
 TEST_F(SandboxTest, AProgramMissingFromThePackageIsNamedBeforeAnythingStarts) {
   PluginLaunch launch;
   launch.dir = SB_TEST_PLUGINS "/hostile";
