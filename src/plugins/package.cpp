@@ -4,6 +4,7 @@
 #include <archive_entry.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -258,6 +259,41 @@ util::Result<void> VerifyChecksum(std::string_view zip, std::string_view expecte
     return Bad("checksum mismatch (the download differs from what the marketplace published)");
   }
   return util::Ok();
+}
+
+util::Result<std::string> ReadPackageFile(const fs::path& dir, const std::string& relative,
+                                          std::uintmax_t max_bytes) {
+  std::error_code ec;
+  const fs::path root = fs::canonical(dir, ec);
+  if (ec) return util::Fail(ErrorCode::kNotFound, "no such file");
+  const fs::path path = dir / relative;
+  const fs::path resolved = fs::weakly_canonical(path, ec);
+  const std::string prefix = root.string() + "/";
+  if (ec || resolved.string().rfind(prefix, 0) != 0) {
+    return util::Fail(ErrorCode::kNotFound, "no such file");
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return util::Fail(ErrorCode::kNotFound, "no such file");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return util::Fail(ErrorCode::kNotFound, "no such file");
+  }
+  if (static_cast<std::uintmax_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    return util::Fail(ErrorCode::kPayloadTooLarge, "the file is too large");
+  }
+  std::string bytes(static_cast<std::size_t>(st.st_size), '\0');
+  std::size_t got = 0;
+  while (got < bytes.size()) {
+    const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  bytes.resize(got);
+  return bytes;
 }
 
 }  // namespace sb::plugins

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <string>
 #include <string_view>
 
 #include "plugins/manifest.hpp"
@@ -36,5 +37,12 @@ util::Result<PluginManifest> UnpackPackage(std::string_view zip, const std::file
 // kInvalidArgument "bad package: checksum mismatch" unless `expected_sha256_hex` (any case) is the
 // SHA-256 of `zip`; an empty expectation passes (the marketplace gave none).
 util::Result<void> VerifyChecksum(std::string_view zip, std::string_view expected_sha256_hex);
+
+// A regular file `relative` of the unpacked package `dir`, never through a link: the final name
+// is opened with O_NOFOLLOW and the canonical path must stay inside the package (an unsandboxed
+// plugin, which can write its folder, could otherwise point its README at the server's
+// secrets). kNotFound for anything else, kPayloadTooLarge over `max_bytes`.
+util::Result<std::string> ReadPackageFile(const std::filesystem::path& dir,
+                                          const std::string& relative, std::uintmax_t max_bytes);
 
 }  // namespace sb::plugins

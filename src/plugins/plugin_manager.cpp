@@ -1,10 +1,7 @@
 #include "plugins/plugin_manager.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -59,44 +56,6 @@ const util::JsonArray& SchemaOf(const domain::InstalledPlugin& plugin) {
   static const util::JsonArray kNone;
   const auto* schema = plugin.manifest.if_contains("config");
   return schema && schema->is_array() ? schema->as_array() : kNone;
-}
-
-// A regular file of the package `dir`, never through a link: the final name is opened with
-// O_NOFOLLOW and the canonical path must stay inside the package (a plugin that may write its
-// folder could otherwise point its README at the server's secrets).
-util::Result<std::string> ReadPackageFile(const fs::path& dir, const std::string& relative,
-                                          std::uintmax_t max_bytes) {
-  std::error_code ec;
-  const fs::path root = fs::canonical(dir, ec);
-  if (ec) return util::Fail(ErrorCode::kNotFound, "no such file");
-  const fs::path path = dir / relative;
-  const fs::path resolved = fs::weakly_canonical(path, ec);
-  const std::string prefix = root.string() + "/";
-  if (ec || resolved.string().rfind(prefix, 0) != 0) {
-    return util::Fail(ErrorCode::kNotFound, "no such file");
-  }
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return util::Fail(ErrorCode::kNotFound, "no such file");
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return util::Fail(ErrorCode::kNotFound, "no such file");
-  }
-  if (static_cast<std::uintmax_t>(st.st_size) > max_bytes) {
-    ::close(fd);
-    return util::Fail(ErrorCode::kPayloadTooLarge, "the file is too large");
-  }
-  std::string bytes(static_cast<std::size_t>(st.st_size), '\0');
-  std::size_t got = 0;
-  while (got < bytes.size()) {
-    const ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  bytes.resize(got);
-  return bytes;
 }
 
 }  // namespace

@@ -310,6 +310,24 @@ TEST_F(PackageTest, GarbageDuplicatesAndAnExistingFolder) {
   EXPECT_TRUE(fs::exists(dest_() / "main.py"));  // the installed copy is untouched
 }
 
+TEST_F(PackageTest, PackageFilesAreReadNeverThroughALink) {
+  const fs::path dir = root_ / "pkg";
+  fs::create_directories(dir / "assets");
+  std::ofstream(dir / "README.md") << "# Hello";
+  std::ofstream(root_ / "secret") << "jwt secret";
+  fs::create_symlink(root_ / "secret", dir / "LINK.md");
+  fs::create_directory_symlink(root_, dir / "up");
+  auto readme = ReadPackageFile(dir, "README.md", 1024);
+  ASSERT_TRUE(readme) << readme.error().message;
+  EXPECT_EQ(*readme, "# Hello");
+  for (const char* path : {"LINK.md", "up/secret", "../secret", "assets", "missing.md"}) {
+    auto r = ReadPackageFile(dir, path, 1024);
+    ASSERT_FALSE(r) << path;
+    EXPECT_EQ(r.error().code, ErrorCode::kNotFound) << path;
+  }
+  EXPECT_EQ(ReadPackageFile(dir, "README.md", 3).error().code, ErrorCode::kPayloadTooLarge);
+}
+
 TEST(Checksum, MatchesTheSha256OfThePackage) {
   const std::string zip = "package bytes";
   EXPECT_TRUE(VerifyChecksum(zip, ""));
