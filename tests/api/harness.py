@@ -9,6 +9,7 @@ and offers small helpers:
     token = srv.init_and_login()           # POST /user/init + POST /user/auth
     key = srv.create_api_key(token)        # POST /api/v1/apikeys with the user token
     srv.restart()                          # SIGTERM (exit 0 within 15 s) + start, same data dir
+    srv.kill()                             # SIGKILL; start() again on the same data dir
     srv.stop()
 
 ServerTestCase starts one server per test class with an admin, a user token and an API key.
@@ -164,6 +165,13 @@ class Server:
             self.proc.wait(5)
             self._close_pipes(self.proc)
             self.proc = None
+
+    def kill(self):
+        """SIGKILL, as a crash would; the data directory stays for the next start."""
+        self._kill()
+        if self._stderr:
+            self._stderr.close()
+            self._stderr = None
 
     def restart(self):
         self.stop()
