@@ -182,6 +182,11 @@ CREATE TABLE plugin_storage (
   FOREIGN KEY (author, name) REFERENCES plugins (author, name) ON DELETE CASCADE
 ) WITHOUT ROWID;
 )sql"},
+    {4, R"sql(
+-- User tokens carry the generation they were issued for; a password change or reset moves it up,
+-- which ends every token issued before.
+ALTER TABLE users ADD COLUMN token_generation INTEGER NOT NULL DEFAULT 0;
+)sql"},
 };
 
 constexpr const char* kCreateMigrationsTable = R"sql(
