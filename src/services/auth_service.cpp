@@ -310,8 +310,11 @@ std::optional<util::Result<std::string>> AuthService::VerifyTokenCached(std::str
   if (!claims) return tl::unexpected(claims.error());
   std::shared_lock lock(cache_mu_);
   auto known = known_users_.find(claims->user);
-  if (known == known_users_.end() || claims->generation > known->second) return std::nullopt;
-  if (claims->generation < known->second) {
+  if (known == known_users_.end() || claims->generation > known->second.generation ||
+      clock_.Now() - known->second.read_at > std::chrono::seconds(kKnownUserSeconds)) {
+    return std::nullopt;
+  }
+  if (claims->generation < known->second.generation) {
     return Fail(ErrorCode::kUnauthenticated, "invalid or expired token");
   }
   return claims->user;
@@ -336,7 +339,9 @@ util::Result<std::string> AuthService::VerifyToken(std::string_view token) {
   {
     // A password change meanwhile may have made what was read stale: do not cache it then.
     std::unique_lock lock(cache_mu_);
-    if (user_epoch_ == epoch_before) known_users_[claims->user] = account->token_generation;
+    if (user_epoch_ == epoch_before) {
+      known_users_[claims->user] = {account->token_generation, clock_.Now()};
+    }
   }
   if (claims->generation != account->token_generation) {
     return Fail(ErrorCode::kUnauthenticated, "invalid or expired token");
@@ -347,8 +352,10 @@ util::Result<std::string> AuthService::VerifyToken(std::string_view token) {
 util::Result<std::string> AuthService::RenewToken(const std::string& user) {
   {
     std::shared_lock lock(cache_mu_);
-    if (auto known = known_users_.find(user); known != known_users_.end()) {
-      return IssueToken(user, known->second);
+    if (auto known = known_users_.find(user);
+        known != known_users_.end() &&
+        clock_.Now() - known->second.read_at <= std::chrono::seconds(kKnownUserSeconds)) {
+      return IssueToken(user, known->second.generation);
     }
   }
   auto account = users_.Get(user);

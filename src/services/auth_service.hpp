@@ -159,9 +159,14 @@ class AuthService {
   std::shared_mutex cache_mu_;
   // Verified keys by hash, so authenticated requests skip the database. Cleared on any change.
   std::unordered_map<std::string, domain::ApiKey> key_cache_;  // guarded by cache_mu_
-  // The token generation of accounts known to exist, so token checks skip the database.
-  // Guarded by cache_mu_.
-  std::map<std::string, std::int64_t> known_users_;
+  // The token generation of accounts known to exist, so token checks skip the database. Trusted
+  // for kKnownUserSeconds only: a change made by another process (the CLI) shows within that.
+  struct KnownUser {
+    std::int64_t generation = 0;
+    util::TimePoint read_at;
+  };
+  static constexpr int kKnownUserSeconds = 10;
+  std::map<std::string, KnownUser> known_users_;  // guarded by cache_mu_
   // Grows with every password change (guarded by cache_mu_), like key_epoch_ for known_users_.
   std::uint64_t user_epoch_ = 0;
   // Grows with every key change (guarded by cache_mu_): a lookup that started before a change

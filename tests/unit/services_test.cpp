@@ -310,6 +310,25 @@ TEST_F(ServicesTest, PasswordChangeAndResetEndTheTokensIssuedBefore) {
   EXPECT_TRUE(fresh.VerifyToken(*auth_->Login("admin", "third-password", "a")));
 }
 
+TEST_F(ServicesTest, AChangeByAnotherProcessEndsCachedTokensWithinSeconds) {
+  ASSERT_TRUE(auth_->InitAdmin("admin", "long-enough-password"));
+  auto token = auth_->Login("admin", "long-enough-password", "a");
+  ASSERT_TRUE(token);
+  ASSERT_TRUE(auth_->VerifyToken(*token));
+  ASSERT_TRUE(auth_->VerifyTokenCached(*token));  // answered from memory
+  // The CLI is another AuthService over the same database (another process).
+  AuthOptions options;
+  options.jwt_secret = "test-secret-test-secret";
+  AuthService cli(storage_->users(), storage_->api_keys(), clock_, options);
+  ASSERT_TRUE(cli.UpsertUser("admin", "set-from-the-cli"));
+  clock_.Advance(std::chrono::seconds(11));
+  EXPECT_FALSE(auth_->VerifyTokenCached(*token));  // too old to trust: read again
+  EXPECT_CODE(auth_->VerifyToken(*token), ErrorCode::kUnauthenticated);
+  auto renewed = auth_->RenewToken("admin");
+  ASSERT_TRUE(renewed);
+  EXPECT_TRUE(auth_->VerifyToken(*renewed));
+}
+
 TEST_F(ServicesTest, TokensExpireAndTamperingIsRefused) {
   ASSERT_TRUE(auth_->InitAdmin("admin", "long-enough-password"));
   const auto token = auth_->IssueToken("admin", 0);
