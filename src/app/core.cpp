@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <thread>
+
 #include "app/data_dir.hpp"
 #include "llm/requester_catalogue.hpp"
 #include "pipeline/pipeline_template_data.hpp"
@@ -78,6 +81,12 @@ util::Result<std::unique_ptr<Core>> Core::Open(const CoreOptions& options) {
   auth_options.jwt_expire_seconds = c.auth.jwt_expire_seconds;
   auth_options.login_max_failures = c.auth.login_max_failures;
   auth_options.login_window_seconds = c.auth.login_window_seconds;
+  // Half the cores by default: a login flood keeps the other half for the rest of the API.
+  auth_options.max_concurrent_hashes =
+      c.auth.max_concurrent_hashes > 0
+          ? c.auth.max_concurrent_hashes
+          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / 2);
+  auth_options.login_rate_per_second = c.auth.login_rate_per_second;
   auth_options.allow_modify_login_info = c.system.allow_modify_login_info;
   core->auth_ = std::make_unique<services::AuthService>(st.users(), st.api_keys(), core->clock_,
                                                         auth_options);

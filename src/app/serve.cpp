@@ -191,6 +191,8 @@ int Serve(const CoreOptions& options) {
   server_options.body_timeout = std::chrono::seconds(cfg.api.body_timeout_seconds);
   server_options.idle_timeout = std::chrono::seconds(cfg.api.idle_timeout_seconds);
   server_options.cors_allow_origins = cfg.api.cors_allow_origins;
+  server_options.max_connections_per_address =
+      static_cast<std::size_t>(cfg.api.max_connections_per_address);
   auto server = std::make_unique<http::HttpServer>(*io, blocking, router, metrics, server_options);
   if (auto r = server->Start(); !r) {
     spdlog::critical("cannot start: {}", r.error().message);

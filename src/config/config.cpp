@@ -119,6 +119,7 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
   api.Read("body_timeout_seconds", c.api.body_timeout_seconds);
   api.Read("idle_timeout_seconds", c.api.idle_timeout_seconds);
   api.Read("shutdown_grace_seconds", c.api.shutdown_grace_seconds);
+  api.Read("max_connections_per_address", c.api.max_connections_per_address);
   api.Read("webhook_prefix", c.api.webhook_prefix);
   api.Read("extra_webhook_prefix", c.api.extra_webhook_prefix);
   api.ReadList("cors_allow_origins", c.api.cors_allow_origins);
@@ -131,6 +132,8 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
   auth.Read("jwt_expire_seconds", c.auth.jwt_expire_seconds);
   auth.Read("login_max_failures", c.auth.login_max_failures);
   auth.Read("login_window_seconds", c.auth.login_window_seconds);
+  auth.Read("max_concurrent_hashes", c.auth.max_concurrent_hashes);
+  auth.Read("login_rate_per_second", c.auth.login_rate_per_second);
   take(auth);
   SectionReader space(root, "space");
   space.Read("url", c.space.url);
@@ -160,6 +163,7 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
   rt.Read("busy_notice", c.runtime.busy_notice);
   rt.ReadList("ban_words", c.runtime.ban_words);
   rt.Read("ban_word_mask", c.runtime.ban_word_mask);
+  rt.Read("conversation_cache_bytes", c.runtime.conversation_cache_bytes);
   take(rt);
   SectionReader sys(root, "system");
   sys.Read("debug", c.system.debug);
@@ -194,6 +198,14 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
         "plugins.memory_mb must be 16..1048576");
   range(c.plugins.max_processes >= 1 && c.plugins.max_processes <= 100000,
         "plugins.max_processes must be 1..100000");
+  range(c.auth.max_concurrent_hashes >= 0 && c.auth.max_concurrent_hashes <= 256,
+        "auth.max_concurrent_hashes must be 0..256");
+  range(c.auth.login_rate_per_second >= 1 && c.auth.login_rate_per_second <= 100000,
+        "auth.login_rate_per_second must be 1..100000");
+  range(c.api.max_connections_per_address >= 0,
+        "api.max_connections_per_address must not be negative");
+  range(c.runtime.conversation_cache_bytes >= 1024 * 1024,
+        "runtime.conversation_cache_bytes must be at least 1048576");
   range(c.llm.connect_timeout_seconds >= 1, "llm.connect_timeout_seconds must be positive");
   range(c.llm.request_timeout_seconds >= 1, "llm.request_timeout_seconds must be positive");
   range(c.llm.idle_timeout_seconds >= 1, "llm.idle_timeout_seconds must be positive");
@@ -228,6 +240,8 @@ std::string RenderConfig(const Config& c) {
   out << YAML::Key << "body_timeout_seconds" << YAML::Value << c.api.body_timeout_seconds;
   out << YAML::Key << "idle_timeout_seconds" << YAML::Value << c.api.idle_timeout_seconds;
   out << YAML::Key << "shutdown_grace_seconds" << YAML::Value << c.api.shutdown_grace_seconds;
+  out << YAML::Key << "max_connections_per_address" << YAML::Comment("0: no limit") << YAML::Value
+      << c.api.max_connections_per_address;
   out << YAML::Key << "webhook_prefix" << YAML::Value << c.api.webhook_prefix;
   out << YAML::Key << "extra_webhook_prefix" << YAML::Value << c.api.extra_webhook_prefix;
   out << YAML::Key << "cors_allow_origins" << YAML::Value << YAML::Flow << c.api.cors_allow_origins;
@@ -240,6 +254,9 @@ std::string RenderConfig(const Config& c) {
   out << YAML::Key << "jwt_expire_seconds" << YAML::Value << c.auth.jwt_expire_seconds;
   out << YAML::Key << "login_max_failures" << YAML::Value << c.auth.login_max_failures;
   out << YAML::Key << "login_window_seconds" << YAML::Value << c.auth.login_window_seconds;
+  out << YAML::Key << "max_concurrent_hashes" << YAML::Comment("0: half the cores") << YAML::Value
+      << c.auth.max_concurrent_hashes;
+  out << YAML::Key << "login_rate_per_second" << YAML::Value << c.auth.login_rate_per_second;
   out << YAML::EndMap;
   out << YAML::Key << "space" << YAML::Comment("plugin marketplace") << YAML::Value
       << YAML::BeginMap;
@@ -273,6 +290,8 @@ std::string RenderConfig(const Config& c) {
   out << YAML::Key << "busy_notice" << YAML::Value << c.runtime.busy_notice;
   out << YAML::Key << "ban_words" << YAML::Value << YAML::Flow << c.runtime.ban_words;
   out << YAML::Key << "ban_word_mask" << YAML::Value << c.runtime.ban_word_mask;
+  out << YAML::Key << "conversation_cache_bytes" << YAML::Value
+      << c.runtime.conversation_cache_bytes;
   out << YAML::EndMap;
   out << YAML::Key << "system" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "debug" << YAML::Value << c.system.debug;

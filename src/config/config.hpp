@@ -23,6 +23,7 @@ struct ApiConfig {
   int body_timeout_seconds = 60;    // to receive a whole body
   int idle_timeout_seconds = 60;    // keep-alive connection with no request
   int shutdown_grace_seconds = 10;  // in-flight requests get this long on SIGTERM
+  int max_connections_per_address = 256;  // more from one client address are closed at accept
   std::string webhook_prefix = "http://127.0.0.1:5300";
   std::string extra_webhook_prefix;
   std::vector<std::string> cors_allow_origins;  // empty: same origin only
@@ -35,8 +36,10 @@ struct DatabaseConfig {
 
 struct AuthConfig {
   int jwt_expire_seconds = 7 * 24 * 3600;
-  int login_max_failures = 5;  // per account and per client address, within the window
+  int login_max_failures = 5;  // per client address and per account and address, in the window
   int login_window_seconds = 300;
+  int max_concurrent_hashes = 0;   // password hashes at once (64 MiB each); 0: half the cores
+  int login_rate_per_second = 10;  // logins checked per second over all clients; more get 429
 };
 
 struct SpaceConfig {
@@ -77,6 +80,8 @@ struct RuntimeConfig {
   std::string busy_notice = "The bot is busy right now. Please try again in a moment.";
   std::vector<std::string> ban_words;  // regular expressions of the content filter
   std::string ban_word_mask = "*";
+  // Conversation memory kept in memory for the next turns (the database keeps all of it).
+  std::size_t conversation_cache_bytes = 32 * 1024 * 1024;
 };
 
 struct SystemConfig {

@@ -16,6 +16,9 @@ struct User {
   std::string password_hash;  // argon2id, libsodium encoded form
   util::TimePoint created_at;
   util::TimePoint updated_at;
+  // Moves up with every password change or reset; a user token carries the generation it was
+  // issued for, so the tokens issued before a change stop working.
+  std::int64_t token_generation = 0;
 };
 
 struct ApiKey {
@@ -37,7 +40,7 @@ class UserRepository {
   virtual util::Result<User> Get(const std::string& username) = 0;
   // kConflict when the name is taken, or when `only_if_none` and any user exists (atomically).
   virtual util::Result<void> Insert(const User& user, bool only_if_none) = 0;
-  // kNotFound when absent.
+  // Replaces the hash and moves token_generation one up, atomically. kNotFound when absent.
   virtual util::Result<void> UpdatePassword(const std::string& username, const std::string& hash,
                                             util::TimePoint now) = 0;
 };

@@ -70,6 +70,9 @@ Response JsonError(const util::Error& error, std::string_view request_id) {
     body["msg"] = error.message;
   }
   r.body = util::SerializeJson(body);
+  if (error.retry_after_seconds > 0) {
+    r.headers.emplace_back("Retry-After", std::to_string(error.retry_after_seconds));
+  }
   return r;
 }
 

@@ -29,6 +29,9 @@ struct ServerOptions {
   std::chrono::seconds body_timeout{60};    // the whole body
   std::chrono::seconds idle_timeout{60};
   std::vector<std::string> cors_allow_origins;  // "*" allows any
+  // Open connections from one client address (an IPv6 client by its /64); more are closed as
+  // soon as they are accepted. 0: no limit.
+  std::size_t max_connections_per_address = 256;
 };
 
 class HttpServer {

@@ -9,6 +9,20 @@ namespace sb::runtime {
 
 namespace {
 
+// What a cached turn costs, roughly: its strings' characters plus the objects holding them.
+std::size_t TurnBytes(const domain::ConversationTurn& turn) {
+  const auto& m = turn.message;
+  std::size_t n = sizeof(domain::ConversationTurn) + sizeof(std::int64_t) + m.role.size() +
+                  m.tool_call_id.size();
+  for (const auto& part : m.content) {
+    n += sizeof(part) + part.text.size() + part.image_url.size();
+  }
+  for (const auto& call : m.tool_calls) {
+    n += sizeof(call) + call.id.size() + call.name.size() + call.arguments.size();
+  }
+  return n;
+}
+
 int UserTurns(const std::vector<domain::ConversationTurn>& turns) {
   return static_cast<int>(std::count_if(turns.begin(), turns.end(),
                                         [](const auto& t) { return t.message.role == "user"; }));
@@ -18,8 +32,11 @@ int UserTurns(const std::vector<domain::ConversationTurn>& turns) {
 
 WriteBehindConversations::WriteBehindConversations(domain::ConversationRepository& backing,
                                                    util::BlockingExecutor& blocking,
-                                                   std::size_t max_cached)
-    : backing_(backing), blocking_(blocking), max_cached_(std::max<std::size_t>(1, max_cached)) {}
+                                                   ConversationCacheLimits limits)
+    : backing_(backing),
+      blocking_(blocking),
+      max_cached_(std::max<std::size_t>(1, limits.max_sessions)),
+      max_bytes_(limits.max_bytes) {}
 
 std::string WriteBehindConversations::KeyOf(const domain::ConversationKey& key) {
   return key.pipeline.str() + "\n" + key.bot.str() + "\n" + key.session_id;
@@ -35,10 +52,26 @@ WriteBehindConversations::Entry& WriteBehindConversations::Touch(
     entry.generation = ++generation_;
     entry.recency = recency_.begin();
     it = entries_.emplace(k, std::move(entry)).first;
+    Resize(k, it->second);
   } else {
     recency_.splice(recency_.begin(), recency_, it->second.recency);
   }
   return it->second;
+}
+
+void WriteBehindConversations::Resize(const std::string& k, Entry& entry) {
+  // The key is held twice (map and recency list) besides the entry itself.
+  std::size_t n = sizeof(Entry) + 2 * k.size() + entry.key.session_id.size() + 64;
+  for (const auto& t : entry.turns) n += TurnBytes(t.turn);
+  bytes_ = bytes_ - entry.bytes + n;
+  entry.bytes = n;
+}
+
+std::map<std::string, WriteBehindConversations::Entry>::iterator
+WriteBehindConversations::EraseLocked(std::map<std::string, Entry>::iterator it) {
+  bytes_ -= it->second.bytes;
+  recency_.erase(it->second.recency);
+  return entries_.erase(it);
 }
 
 void WriteBehindConversations::Trim(Entry& entry, int max_rounds) {
@@ -53,12 +86,12 @@ void WriteBehindConversations::EvictLocked() {
   // The least recently used first; a copy with writes still queued stays (the database does not
   // hold its newest turns yet).
   auto it = recency_.end();
-  while (entries_.size() > max_cached_ && it != recency_.begin()) {
+  while ((entries_.size() > max_cached_ || bytes_ > max_bytes_) && it != recency_.begin()) {
     --it;
     auto entry = entries_.find(*it);
     if (entry->second.pending > 0) continue;
-    entries_.erase(entry);
-    it = recency_.erase(it);
+    ++it;  // stays valid: EraseLocked removes the element before it
+    EraseLocked(entry);
   }
 }
 
@@ -99,6 +132,7 @@ util::Result<std::vector<domain::ConversationTurn>> WriteBehindConversations::Lo
       entry.turns.push_back({turn, entry.last_round});
     }
     entry.known_rounds = max_rounds;
+    Resize(k, entry);
   }
   EvictLocked();
   return loaded;
@@ -126,6 +160,7 @@ util::Result<void> WriteBehindConversations::Append(
       entry.known_rounds += UserTurns(turns);
       Trim(entry, max_rounds);
     }
+    Resize(k, entry);
     ++entry.pending;
     queue_.push_back({k, entry.generation, {key, turns, max_rounds}});
     if (!draining_) start = draining_ = true;
@@ -198,8 +233,7 @@ util::Result<void> WriteBehindConversations::ClearWhere(Match match, Wipe wipe) 
     writes.swap(queue_);
     for (auto it = entries_.begin(); it != entries_.end();) {
       if (match(it->second.key)) {
-        recency_.erase(it->second.recency);
-        it = entries_.erase(it);
+        it = EraseLocked(it);
       } else {
         ++it;
       }
@@ -229,6 +263,16 @@ util::Result<void> WriteBehindConversations::ClearBot(const util::BotId& bot) {
 std::size_t WriteBehindConversations::Pending() const {
   std::lock_guard lock(mu_);
   return queue_.size();
+}
+
+std::size_t WriteBehindConversations::CachedBytes() const {
+  std::lock_guard lock(mu_);
+  return bytes_;
+}
+
+std::size_t WriteBehindConversations::CachedSessions() const {
+  std::lock_guard lock(mu_);
+  return entries_.size();
 }
 
 }  // namespace sb::runtime

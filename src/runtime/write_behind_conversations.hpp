@@ -3,8 +3,9 @@
 // transaction. A session's next turn always sees its previous one (it reads the memory copy,
 // which is updated before Append returns). Clears go through at once, after the writes queued
 // before them. What a crash can lose: the appends not yet written, those of about the last
-// kCommitInterval, never a clear.
-//   WriteBehindConversations memory(storage.conversations(), blocking);
+// kCommitInterval, never a clear. The copies are bounded by count and by bytes, the least
+// recently used dropped first; a dropped session is read from the database on its next turn.
+//   WriteBehindConversations memory(storage.conversations(), blocking, {.max_bytes = 32 << 20});
 //   LocalAgentRunner runner(gateway, models, memory, blocking, clock);
 //   ...
 //   memory.Flush();  // at shutdown, after the pools are joined
@@ -25,13 +26,20 @@
 
 namespace sb::runtime {
 
+struct ConversationCacheLimits {
+  std::size_t max_sessions = 20'000;
+  // The approximate memory of the cached copies (message text, tool calls, image URLs and the
+  // bookkeeping around them). Copies with writes still queued are kept beyond it until written.
+  std::size_t max_bytes = 32 * 1024 * 1024;
+};
+
 class WriteBehindConversations final : public domain::ConversationRepository {
  public:
   // Appends are committed together at most this often.
   static constexpr std::chrono::milliseconds kCommitInterval{20};
 
   WriteBehindConversations(domain::ConversationRepository& backing,
-                           util::BlockingExecutor& blocking, std::size_t max_cached = 20'000);
+                           util::BlockingExecutor& blocking, ConversationCacheLimits limits = {});
 
   util::Result<std::vector<domain::ConversationTurn>> Load(const domain::ConversationKey& key,
                                                            int max_rounds) override;
@@ -48,6 +56,9 @@ class WriteBehindConversations final : public domain::ConversationRepository {
   void Flush();
 
   std::size_t Pending() const;
+  // What the cached copies take now, by the measure of ConversationCacheLimits::max_bytes.
+  std::size_t CachedBytes() const;
+  std::size_t CachedSessions() const;
 
  private:
   struct Turn {
@@ -61,6 +72,7 @@ class WriteBehindConversations final : public domain::ConversationRepository {
     int known_rounds = 0;          // the newest rounds this copy holds completely
     int pending = 0;               // queued writes not yet stored; such entries stay cached
     std::uint64_t generation = 0;  // tells a recreated entry from the one a write was for
+    std::size_t bytes = 0;         // of this entry, counted in bytes_
     std::list<std::string>::iterator recency;
   };
   struct Write {
@@ -73,6 +85,10 @@ class WriteBehindConversations final : public domain::ConversationRepository {
   Entry& Touch(const std::string& k, const domain::ConversationKey& key);  // mu_ held
   void Trim(Entry& entry, int max_rounds);                                 // mu_ held
   void EvictLocked();
+  // Recounts `entry` after its turns changed; mu_ held.
+  void Resize(const std::string& k, Entry& entry);
+  // Drops a cached copy; mu_ held.
+  std::map<std::string, Entry>::iterator EraseLocked(std::map<std::string, Entry>::iterator it);
   void Drain();
   void Store(std::deque<Write>& writes);
   // Stores what is queued, then drops the cached copies `match` selects and runs `wipe` on the
@@ -83,9 +99,11 @@ class WriteBehindConversations final : public domain::ConversationRepository {
   domain::ConversationRepository& backing_;
   util::BlockingExecutor& blocking_;
   const std::size_t max_cached_;
+  const std::size_t max_bytes_;
 
   mutable std::mutex mu_;
   std::map<std::string, Entry> entries_;
+  std::size_t bytes_ = 0;           // sum of the entries' bytes
   std::list<std::string> recency_;  // most recently used first
   std::deque<Write> queue_;
   bool draining_ = false;

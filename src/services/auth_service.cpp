@@ -1,8 +1,11 @@
 #include "services/auth_service.hpp"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/json/serialize.hpp>
+#include <chrono>
 
 #include "util/crypto.hpp"
 #include "util/json.hpp"
@@ -26,11 +29,49 @@ std::string MaskKey(const std::string& key) {
   return key.substr(0, 8) + "..." + key.substr(key.size() - 4);
 }
 
+// The throttling key of a client address: an IPv6 client by its /64 (one subscriber's prefix,
+// which holds more addresses than any counter could), an IPv4-mapped one by its IPv4 address.
+std::string AddressKey(const std::string& address) {
+  unsigned char bytes[16];
+  if (address.find(':') == std::string::npos || inet_pton(AF_INET6, address.c_str(), bytes) != 1) {
+    return address;
+  }
+  static constexpr unsigned char kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  if (std::equal(bytes, bytes + 12, kMapped)) {
+    return fmt::format("{}.{}.{}.{}", bytes[12], bytes[13], bytes[14], bytes[15]);
+  }
+  return fmt::format("{:02x}{:02x}:{:02x}{:02x}:{:02x}{:02x}:{:02x}{:02x}::/64", bytes[0], bytes[1],
+                     bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7]);
+}
+
+util::Error RateLimited(std::string message, std::chrono::nanoseconds wait) {
+  util::Error e{ErrorCode::kRateLimited, std::move(message)};
+  const auto seconds = std::chrono::ceil<std::chrono::seconds>(wait).count();
+  e.retry_after_seconds = static_cast<int>(std::max<std::int64_t>(1, seconds));
+  return e;
+}
+
 }  // namespace
 
 AuthService::AuthService(domain::UserRepository& users, domain::ApiKeyRepository& keys,
                          const util::Clock& clock, AuthOptions options)
-    : users_(users), keys_(keys), clock_(clock), options_(std::move(options)) {}
+    : users_(users),
+      keys_(keys),
+      clock_(clock),
+      options_(std::move(options)),
+      login_tokens_(std::max(1, options_.login_rate_per_second)),
+      login_tokens_at_(clock_.Now()) {}
+
+util::Result<AuthService::HashPermit> AuthService::AcquireHash() {
+  int running = hashes_running_.load();
+  do {
+    if (running >= std::max(1, options_.max_concurrent_hashes)) {
+      return tl::unexpected(RateLimited("the server is busy checking passwords; try again shortly",
+                                        std::chrono::seconds(1)));
+    }
+  } while (!hashes_running_.compare_exchange_weak(running, running + 1));
+  return HashPermit(&hashes_running_);
+}
 
 util::Result<bool> AuthService::IsInitialized() {
   auto n = users_.Count();
@@ -50,12 +91,14 @@ util::Result<void> AuthService::CheckPassword(const std::string& password) const
 }
 
 util::Result<std::string> AuthService::CheckAndHash(const std::string& user,
-                                                    const std::string& password) const {
+                                                    const std::string& password) {
   if (user.empty() || user.size() > 255) {
     return Fail(ErrorCode::kInvalidArgument,
                 "user must be a non-empty string of at most 255 bytes");
   }
   if (auto ok = CheckPassword(password); !ok) return tl::unexpected(ok.error());
+  auto permit = AcquireHash();
+  if (!permit) return tl::unexpected(permit.error());
   std::string hash = util::HashPassword(password);
   if (hash.empty()) return Fail(ErrorCode::kInternal, "password hashing failed");
   return hash;
@@ -81,39 +124,60 @@ util::Result<void> AuthService::UpsertUser(const std::string& user, const std::s
   if (!hash) return tl::unexpected(hash.error());
   const auto now = clock_.Now();
   auto existing = users_.Get(user);
-  if (existing) return users_.UpdatePassword(user, *hash, now);
+  if (existing) {
+    ForgetUser(user);
+    auto r = users_.UpdatePassword(user, *hash, now);
+    ForgetUser(user);
+    return r;
+  }
   if (existing.error().code != ErrorCode::kNotFound) return tl::unexpected(existing.error());
   return users_.Insert({user, *hash, now, now}, /*only_if_none=*/false);
 }
 
-bool AuthService::Throttled(const std::string& user, const std::string& address) {
-  std::lock_guard lock(throttle_mu_);
+std::vector<util::TimePoint>* AuthService::FailuresLocked(const std::string& key) {
+  auto it = failures_.find(key);
+  if (it == failures_.end()) return nullptr;
   const auto cutoff = clock_.Now() - std::chrono::seconds(options_.login_window_seconds);
-  for (const std::string& key : {"u:" + user, "a:" + address}) {
-    auto it = failures_.find(key);
-    if (it == failures_.end()) continue;
-    auto& times = it->second;
-    std::erase_if(times, [&](util::TimePoint t) { return t < cutoff; });
-    if (times.empty()) {
-      failures_.erase(it);
-      continue;
-    }
-    if (static_cast<int>(times.size()) >= options_.login_max_failures) return true;
+  auto& times = it->second;
+  std::erase_if(times, [&](util::TimePoint t) { return t < cutoff; });
+  if (times.empty()) {
+    failures_.erase(it);
+    return nullptr;
   }
-  return false;
+  return &times;
 }
 
-void AuthService::RecordFailure(const std::string& user, const std::string& address) {
+std::optional<util::Error> AuthService::ThrottledLocked(const std::string& user,
+                                                        const std::string& address) {
+  const int max = options_.login_max_failures;
+  const std::string where = AddressKey(address);
+  // An account under attack from many addresses tightens only for addresses that failed on it.
+  const auto* account = FailuresLocked("u:" + user);
+  const bool under_attack = account && static_cast<int>(account->size()) >= max;
+  const std::pair<std::string, int> limits[] = {
+      {"a:" + where, max}, {"p:" + user + "\n" + where, under_attack ? 1 : max}};
+  for (const auto& [key, limit] : limits) {
+    const auto* times = FailuresLocked(key);
+    if (!times || static_cast<int>(times->size()) < limit) continue;
+    // Refused until the failure that reached the limit leaves the window.
+    const auto until = (*times)[times->size() - static_cast<std::size_t>(limit)] +
+                       std::chrono::seconds(options_.login_window_seconds);
+    return RateLimited("too many failed logins; try again later", until - clock_.Now());
+  }
+  return std::nullopt;
+}
+
+void AuthService::RecordFailures(std::initializer_list<std::string> keys) {
   constexpr std::size_t kMaxTracked = 100000;
   std::lock_guard lock(throttle_mu_);
   const auto now = clock_.Now();
-  if (failures_.size() >= kMaxTracked) {
+  if (failures_.size() + keys.size() > kMaxTracked) {
     // Bound memory under a flood of distinct names or addresses by forgetting expired windows
     // only: dropping live counters would let a flood reset the throttle on the attacked account.
     const auto cutoff = now - std::chrono::seconds(options_.login_window_seconds);
     std::erase_if(failures_, [&](const auto& entry) { return entry.second.back() < cutoff; });
   }
-  for (const std::string& key : {"u:" + user, "a:" + address}) {
+  for (const std::string& key : keys) {
     auto it = failures_.find(key);
     if (it != failures_.end()) {
       auto& times = it->second;
@@ -128,10 +192,32 @@ void AuthService::RecordFailure(const std::string& user, const std::string& addr
   }
 }
 
-void AuthService::ClearFailures(const std::string& user, const std::string& address) {
-  std::lock_guard lock(throttle_mu_);
-  failures_.erase("u:" + user);
-  failures_.erase("a:" + address);
+double AuthService::LoginTokensLocked() {
+  const double rate = std::max(1, options_.login_rate_per_second);
+  const auto now = clock_.Now();
+  const double elapsed = std::chrono::duration<double>(now - login_tokens_at_).count();
+  if (elapsed > 0) {
+    login_tokens_ = std::min(rate, login_tokens_ + elapsed * rate);
+    login_tokens_at_ = now;
+  }
+  return login_tokens_;
+}
+
+std::optional<util::Error> AuthService::LoginRefusal(const std::string& user,
+                                                     const std::string& client_address) {
+  {
+    std::lock_guard lock(throttle_mu_);
+    if (auto refused = ThrottledLocked(user, client_address)) return refused;
+    if (LoginTokensLocked() < 1.0) {
+      return RateLimited("too many logins on this server right now; try again shortly",
+                         std::chrono::seconds(1));
+    }
+  }
+  if (hashes_running_.load() >= std::max(1, options_.max_concurrent_hashes)) {
+    return RateLimited("the server is busy checking passwords; try again shortly",
+                       std::chrono::seconds(1));
+  }
+  return std::nullopt;
 }
 
 util::Result<std::string> AuthService::Login(const std::string& user, const std::string& password,
@@ -139,8 +225,20 @@ util::Result<std::string> AuthService::Login(const std::string& user, const std:
   if (user.size() > 255 || password.size() > 1024) {
     return Fail(ErrorCode::kUnauthenticated, "wrong user or password");
   }
-  if (Throttled(user, client_address)) {
-    return Fail(ErrorCode::kRateLimited, "too many failed logins; try again later");
+  {
+    std::lock_guard lock(throttle_mu_);
+    if (auto refused = ThrottledLocked(user, client_address)) return tl::unexpected(*refused);
+  }
+  // The slot first: a login refused for a busy slot does not spend the global rate.
+  auto permit = AcquireHash();
+  if (!permit) return tl::unexpected(permit.error());
+  {
+    std::lock_guard lock(throttle_mu_);
+    if (LoginTokensLocked() < 1.0) {
+      return tl::unexpected(RateLimited(
+          "too many logins on this server right now; try again shortly", std::chrono::seconds(1)));
+    }
+    login_tokens_ -= 1.0;
   }
   auto account = users_.Get(user);
   if (!account && account.error().code != ErrorCode::kNotFound) {
@@ -149,17 +247,24 @@ util::Result<std::string> AuthService::Login(const std::string& user, const std:
   // Verify against a fixed hash for unknown users too, so timing does not reveal which exist.
   static const std::string kDummyHash = util::HashPassword("dummy-password-for-timing");
   const bool ok = util::VerifyPassword(password, account ? account->password_hash : kDummyHash);
+  const std::string where = AddressKey(client_address);
   if (!account || !ok) {
-    RecordFailure(user, client_address);
+    RecordFailures({"a:" + where, "p:" + user + "\n" + where, "u:" + user});
     return Fail(ErrorCode::kUnauthenticated, "wrong user or password");
   }
-  ClearFailures(user, client_address);
-  return IssueToken(user);
+  {
+    // Only this pair's counter: the address's stays, so logging into an account of one's own
+    // cannot reset the count of guesses at others.
+    std::lock_guard lock(throttle_mu_);
+    failures_.erase("p:" + user + "\n" + where);
+  }
+  return IssueToken(user, account->token_generation);
 }
 
-std::string AuthService::IssueToken(const std::string& user) {
+std::string AuthService::IssueToken(const std::string& user, std::int64_t generation) {
   boost::json::object claims;
   claims["user"] = user;
+  claims["gen"] = generation;
   claims["iss"] = options_.issuer;
   claims["exp"] = util::ToUnixSeconds(clock_.Now()) + options_.jwt_expire_seconds;
   const std::string signing_input =
@@ -168,7 +273,8 @@ std::string AuthService::IssueToken(const std::string& user) {
          util::Base64UrlEncode(util::HmacSha256(options_.jwt_secret, signing_input));
 }
 
-util::Result<std::string> AuthService::CheckTokenSignature(std::string_view token) const {
+util::Result<AuthService::TokenClaims> AuthService::CheckTokenSignature(
+    std::string_view token) const {
   auto invalid = [] { return Fail(ErrorCode::kUnauthenticated, "invalid or expired token"); };
   const auto dot1 = token.find('.');
   const auto dot2 = token.rfind('.');
@@ -190,31 +296,82 @@ util::Result<std::string> AuthService::CheckTokenSignature(std::string_view toke
     return invalid();
   }
   if (exp->value().as_int64() <= util::ToUnixSeconds(clock_.Now())) return invalid();
-  return std::string(user->value().as_string());
+  TokenClaims out{std::string(user->value().as_string())};
+  // Tokens from before generations existed count as generation 0.
+  if (auto gen = obj.find("gen"); gen != obj.end()) {
+    if (!gen->value().is_int64()) return invalid();
+    out.generation = gen->value().as_int64();
+  }
+  return out;
 }
 
 std::optional<util::Result<std::string>> AuthService::VerifyTokenCached(std::string_view token) {
-  auto name = CheckTokenSignature(token);
-  if (!name) return name;
+  auto claims = CheckTokenSignature(token);
+  if (!claims) return tl::unexpected(claims.error());
   std::shared_lock lock(cache_mu_);
-  if (known_users_.count(*name)) return name;
-  return std::nullopt;
+  auto known = known_users_.find(claims->user);
+  if (known == known_users_.end() || claims->generation > known->second.generation ||
+      clock_.Now() - known->second.read_at > std::chrono::seconds(kKnownUserSeconds)) {
+    return std::nullopt;
+  }
+  if (claims->generation < known->second.generation) {
+    return Fail(ErrorCode::kUnauthenticated, "invalid or expired token");
+  }
+  return claims->user;
 }
 
 util::Result<std::string> AuthService::VerifyToken(std::string_view token) {
   if (auto cached = VerifyTokenCached(token)) return *cached;
-  auto name = CheckTokenSignature(token);
-  if (!name) return name;
-  auto account = users_.Get(*name);
+  auto claims = CheckTokenSignature(token);
+  if (!claims) return tl::unexpected(claims.error());
+  std::uint64_t epoch_before = 0;
+  {
+    std::shared_lock lock(cache_mu_);
+    epoch_before = user_epoch_;
+  }
+  auto account = users_.Get(claims->user);
   if (!account) {
     if (account.error().code == ErrorCode::kNotFound) {
       return Fail(ErrorCode::kUnauthenticated, "invalid or expired token");
     }
     return tl::unexpected(account.error());
   }
+  {
+    // A password change meanwhile may have made what was read stale: do not cache it then.
+    std::unique_lock lock(cache_mu_);
+    if (user_epoch_ == epoch_before) {
+      known_users_[claims->user] = {account->token_generation, clock_.Now()};
+    }
+  }
+  if (claims->generation != account->token_generation) {
+    return Fail(ErrorCode::kUnauthenticated, "invalid or expired token");
+  }
+  return claims->user;
+}
+
+util::Result<std::string> AuthService::RenewToken(const std::string& user) {
+  {
+    std::shared_lock lock(cache_mu_);
+    if (auto known = known_users_.find(user);
+        known != known_users_.end() &&
+        clock_.Now() - known->second.read_at <= std::chrono::seconds(kKnownUserSeconds)) {
+      return IssueToken(user, known->second.generation);
+    }
+  }
+  auto account = users_.Get(user);
+  if (!account) {
+    if (account.error().code == ErrorCode::kNotFound) {
+      return Fail(ErrorCode::kUnauthenticated, "invalid or expired token");
+    }
+    return tl::unexpected(account.error());
+  }
+  return IssueToken(user, account->token_generation);
+}
+
+void AuthService::ForgetUser(const std::string& user) {
   std::unique_lock lock(cache_mu_);
-  known_users_[*name] = true;
-  return name;
+  known_users_.erase(user);
+  ++user_epoch_;
 }
 
 util::Result<void> AuthService::ChangePassword(const std::string& user, const std::string& current,
@@ -222,6 +379,8 @@ util::Result<void> AuthService::ChangePassword(const std::string& user, const st
   if (!options_.allow_modify_login_info) {
     return Fail(ErrorCode::kPermissionDenied, "changing login info is disabled on this instance");
   }
+  auto permit = AcquireHash();
+  if (!permit) return tl::unexpected(permit.error());
   auto account = users_.Get(user);
   if (!account) return tl::unexpected(account.error());
   if (!util::VerifyPassword(current, account->password_hash)) {
@@ -230,16 +389,35 @@ util::Result<void> AuthService::ChangePassword(const std::string& user, const st
   if (auto ok = CheckPassword(next); !ok) return ok;
   const std::string hash = util::HashPassword(next);
   if (hash.empty()) return Fail(ErrorCode::kInternal, "password hashing failed");
-  return users_.UpdatePassword(user, hash, clock_.Now());
+  ForgetUser(user);
+  auto r = users_.UpdatePassword(user, hash, clock_.Now());
+  ForgetUser(user);
+  return r;
 }
 
 util::Result<void> AuthService::ResetPassword(const std::string& user,
                                               const std::string& recovery_key,
-                                              const std::string& next) {
+                                              const std::string& next,
+                                              const std::string& client_address) {
+  const std::string key = "r:" + AddressKey(client_address);
+  {
+    std::lock_guard lock(throttle_mu_);
+    const auto* times = FailuresLocked(key);
+    const int max = options_.login_max_failures;
+    if (times && static_cast<int>(times->size()) >= max) {
+      const auto until = (*times)[times->size() - static_cast<std::size_t>(max)] +
+                         std::chrono::seconds(options_.login_window_seconds);
+      return tl::unexpected(
+          RateLimited("too many wrong recovery keys; try again later", until - clock_.Now()));
+    }
+  }
   if (!util::ConstantTimeEquals(recovery_key, options_.recovery_key) || recovery_key.empty()) {
+    RecordFailures({key});
     return Fail(ErrorCode::kPermissionDenied, "recovery_key is wrong");
   }
   if (auto ok = CheckPassword(next); !ok) return ok;
+  auto permit = AcquireHash();
+  if (!permit) return tl::unexpected(permit.error());
   auto account = users_.Get(user);
   if (!account) {
     if (account.error().code == ErrorCode::kNotFound) {
@@ -249,7 +427,10 @@ util::Result<void> AuthService::ResetPassword(const std::string& user,
   }
   const std::string hash = util::HashPassword(next);
   if (hash.empty()) return Fail(ErrorCode::kInternal, "password hashing failed");
-  return users_.UpdatePassword(user, hash, clock_.Now());
+  ForgetUser(user);
+  auto r = users_.UpdatePassword(user, hash, clock_.Now());
+  ForgetUser(user);
+  return r;
 }
 
 util::Result<domain::User> AuthService::GetUser(const std::string& user) {

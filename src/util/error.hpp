@@ -38,6 +38,8 @@ struct Error {
   // Set by whoever knows that trying again cannot help (a spent quota, a response over the size
   // cap), so retry logic need not guess from codes.
   bool final = false;
+  // For kRateLimited and kUnavailable: when trying again may succeed (HTTP Retry-After); 0 unknown.
+  int retry_after_seconds = 0;
 };
 
 template <typename T>

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <utility>
+#include <vector>
 
 #include "util/crypto.hpp"
 
@@ -27,6 +29,33 @@ TEST_F(ConfigTest, MissingFileGivesDefaults) {
   EXPECT_EQ(c->api.host, "0.0.0.0");
   EXPECT_EQ(c->api.body_limit_bytes, 10u * 1024 * 1024);
   EXPECT_EQ(c->space.url, "https://space.langbot.app");
+  EXPECT_EQ(c->api.max_connections_per_address, 256);
+  EXPECT_EQ(c->auth.max_concurrent_hashes, 0);  // half the cores
+  EXPECT_EQ(c->auth.login_rate_per_second, 10);
+  EXPECT_EQ(c->runtime.conversation_cache_bytes, 32u * 1024 * 1024);
+}
+
+TEST_F(ConfigTest, FloodLimitsAreReadAndChecked) {
+  auto c = LoadConfig(path_.string(), {{"API__MAX_CONNECTIONS_PER_ADDRESS", "8"},
+                                       {"AUTH__MAX_CONCURRENT_HASHES", "2"},
+                                       {"AUTH__LOGIN_RATE_PER_SECOND", "3"},
+                                       {"RUNTIME__CONVERSATION_CACHE_BYTES", "2097152"}});
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->api.max_connections_per_address, 8);
+  EXPECT_EQ(c->auth.max_concurrent_hashes, 2);
+  EXPECT_EQ(c->auth.login_rate_per_second, 3);
+  EXPECT_EQ(c->runtime.conversation_cache_bytes, 2097152u);
+  for (const auto& [key, name] : std::vector<std::pair<std::string, std::string>>{
+           {"AUTH__LOGIN_RATE_PER_SECOND", "auth.login_rate_per_second"},
+           {"AUTH__MAX_CONCURRENT_HASHES", "auth.max_concurrent_hashes"},
+           {"API__MAX_CONNECTIONS_PER_ADDRESS", "api.max_connections_per_address"}}) {
+    auto bad = LoadConfig(path_.string(), {{key, "-1"}});
+    ASSERT_FALSE(bad) << key;
+    EXPECT_NE(bad.error().message.find(name), std::string::npos) << bad.error().message;
+  }
+  auto tiny = LoadConfig(path_.string(), {{"RUNTIME__CONVERSATION_CACHE_BYTES", "1000"}});
+  ASSERT_FALSE(tiny);
+  EXPECT_NE(tiny.error().message.find("runtime.conversation_cache_bytes"), std::string::npos);
 }
 
 TEST_F(ConfigTest, RenderedDefaultsReadBackTheSame) {

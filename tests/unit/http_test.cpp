@@ -175,6 +175,17 @@ TEST(Router, AuthFailureStopsBeforeTheHandler) {
   EXPECT_EQ(router.Handle(router.Match(req), req).status, 200);
 }
 
+TEST(Envelope, RetryAfterBecomesAHeader) {
+  util::Error error{util::ErrorCode::kRateLimited, "slow down"};
+  EXPECT_TRUE(JsonError(error, "rid").headers.empty());
+  error.retry_after_seconds = 7;
+  const auto r = JsonError(error, "rid");
+  EXPECT_EQ(r.status, 429);
+  ASSERT_EQ(r.headers.size(), 1u);
+  EXPECT_EQ(r.headers[0].first, "Retry-After");
+  EXPECT_EQ(r.headers[0].second, "7");
+}
+
 TEST(Envelope, StatusMappingCoversEveryCode) {
   using util::ErrorCode;
   EXPECT_EQ(HttpStatusFor(ErrorCode::kInvalidArgument), 400);

@@ -571,7 +571,7 @@ TEST_F(WriteBehindTest, ClearWritesWhatWasQueuedFirstAndSurvivesANewInstance) {
 }
 
 TEST_F(WriteBehindTest, EvictionKeepsCopiesWithQueuedWrites) {
-  WriteBehindConversations memory(backing_, executor_, /*max_cached=*/1);
+  WriteBehindConversations memory(backing_, executor_, {.max_sessions = 1});
   domain::ConversationKey other{db_.pipeline(), db_.bot(), "person_2"};
   ASSERT_TRUE(memory.Append(key_, Round("k1", "r1"), 10));
   ASSERT_TRUE(memory.Append(other, Round("o1", "p1"), 10));
@@ -581,6 +581,59 @@ TEST_F(WriteBehindTest, EvictionKeepsCopiesWithQueuedWrites) {
   EXPECT_EQ(backing_.loads, 0);
   executor_.RunAll();
   EXPECT_EQ(Texts(*memory.Load(key_, 1)), "k1;r1;");  // evicted or not, the answer holds
+}
+
+TEST_F(WriteBehindTest, TheByteBudgetEvictsTheLeastRecentlyUsedAndStorageGivesItBack) {
+  auto session = [&](int i) {
+    return domain::ConversationKey{db_.pipeline(), db_.bot(), "person_" + std::to_string(i)};
+  };
+  auto big_round = [](int i) {
+    return Round("q" + std::to_string(i) + std::string(4000, 'x'),
+                 "a" + std::to_string(i) + std::string(4000, 'y'));
+  };
+  std::size_t per_session = 0;
+  {
+    WriteBehindConversations probe(backing_, executor_);
+    ASSERT_TRUE(probe.Append(session(999), big_round(999), 10));
+    probe.Flush();
+    per_session = probe.CachedBytes();
+  }
+  ASSERT_GT(per_session, 8000u);                   // the text is counted
+  const std::size_t budget = per_session * 9 / 2;  // room for four sessions
+  WriteBehindConversations memory(backing_, executor_, {.max_bytes = budget});
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(memory.Append(session(i), big_round(i), 10));
+    memory.Flush();
+  }
+  EXPECT_EQ(memory.CachedSessions(), 4u);
+  ASSERT_TRUE(memory.Load(session(0), 1));  // session 0 is now the most recently used
+  ASSERT_TRUE(memory.Append(session(4), big_round(4), 10));
+  memory.Flush();
+  EXPECT_EQ(memory.CachedSessions(), 4u);
+  EXPECT_LE(memory.CachedBytes(), budget);
+  EXPECT_EQ(backing_.loads, 0);
+  ASSERT_TRUE(memory.Load(session(0), 1));
+  EXPECT_EQ(backing_.loads, 0);  // kept: it was used after session 1
+  // Session 1, the least recently used, was dropped: its history comes back from the database.
+  auto evicted = memory.Load(session(1), 1);
+  ASSERT_TRUE(evicted);
+  EXPECT_EQ(backing_.loads, 1);
+  ASSERT_EQ(evicted->size(), 2u);
+  EXPECT_EQ(evicted->at(0).message.content.at(0).text.substr(0, 3), "q1x");
+  EXPECT_EQ(evicted->at(1).message.content.at(0).text.substr(0, 3), "a1y");
+  for (int i = 5; i < 40; ++i) {
+    ASSERT_TRUE(memory.Append(session(i), big_round(i), 10));
+    memory.Flush();
+    EXPECT_LE(memory.CachedBytes(), budget) << "after session " << i;
+  }
+  EXPECT_LE(memory.CachedSessions(), 4u);
+  // Queued writes keep their copies past the budget until written, then the budget holds again.
+  for (int i = 40; i < 50; ++i) ASSERT_TRUE(memory.Append(session(i), big_round(i), 10));
+  EXPECT_GE(memory.CachedSessions(), 10u);
+  EXPECT_GT(memory.CachedBytes(), budget);
+  executor_.RunAll();
+  EXPECT_LE(memory.CachedBytes(), budget);
+  EXPECT_EQ(Texts(*memory.Load(session(40), 1)).substr(0, 3), "q40");
 }
 
 // ---- BotLogWriter ------------------------------------------------------------------------------

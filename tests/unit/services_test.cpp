@@ -1,7 +1,10 @@
 // Service rules over the real SQLite storage with a simulated clock.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
+#include <thread>
 
 #include "llm/requester_catalogue.hpp"
 #include "pipeline/pipeline_template_data.hpp"
@@ -53,6 +56,7 @@ class ServicesTest : public ::testing::Test {
     auth_options.recovery_key = "recovery-key-recovery-key";
     auth_options.login_max_failures = 3;
     auth_options.login_window_seconds = 60;
+    auth_options.login_rate_per_second = 1000;  // the clock stands still: no refill
     auth_ = std::make_unique<AuthService>(storage_->users(), storage_->api_keys(), clock_,
                                           auth_options);
     providers_ = std::make_unique<ProviderService>(storage_->providers(), requesters_, clock_);
@@ -141,28 +145,199 @@ TEST_F(ServicesTest, InitOnceThenConflict) {
   EXPECT_CODE(auth_->InitAdmin("other", "long-enough-password"), ErrorCode::kConflict);
 }
 
-TEST_F(ServicesTest, LoginThrottlesPerAccountAndRecoversAfterTheWindow) {
+TEST_F(ServicesTest, LoginThrottleIsPerAddressSoFailuresElsewhereCannotLockTheAdminOut) {
   ASSERT_TRUE(auth_->InitAdmin("admin", "long-enough-password"));
   for (int i = 0; i < 3; ++i) {
     EXPECT_CODE(auth_->Login("admin", "wrong-password", "10.0.0.1"), ErrorCode::kUnauthenticated);
   }
-  // Even the right password is refused while throttled, from another address too.
-  EXPECT_CODE(auth_->Login("admin", "long-enough-password", "10.0.0.2"), ErrorCode::kRateLimited);
-  clock_.Advance(std::chrono::seconds(61));
+  // The failing address is refused, even with the right password, and told for how long.
+  auto refused = auth_->Login("admin", "long-enough-password", "10.0.0.1");
+  EXPECT_CODE(refused, ErrorCode::kRateLimited);
+  EXPECT_GE(refused.error().retry_after_seconds, 1);
+  EXPECT_LE(refused.error().retry_after_seconds, 60);
+  ASSERT_TRUE(auth_->LoginRefusal("admin", "10.0.0.1"));
+  EXPECT_EQ(auth_->LoginRefusal("admin", "10.0.0.1")->code, ErrorCode::kRateLimited);
+  // A clean address is not: the real admin logs in while the attacker is locked out.
+  EXPECT_FALSE(auth_->LoginRefusal("admin", "10.0.0.2"));
   auto token = auth_->Login("admin", "long-enough-password", "10.0.0.2");
   ASSERT_TRUE(token) << token.error().message;
   EXPECT_EQ(*auth_->VerifyToken(*token), "admin");
+  // The account is under attack: another address that fails on it gets one try only.
+  EXPECT_CODE(auth_->Login("admin", "wrong-password", "10.0.0.3"), ErrorCode::kUnauthenticated);
+  EXPECT_CODE(auth_->Login("admin", "long-enough-password", "10.0.0.3"), ErrorCode::kRateLimited);
+  EXPECT_TRUE(auth_->Login("admin", "long-enough-password", "10.0.0.4"));
+  clock_.Advance(std::chrono::seconds(61));
+  EXPECT_TRUE(auth_->Login("admin", "long-enough-password", "10.0.0.1"));
+}
+
+TEST_F(ServicesTest, AnIpv6ClientIsThrottledByItsSlash64) {
+  ASSERT_TRUE(auth_->InitAdmin("admin", "long-enough-password"));
+  for (const char* address : {"2001:db8:1:2::1", "2001:db8:1:2::2", "2001:db8:1:2:ffff::3"}) {
+    EXPECT_CODE(auth_->Login("nobody", "wrong-password", address), ErrorCode::kUnauthenticated);
+  }
+  EXPECT_CODE(auth_->Login("admin", "long-enough-password", "2001:db8:1:2::9"),
+              ErrorCode::kRateLimited);
+  EXPECT_TRUE(auth_->Login("admin", "long-enough-password", "2001:db8:1:3::9"));
+}
+
+TEST_F(ServicesTest, TheGlobalLoginRateRefusesBeyondItsBurstAndRefills) {
+  AuthOptions options;
+  options.jwt_secret = "test-secret-test-secret";
+  options.login_max_failures = 100;
+  options.login_rate_per_second = 2;
+  AuthService auth(storage_->users(), storage_->api_keys(), clock_, options);
+  ASSERT_TRUE(auth.InitAdmin("admin", "long-enough-password"));
+  EXPECT_CODE(auth.Login("admin", "wrong-password", "10.0.0.1"), ErrorCode::kUnauthenticated);
+  EXPECT_CODE(auth.Login("admin", "wrong-password", "10.0.0.2"), ErrorCode::kUnauthenticated);
+  // Every address shares the rate: a third, from anywhere, is refused before hashing.
+  ASSERT_TRUE(auth.LoginRefusal("admin", "10.0.0.3"));
+  auto refused = auth.Login("admin", "long-enough-password", "10.0.0.3");
+  EXPECT_CODE(refused, ErrorCode::kRateLimited);
+  EXPECT_EQ(refused.error().retry_after_seconds, 1);
+  clock_.Advance(std::chrono::seconds(1));
+  EXPECT_FALSE(auth.LoginRefusal("admin", "10.0.0.3"));
+  EXPECT_TRUE(auth.Login("admin", "long-enough-password", "10.0.0.3"));
+}
+
+// Holds every Get until released, so a test can keep a login inside its hashing slot.
+class GatedUsers final : public domain::UserRepository {
+ public:
+  explicit GatedUsers(domain::UserRepository& inner) : inner_(inner) {}
+  util::Result<int> Count() override { return inner_.Count(); }
+  util::Result<domain::User> Get(const std::string& username) override {
+    std::unique_lock lock(mu_);
+    ++waiting_;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return open_; });
+    return inner_.Get(username);
+  }
+  util::Result<void> Insert(const domain::User& user, bool only_if_none) override {
+    return inner_.Insert(user, only_if_none);
+  }
+  util::Result<void> UpdatePassword(const std::string& username, const std::string& hash,
+                                    util::TimePoint now) override {
+    return inner_.UpdatePassword(username, hash, now);
+  }
+  bool WaitForCaller() {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(10), [&] { return waiting_ > 0; });
+  }
+  void Open() {
+    std::lock_guard lock(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  domain::UserRepository& inner_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int waiting_ = 0;
+  bool open_ = false;
+};
+
+TEST_F(ServicesTest, HashingAtCapacityIsRefusedAtOnce) {
+  ASSERT_TRUE(auth_->InitAdmin("admin", "long-enough-password"));
+  GatedUsers gated(storage_->users());
+  AuthOptions options;
+  options.jwt_secret = "test-secret-test-secret";
+  options.recovery_key = "recovery-key-recovery-key";
+  options.max_concurrent_hashes = 1;
+  AuthService auth(gated, storage_->api_keys(), clock_, options);
+  util::Result<std::string> first = util::Fail(ErrorCode::kInternal, "not run");
+  std::thread holder([&] { first = auth.Login("admin", "long-enough-password", "10.0.0.1"); });
+  ASSERT_TRUE(gated.WaitForCaller());  // the first login holds the only slot
+  const auto started = std::chrono::steady_clock::now();
+  auto refused = auth.Login("admin", "long-enough-password", "10.0.0.2");
+  EXPECT_CODE(refused, ErrorCode::kRateLimited);
+  EXPECT_EQ(refused.error().retry_after_seconds, 1);
+  ASSERT_TRUE(auth.LoginRefusal("admin", "10.0.0.2"));
+  EXPECT_CODE(auth.ChangePassword("admin", "long-enough-password", "another-password"),
+              ErrorCode::kRateLimited);
+  EXPECT_CODE(auth.ResetPassword("admin", "recovery-key-recovery-key", "another-password", "x"),
+              ErrorCode::kRateLimited);
+  // Refused without waiting for the slot (generous bound: a hash alone takes tens of ms).
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
+  gated.Open();
+  holder.join();
+  EXPECT_TRUE(first) << first.error().message;
+  EXPECT_FALSE(auth.LoginRefusal("admin", "10.0.0.2"));
+  EXPECT_TRUE(auth.Login("admin", "long-enough-password", "10.0.0.2"));
+}
+
+TEST_F(ServicesTest, ResetPasswordIsThrottledPerAddress) {
+  ASSERT_TRUE(auth_->InitAdmin("admin", "long-enough-password"));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_CODE(auth_->ResetPassword("admin", "guess", "another-password", "10.0.0.1"),
+                ErrorCode::kPermissionDenied);
+  }
+  auto refused =
+      auth_->ResetPassword("admin", "recovery-key-recovery-key", "another-password", "10.0.0.1");
+  EXPECT_CODE(refused, ErrorCode::kRateLimited);
+  EXPECT_GE(refused.error().retry_after_seconds, 1);
+  EXPECT_TRUE(
+      auth_->ResetPassword("admin", "recovery-key-recovery-key", "another-password", "10.0.0.2"));
+  clock_.Advance(std::chrono::seconds(61));
+  EXPECT_TRUE(
+      auth_->ResetPassword("admin", "recovery-key-recovery-key", "third-password-1", "10.0.0.1"));
+}
+
+TEST_F(ServicesTest, PasswordChangeAndResetEndTheTokensIssuedBefore) {
+  ASSERT_TRUE(auth_->InitAdmin("admin", "long-enough-password"));
+  auto before = auth_->Login("admin", "long-enough-password", "a");
+  ASSERT_TRUE(before);
+  ASSERT_TRUE(auth_->VerifyToken(*before));  // now cached as known
+  ASSERT_TRUE(auth_->ChangePassword("admin", "long-enough-password", "another-password"));
+  EXPECT_CODE(auth_->VerifyToken(*before), ErrorCode::kUnauthenticated);
+  auto cached = auth_->VerifyTokenCached(*before);
+  EXPECT_TRUE(!cached || !*cached);
+  // Renewal and a new login give tokens of the new generation.
+  auto renewed = auth_->RenewToken("admin");
+  ASSERT_TRUE(renewed);
+  EXPECT_EQ(*auth_->VerifyToken(*renewed), "admin");
+  auto after = auth_->Login("admin", "another-password", "a");
+  ASSERT_TRUE(after);
+  ASSERT_TRUE(auth_->VerifyToken(*after));
+  ASSERT_TRUE(auth_->ResetPassword("admin", "recovery-key-recovery-key", "third-password", "a"));
+  EXPECT_CODE(auth_->VerifyToken(*after), ErrorCode::kUnauthenticated);
+  EXPECT_CODE(auth_->VerifyToken(*renewed), ErrorCode::kUnauthenticated);
+  // A server that never saw them (no cache) refuses them from the stored generation.
+  AuthOptions options;
+  options.jwt_secret = "test-secret-test-secret";
+  AuthService fresh(storage_->users(), storage_->api_keys(), clock_, options);
+  EXPECT_CODE(fresh.VerifyToken(*after), ErrorCode::kUnauthenticated);
+  EXPECT_CODE(fresh.VerifyToken(*before), ErrorCode::kUnauthenticated);
+  EXPECT_TRUE(fresh.VerifyToken(*auth_->Login("admin", "third-password", "a")));
+}
+
+TEST_F(ServicesTest, AChangeByAnotherProcessEndsCachedTokensWithinSeconds) {
+  ASSERT_TRUE(auth_->InitAdmin("admin", "long-enough-password"));
+  auto token = auth_->Login("admin", "long-enough-password", "a");
+  ASSERT_TRUE(token);
+  ASSERT_TRUE(auth_->VerifyToken(*token));
+  ASSERT_TRUE(auth_->VerifyTokenCached(*token));  // answered from memory
+  // The CLI is another AuthService over the same database (another process).
+  AuthOptions options;
+  options.jwt_secret = "test-secret-test-secret";
+  AuthService cli(storage_->users(), storage_->api_keys(), clock_, options);
+  ASSERT_TRUE(cli.UpsertUser("admin", "set-from-the-cli"));
+  clock_.Advance(std::chrono::seconds(11));
+  EXPECT_FALSE(auth_->VerifyTokenCached(*token));  // too old to trust: read again
+  EXPECT_CODE(auth_->VerifyToken(*token), ErrorCode::kUnauthenticated);
+  auto renewed = auth_->RenewToken("admin");
+  ASSERT_TRUE(renewed);
+  EXPECT_TRUE(auth_->VerifyToken(*renewed));
 }
 
 TEST_F(ServicesTest, TokensExpireAndTamperingIsRefused) {
   ASSERT_TRUE(auth_->InitAdmin("admin", "long-enough-password"));
-  const auto token = auth_->IssueToken("admin");
+  const auto token = auth_->IssueToken("admin", 0);
   ASSERT_TRUE(auth_->VerifyToken(token));
   std::string tampered = token;
   tampered[tampered.size() - 2] = tampered[tampered.size() - 2] == 'a' ? 'b' : 'a';
   EXPECT_CODE(auth_->VerifyToken(tampered), ErrorCode::kUnauthenticated);
   EXPECT_CODE(auth_->VerifyToken("a.b.c"), ErrorCode::kUnauthenticated);
-  EXPECT_CODE(auth_->VerifyToken(auth_->IssueToken("ghost")), ErrorCode::kUnauthenticated);
+  EXPECT_CODE(auth_->VerifyToken(auth_->IssueToken("ghost", 0)), ErrorCode::kUnauthenticated);
   clock_.Advance(std::chrono::hours(24 * 8));
   EXPECT_CODE(auth_->VerifyToken(token), ErrorCode::kUnauthenticated);
 }
@@ -173,9 +348,9 @@ TEST_F(ServicesTest, PasswordChangeAndRecoveryReset) {
               ErrorCode::kInvalidArgument);
   ASSERT_TRUE(auth_->ChangePassword("admin", "long-enough-password", "another-password"));
   EXPECT_TRUE(auth_->Login("admin", "another-password", "a"));
-  EXPECT_CODE(auth_->ResetPassword("admin", "not-the-key", "third-password"),
+  EXPECT_CODE(auth_->ResetPassword("admin", "not-the-key", "third-password", "a"),
               ErrorCode::kPermissionDenied);
-  ASSERT_TRUE(auth_->ResetPassword("admin", "recovery-key-recovery-key", "third-password"));
+  ASSERT_TRUE(auth_->ResetPassword("admin", "recovery-key-recovery-key", "third-password", "a"));
   EXPECT_TRUE(auth_->Login("admin", "third-password", "a"));
 }
 

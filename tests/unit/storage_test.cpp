@@ -945,6 +945,7 @@ TEST_F(StorageTest, UserRepository) {
   ASSERT_OK(u);
   EXPECT_EQ(u->password_hash, "$argon2id$1");
   EXPECT_EQ(u->created_at, At(1000));
+  EXPECT_EQ(u->token_generation, 0);
 
   ASSERT_OK(repo.UpdatePassword("admin", "$argon2id$2", At(5000)));
   u = repo.Get("admin");
@@ -952,6 +953,10 @@ TEST_F(StorageTest, UserRepository) {
   EXPECT_EQ(u->password_hash, "$argon2id$2");
   EXPECT_EQ(u->created_at, At(1000));
   EXPECT_EQ(u->updated_at, At(5000));
+  EXPECT_EQ(u->token_generation, 1);  // every change ends the tokens issued before
+  ASSERT_OK(repo.UpdatePassword("admin", "$argon2id$3", At(6000)));
+  EXPECT_EQ(repo.Get("admin")->token_generation, 2);
+  EXPECT_EQ(repo.Get("second")->token_generation, 0);
   EXPECT_CODE(repo.UpdatePassword("nobody", "h", At(1)), ErrorCode::kNotFound);
 }
 

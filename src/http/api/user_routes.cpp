@@ -38,16 +38,31 @@ void RegisterUserRoutes(Router& router, ApiContext& ctx) {
          return JsonOkNoData();
        }});
 
-  router.Add({"POST", "/api/v1/user/auth", AuthClass::kNone, [&ctx](Request& req) {
-                auto body = FieldReader::Parse(req.body);
-                if (!body) return Fail(req, body.error());
-                auto user = body->RequiredString("user");
-                auto password = body->RequiredString("password");
-                if (auto e = body->error()) return Fail(req, *e);
-                auto token = ctx.auth.Login(user, password, req.remote_address);
-                if (!token) return Fail(req, token.error());
-                return JsonOk(util::JsonObject{{"token", *token}});
-              }});
+  router.Add(
+      {"POST", "/api/v1/user/auth", AuthClass::kNone,
+       [&ctx](Request& req) {
+         auto body = FieldReader::Parse(req.body);
+         if (!body) return Fail(req, body.error());
+         auto user = body->RequiredString("user");
+         auto password = body->RequiredString("password");
+         if (auto e = body->error()) return Fail(req, *e);
+         auto token = ctx.auth.Login(user, password, req.remote_address);
+         if (!token) return Fail(req, token.error());
+         return JsonOk(util::JsonObject{{"token", *token}});
+       },
+       Execution::kBlocking,
+       // A login flood is turned away here, on the I/O thread, before it queues for the pool.
+       [&ctx](Request& req) -> std::optional<Response> {
+         constexpr std::size_t kMaxInlineBody = 4096;  // larger ones are parsed on the pool
+         if (req.body.size() > kMaxInlineBody) return std::nullopt;
+         auto body = FieldReader::Parse(req.body);
+         if (!body) return std::nullopt;
+         auto user = body->RequiredString("user");
+         if (body->error()) return std::nullopt;
+         auto refused = ctx.auth.LoginRefusal(user, req.remote_address);
+         if (!refused) return std::nullopt;
+         return Fail(req, *refused);
+       }});
 
   router.Add({"GET", "/api/v1/user/account-info", AuthClass::kNone, [&ctx](Request& req) {
                 auto init = ctx.auth.IsInitialized();
@@ -65,10 +80,13 @@ void RegisterUserRoutes(Router& router, ApiContext& ctx) {
                                                {"has_password", !user->password_hash.empty()}});
               }});
 
-  router.Add(
-      {"GET", "/api/v1/user/check-token", AuthClass::kUserOnly, [&ctx](Request& req) {
-         return JsonOk(util::JsonObject{{"token", ctx.auth.IssueToken(req.principal.username)}});
-       }});
+  router.Add({"GET", "/api/v1/user/check-token", AuthClass::kUserOnly, [&ctx](Request& req) {
+                // The route's authentication refused a token of an older generation, so a renewal
+                // never brings back one that a password change ended.
+                auto token = ctx.auth.RenewToken(req.principal.username);
+                if (!token) return Fail(req, token.error());
+                return JsonOk(util::JsonObject{{"token", *token}});
+              }});
 
   router.Add({"POST", "/api/v1/user/change-password", AuthClass::kUserOnly, [&ctx](Request& req) {
                 auto body = FieldReader::Parse(req.body);
@@ -88,7 +106,7 @@ void RegisterUserRoutes(Router& router, ApiContext& ctx) {
                 auto key = body->RequiredString("recovery_key");
                 auto next = body->RequiredString("new_password");
                 if (auto e = body->error()) return Fail(req, *e);
-                auto r = ctx.auth.ResetPassword(user, key, next);
+                auto r = ctx.auth.ResetPassword(user, key, next, req.remote_address);
                 if (!r) return Fail(req, r.error());
                 return JsonOkNoData();
               }});

@@ -55,9 +55,10 @@ util::Result<int> SqliteUserRepository::Count() {
 
 util::Result<domain::User> SqliteUserRepository::Get(const std::string& username) {
   return db_.Read([&](Connection& c) -> util::Result<domain::User> {
-    auto stmt = Query(
-        c, "SELECT username, password_hash, created_at, updated_at FROM users WHERE username = ?",
-        username);
+    auto stmt = Query(c,
+                      "SELECT username, password_hash, created_at, updated_at, token_generation "
+                      "FROM users WHERE username = ?",
+                      username);
     if (!stmt) return tl::make_unexpected(stmt.error());
     auto row = stmt->Step();
     if (!row) return tl::make_unexpected(row.error());
@@ -65,7 +66,7 @@ util::Result<domain::User> SqliteUserRepository::Get(const std::string& username
       return util::Fail(ErrorCode::kNotFound, fmt::format("user '{}' not found", username));
     }
     return domain::User{stmt->Text(0), stmt->Text(1), TimeAt(stmt->Int64(2)),
-                        TimeAt(stmt->Int64(3))};
+                        TimeAt(stmt->Int64(3)), stmt->Int64(4)};
   });
 }
 
@@ -97,9 +98,10 @@ util::Result<void> SqliteUserRepository::UpdatePassword(const std::string& usern
                                                         const std::string& hash,
                                                         util::TimePoint now) {
   return db_.Write([&](Connection& c) -> util::Result<void> {
-    auto changed =
-        Execute(c, "UPDATE users SET password_hash = ?, updated_at = ? WHERE username = ?", hash,
-                Millis(now), username);
+    auto changed = Execute(c,
+                           "UPDATE users SET password_hash = ?, updated_at = ?, "
+                           "token_generation = token_generation + 1 WHERE username = ?",
+                           hash, Millis(now), username);
     if (!changed) return tl::make_unexpected(changed.error());
     if (*changed == 0) {
       return util::Fail(ErrorCode::kNotFound, fmt::format("user '{}' not found", username));

@@ -183,6 +183,11 @@ CREATE TABLE plugin_storage (
 ) WITHOUT ROWID;
 )sql"},
     {4, R"sql(
+-- User tokens carry the generation they were issued for; a password change or reset moves it up,
+-- which ends every token issued before.
+ALTER TABLE users ADD COLUMN token_generation INTEGER NOT NULL DEFAULT 0;
+)sql"},
+    {5, R"sql(
 -- The admin's leave for a plugin to reach the network (its manifest must also ask for it).
 ALTER TABLE plugins ADD COLUMN allow_network INTEGER NOT NULL DEFAULT 0;
 )sql"},
