@@ -15,6 +15,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
@@ -110,6 +111,29 @@ bool IsLoopback(const asio::ip::address& a) {
   if (a.is_loopback()) return true;
   return a.is_v6() && a.to_v6().is_v4_mapped() &&
          asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6()).is_loopback();
+}
+
+// RFC 9112 §6.3: a request whose Transfer-Encoding is anything but "chunked" alone has no length
+// the server can trust (gzip, identity, "chunked, identity", a Content-Length beside it): if it
+// were served, its body would be read as the next request on the connection (request
+// smuggling). Returns the status to refuse it with (the connection is then closed), or 0.
+// Beast itself already refuses a second "chunked" and Content-Length before Transfer-Encoding.
+int RefusedTransferEncoding(const bhttp::request_parser<bhttp::string_body>& parser,
+                            std::string& why) {
+  const auto& head = parser.get();
+  const auto count = head.count(bhttp::field::transfer_encoding);
+  if (count == 0) return 0;
+  const auto value = head[bhttp::field::transfer_encoding];
+  if (count == 1 && beast::iequals(value, "chunked") && !head.count(bhttp::field::content_length)) {
+    return 0;
+  }
+  if (count == 1 && parser.chunked() && !head.count(bhttp::field::content_length)) {
+    // The length is known (chunked comes last), but not the codings before it (RFC 9112 §6.1).
+    why = "transfer coding is not supported: only chunked is";
+    return 501;
+  }
+  why = "malformed HTTP request: Transfer-Encoding must be exactly chunked";
+  return 400;
 }
 
 std::string Lower(std::string_view s) {
@@ -306,6 +330,10 @@ asio::awaitable<void> HttpServer::Impl::Session(tcp::socket socket) {
       }
       break;
     }
+    if (std::string why; const int status = RefusedTransferEncoding(parser, why)) {
+      co_await send_error(status, std::move(why), request_id);
+      break;
+    }
     InFlight in_flight(*reg, metrics);
 
     auto& head = parser.get();
@@ -402,6 +430,11 @@ asio::awaitable<void> HttpServer::Impl::Session(tcp::socket socket) {
     res.keep_alive(req_msg.keep_alive() && !reg->draining);
     res.prepare_payload();
     const auto body_size = res.body().size();
+    if (req_msg.method() == bhttp::verb::head) {
+      // RFC 9110 §9.3.2: the headers of the GET answer, with its Content-Length, and no body.
+      res.body().clear();
+      res.content_length(body_size);
+    }
 
     stream->expires_after(options.body_timeout);
     auto [write_ec, write_n] = co_await bhttp::async_write(*stream, res, kTuple);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/json/stream_parser.hpp>
 #include <cmath>
 #include <iterator>
@@ -152,6 +153,47 @@ const char* JsonKindName(const Json& value) {
       return "object";
   }
   return "value";
+}
+
+std::string ToValidUtf8(std::string_view text) {
+  static constexpr char kReplacement[] = "\xEF\xBF\xBD";
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    std::size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (b < 0x80) {
+      len = 1;
+    } else if (b >= 0xC2 && b <= 0xDF) {
+      len = 2;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+      len = 3;
+      if (b == 0xE0) lo = 0xA0;  // overlong
+      if (b == 0xED) hi = 0x9F;  // surrogates
+    } else if (b >= 0xF0 && b <= 0xF4) {
+      len = 4;
+      if (b == 0xF0) lo = 0x90;  // overlong
+      if (b == 0xF4) hi = 0x8F;  // past U+10FFFF
+    }
+    // The longest well-formed prefix of a bad sequence becomes one U+FFFD (Unicode's "maximal
+    // subpart" practice); a lone bad byte becomes one too.
+    std::size_t good = len == 0 ? 0 : 1;
+    while (good > 0 && good < len && i + good < text.size()) {
+      const auto c = static_cast<unsigned char>(text[i + good]);
+      if (c < (good == 1 ? lo : 0x80) || c > (good == 1 ? hi : 0xBF)) break;
+      ++good;
+    }
+    if (len != 0 && good == len) {
+      out.append(text.substr(i, len));
+      i += len;
+    } else {
+      out += kReplacement;
+      i += std::max<std::size_t>(good, 1);
+    }
+  }
+  return out;
 }
 
 }  // namespace sb::util

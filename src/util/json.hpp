@@ -29,6 +29,12 @@ void AppendJson(std::string& out, const Json& value);
 // Copies `overlay` onto `base`: nested objects merge key by key, anything else replaces.
 void DeepMerge(JsonObject& base, const JsonObject& overlay);
 
+// `text` with every byte sequence that is not well-formed UTF-8 (RFC 3629: no overlong forms,
+// surrogates or code points past U+10FFFF) replaced by U+FFFD. Boost.JSON writes strings' bytes
+// as they are, so text from a client (a percent-decoded path) goes through this before it is
+// quoted in a JSON answer.
+std::string ToValidUtf8(std::string_view text);
+
 // JSON type name for messages ("string", "object", ...).
 const char* JsonKindName(const Json& value);
 

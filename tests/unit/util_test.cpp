@@ -106,6 +106,22 @@ TEST(Clock, Rfc3339IsUtcWithMillis) {
 namespace sb::util {
 namespace {
 
+TEST(Json, ToValidUtf8ReplacesEveryIllFormedSequence) {
+  EXPECT_EQ(ToValidUtf8("/api/v1/бот/😀"), "/api/v1/бот/😀");
+  EXPECT_EQ(ToValidUtf8("a\xff\xfe"
+                        "b"),
+            "a\uFFFD\uFFFD"
+            "b");
+  EXPECT_EQ(ToValidUtf8("\xe2\x82"), "\uFFFD");                  // cut short: one replacement
+  EXPECT_EQ(ToValidUtf8("\xc0\xaf"), "\uFFFD\uFFFD");            // overlong '/'
+  EXPECT_EQ(ToValidUtf8("\xed\xa0\x80"), "\uFFFD\uFFFD\uFFFD");  // a surrogate
+  EXPECT_EQ(ToValidUtf8("\xf4\x90\x80\x80"), "\uFFFD\uFFFD\uFFFD\uFFFD");  // past U+10FFFF
+  EXPECT_EQ(ToValidUtf8("x\xe2\x82y"), "x\uFFFDy");
+  // What comes out serializes to JSON that parses back.
+  auto json = SerializeJson(Json(ToValidUtf8("no route for /\xff\xc3")));
+  ASSERT_TRUE(ParseJson(json)) << json;
+}
+
 TEST(Json, SerializeWritesReadableNumbersAndEscapes) {
   auto v =
       ParseJson(R"({"d":1.5,"z":0.0,"i":-3,"big":1e300,"s":"a\"b\\c\n\u0001é","a":[true,null]})");
