@@ -95,6 +95,18 @@ class WizardTest(ServerTestCase):
         self.ok("PUT", "/api/v1/system/wizard/progress", {"progress": None})
         self.assertIsNone(self.wizard()["wizard_progress"])
 
+    def test_wizard_progress_is_capped(self):
+        # The public /system/info echoes the progress, so its size is bounded (4 KiB as JSON).
+        self.ok("PUT", "/api/v1/system/wizard/progress", {"step": 1})
+        big = {"notes": "x" * 5000}
+        status, resp, _ = self.as_user("PUT", "/api/v1/system/wizard/progress", big)
+        self.assertError(status, resp, 413, "limit is 4096")
+        self.assertEqual(self.wizard()["wizard_progress"], {"step": 1})
+        # Just under the limit is stored.
+        fits = {"notes": "y" * 4000}
+        self.ok("PUT", "/api/v1/system/wizard/progress", {"progress": fits})
+        self.assertEqual(self.wizard()["wizard_progress"], fits)
+
     def test_wizard_progress_errors(self):
         cases = [
             ("progress is a number", None, "{\"progress\": 5}", "progress"),
