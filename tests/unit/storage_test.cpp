@@ -1,6 +1,7 @@
 // Tests of the SQLite storage backend against a real database file per test: every repository
 // method and error code, migrations across reopen, transactions and concurrency.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
@@ -351,6 +352,32 @@ TEST_F(StorageTest, CallsAfterCloseAreUnavailable) {
 TEST_F(StorageTest, OpenFailsForUnusablePath) {
   auto s = SqliteStorage::Open((dir_.path() / "data").string());  // a directory, not a file
   EXPECT_CODE(s, ErrorCode::kInternal);
+}
+
+TEST_F(StorageTest, DatabaseFilesAreTheOwnersOnly) {
+  storage_.reset();
+  auto mode = [](const std::string& p) {
+    struct stat st {};
+    EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
+    return st.st_mode & 0777;
+  };
+  const std::string fresh = (dir_.path() / "fresh" / "nested" / "new.db").string();
+  const mode_t old_umask = ::umask(022);
+  {
+    auto s = SqliteStorage::Open(fresh);
+    ASSERT_OK(s);
+    EXPECT_EQ(mode((dir_.path() / "fresh").string()), 0700u);
+    EXPECT_EQ(mode((dir_.path() / "fresh" / "nested").string()), 0700u);
+    EXPECT_EQ(mode(fresh), 0600u);
+    EXPECT_EQ(mode(fresh + "-wal"), 0600u);
+    EXPECT_EQ(mode(fresh + "-shm"), 0600u);
+  }
+  // A database of an older version (0644 files) is narrowed when opened.
+  ASSERT_EQ(::chmod(path_.c_str(), 0644), 0);
+  auto again = SqliteStorage::Open(path_);
+  ASSERT_OK(again);
+  for (const char* suffix : {"", "-wal", "-shm"}) EXPECT_EQ(mode(path_ + suffix), 0600u) << suffix;
+  ::umask(old_umask);
 }
 
 // Providers

@@ -150,3 +150,59 @@ TEST(LogText, ControlCharactersCannotStartALogLine) {
 
 }  // namespace
 }  // namespace sb::util
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "util/private_files.hpp"
+
+namespace sb::util {
+namespace {
+
+namespace fs = std::filesystem;
+
+unsigned ModeOf(const fs::path& p) {
+  struct stat st {};
+  EXPECT_EQ(::lstat(p.c_str(), &st), 0) << p;
+  return st.st_mode & 07777;
+}
+
+TEST(PrivateFiles, NewFoldersAndFilesAreTheOwnersOnlyWhateverTheUmask) {
+  std::random_device rd;
+  const fs::path root = fs::temp_directory_path() / ("sb-private-" + std::to_string(rd()));
+  fs::create_directories(root);
+  fs::permissions(root, fs::perms(0755));
+  const mode_t old_umask = ::umask(022);
+  ASSERT_TRUE(CreatePrivateDirectories(root / "a" / "b" / "c"));
+  EXPECT_EQ(ModeOf(root), 0755u) << "an existing folder is left alone";
+  EXPECT_EQ(ModeOf(root / "a"), 0700u);
+  EXPECT_EQ(ModeOf(root / "a" / "b" / "c"), 0700u);
+  ASSERT_TRUE(CreatePrivateDirectories(root / "a" / "b" / "c"));  // exists: fine
+
+  ASSERT_TRUE(CreatePrivateFile(root / "new.db"));
+  EXPECT_EQ(ModeOf(root / "new.db"), 0600u);
+  {
+    std::ofstream old(root / "old.db");
+    old << "keep";
+  }
+  fs::permissions(root / "old.db", fs::perms(0644));
+  ASSERT_TRUE(CreatePrivateFile(root / "old.db"));
+  EXPECT_EQ(ModeOf(root / "old.db"), 0600u);
+  EXPECT_EQ(fs::file_size(root / "old.db"), 4u) << "an existing file keeps its content";
+
+  // Not through a link, and not a folder where a file stands.
+  fs::create_symlink(root / "elsewhere", root / "link.db");
+  EXPECT_FALSE(CreatePrivateFile(root / "link.db"));
+  EXPECT_FALSE(fs::exists(root / "elsewhere"));
+  auto blocked = CreatePrivateDirectories(root / "old.db" / "x");
+  ASSERT_FALSE(blocked);
+  EXPECT_EQ(blocked.error().code, ErrorCode::kInternal);
+  ::umask(old_umask);
+  fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace sb::util

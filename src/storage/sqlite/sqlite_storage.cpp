@@ -6,18 +6,14 @@
 #include <system_error>
 
 #include "storage/sqlite/migrations.hpp"
+#include "util/private_files.hpp"
 
 namespace sb::storage::sqlite {
 
 util::Result<std::unique_ptr<SqliteStorage>> SqliteStorage::Open(const std::string& path) {
   const auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(parent, ec);
-    if (ec) {
-      return util::Fail(util::ErrorCode::kInternal, fmt::format("cannot create directory {}: {}",
-                                                                parent.string(), ec.message()));
-    }
+    if (auto r = util::CreatePrivateDirectories(parent); !r) return tl::make_unexpected(r.error());
   }
   auto db = Database::Open(path);
   if (!db) return tl::make_unexpected(db.error());
