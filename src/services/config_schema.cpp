@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "services/provider_service.hpp"
+
 namespace sb::services {
 namespace {
 
@@ -72,6 +74,20 @@ util::Result<void> CheckValue(const util::JsonObject& item, const Json& value,
   }
   // Other types (selectors of models, knowledge bases, bots; editors) carry values whose shape
   // the console decides; they are stored as given.
+  // A URL the server will call or connect to must not name a local file or another protocol
+  // (file://, gopher://); empty means "not set".
+  const std::string_view format = StringField(item, "format");
+  if (value.is_string() && !value.as_string().empty()) {
+    const std::string_view text = value.as_string();
+    if (format == "http-url" && !IsHttpUrl(text)) {
+      return util::Fail(ErrorCode::kInvalidArgument,
+                        fmt::format("{} must be an http:// or https:// URL", path));
+    }
+    if (format == "ws-url" && !IsWebSocketUrl(text)) {
+      return util::Fail(ErrorCode::kInvalidArgument,
+                        fmt::format("{} must be a ws:// or wss:// URL", path));
+    }
+  }
   return util::Ok();
 }
 

@@ -179,6 +179,35 @@ class BotCrudTest(ServerTestCase):
                          ("exists", "telegram", False))
 
 
+class BotAdapterUrlTest(ServerTestCase):
+    """URL items of adapter configs take http(s) only, as provider base URLs do: a bot must not
+    be pointed at file:// or gopher://."""
+
+    def test_adapter_urls_must_be_http_or_https(self):
+        good = {"secret": "whsec_0123456789abcdef", "callback_url": "https://cb.example/x"}
+        for field in ("callback_url", "api_base_url"):
+            for bad in ("file:///etc/passwd", "gopher://127.0.0.1:6379/_FLUSHALL", "FILE://x",
+                        "javascript:alert(1)", "http://", "https:///nohost", "http://a b"):
+                with self.subTest(field=field, url=bad):
+                    config = dict(good, **{field: bad})
+                    status, resp, _ = self.as_user("POST", BOTS, {"name": "u", "adapter": "webhook",
+                                                                  "config": config})
+                    self.assertError(status, resp, 400, "config." + field)
+        # The scheme is case-insensitive (RFC 3986 §3.1); empty means not set.
+        uid = self.make_bot("urls", "webhook", dict(good, callback_url="HTTPS://cb.example/x",
+                                                    api_base_url="Http://api.example"))
+        bot = self.ok("GET", "%s/%s" % (BOTS, uid))["bot"]
+        self.assertEqual(bot["config"]["callback_url"], "HTTPS://cb.example/x")
+        self.make_bot("no-base-url", "telegram", {"token": "1:a", "api_base_url": ""})
+        # Updates are checked too, and telegram's api_base_url as well.
+        status, resp, _ = self.as_user("PUT", "%s/%s" % (BOTS, uid),
+                                       {"config": dict(good, callback_url="gopher://x")})
+        self.assertError(status, resp, 400, "config.callback_url")
+        status, resp, _ = self.as_user("POST", BOTS, {"name": "t", "adapter": "telegram", "config":
+                                                      {"token": "1:a", "api_base_url": "file:///"}})
+        self.assertError(status, resp, 400, "config.api_base_url")
+
+
 class BotLogsTest(ServerTestCase):
 
     @classmethod

@@ -83,6 +83,11 @@ class ProviderTest(ServerTestCase):
         p = self.ok("GET", "%s/%s?include_secret=true" % (BASE, uid))["provider"]
         self.assertEqual(p["api_keys"], [SECRET, "short"])
 
+    def test_scheme_of_base_url_is_case_insensitive(self):
+        uid = self.make_provider("upper", base_url="HTTPS://api.example.com/v1")
+        self.assertEqual(self.ok("GET", "%s/%s" % (BASE, uid))["provider"]["base_url"],
+                         "HTTPS://api.example.com/v1")
+
     def test_update_subset(self):
         uid = self.make_provider("before")
         created = self.ok("GET", "%s/%s" % (BASE, uid))["provider"]

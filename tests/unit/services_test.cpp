@@ -133,6 +133,33 @@ TEST(ConfigSchema, FillsDefaultsChecksTypesAndKeepsUnknownKeys) {
   EXPECT_EQ(empty.error().message, "config.token must not be empty");
 }
 
+TEST(ConfigSchema, UrlItemsTakeHttpOrWebSocketSchemesInAnyCase) {
+  auto items = util::ParseJson(R"([
+    {"name":"callback_url","type":"string","default":"","format":"http-url"},
+    {"name":"events","type":"string","default":"","format":"ws-url"}])")
+                   ->as_array();
+  auto check = [&](std::string_view config) {
+    return ApplyConfigSchema(items, util::ParseJson(config)->as_object(), "config");
+  };
+  for (auto good : {R"({"callback_url":"https://a.example/x"})", R"({"callback_url":"HTTPS://a"})",
+                    R"({"callback_url":"hTTp://a:80"})", R"({"callback_url":""})",
+                    R"({"events":"WSS://a/e"})", R"({"events":"ws://127.0.0.1:5600/v1"})"}) {
+    EXPECT_TRUE(check(good)) << good;
+  }
+  for (auto bad : {R"({"callback_url":"file:///etc/passwd"})", R"({"callback_url":"gopher://a"})",
+                   R"({"callback_url":"http:/a"})", R"({"callback_url":"https://"})",
+                   R"({"callback_url":"http://a b"})", R"({"callback_url":"ws://a"})"}) {
+    auto r = check(bad);
+    EXPECT_CODE(r, ErrorCode::kInvalidArgument);
+    EXPECT_EQ(r.error().message, "config.callback_url must be an http:// or https:// URL") << bad;
+  }
+  auto ws = check(R"({"events":"https://a"})");
+  EXPECT_CODE(ws, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(ws.error().message, "config.events must be a ws:// or wss:// URL");
+  EXPECT_TRUE(IsHttpUrl("HTTPS://api.example.com/v1"));
+  EXPECT_FALSE(IsHttpUrl("httpx://a"));
+}
+
 TEST_F(ServicesTest, InitOnceThenConflict) {
   EXPECT_FALSE(*auth_->IsInitialized());
   EXPECT_CODE(auth_->InitAdmin("admin", "short"), ErrorCode::kInvalidArgument);
