@@ -138,7 +138,7 @@ class FileModesTest(unittest.TestCase):
             mode = lambda p: os.stat(p).st_mode & 0o777
             self.assertEqual(mode(data_dir), 0o700)
             for name in ("switchboard.db", "switchboard.db-wal", "switchboard.db-shm",
-                         "jwt_secret", "recovery_key"):
+                         "jwt_secret", "recovery_key", "secrets_key"):
                 with self.subTest(name):
                     self.assertEqual(mode(os.path.join(data_dir, name)), 0o600)
         finally:

@@ -43,7 +43,9 @@ class ServicesTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() / ("sb-svc-" + util::RandomUrlSafe(8));
-    auto st = storage::sqlite::SqliteStorage::Open((dir_ / "db.sqlite").string());
+    auto st = storage::sqlite::SqliteStorage::Open(
+        (dir_ / "db.sqlite").string(),
+        util::SecretBox::FromKeyMaterial("unit-test-key-material-0123456789"));
     ASSERT_TRUE(st) << st.error().message;
     storage_ = std::move(*st);
     requesters_ = *llm::LoadRequesterCatalogue();

@@ -206,3 +206,35 @@ TEST(PrivateFiles, NewFoldersAndFilesAreTheOwnersOnlyWhateverTheUmask) {
 
 }  // namespace
 }  // namespace sb::util
+
+#include "util/secret_box.hpp"
+
+namespace sb::util {
+namespace {
+
+TEST(SecretBox, SealsUnderKeyAndContextAndPassesOldPlaintextThrough) {
+  const auto box = SecretBox::FromKeyMaterial("key-material-of-the-data-directory-0123456789");
+  const std::string sealed = box.Seal("sk-live-secret", "providers.api_keys:p1");
+  EXPECT_TRUE(SecretBox::IsSealed(sealed));
+  EXPECT_EQ(sealed.find("sk-live-secret"), std::string::npos);
+  EXPECT_NE(box.Seal("sk-live-secret", "providers.api_keys:p1"), sealed) << "fresh nonce";
+  auto opened = box.Open(sealed, "providers.api_keys:p1");
+  ASSERT_TRUE(opened) << opened.error().message;
+  EXPECT_EQ(*opened, "sk-live-secret");
+  EXPECT_EQ(*box.Open(box.Seal("", "c"), "c"), "");
+
+  // Another row, another key, or an altered value: refused.
+  EXPECT_EQ(box.Open(sealed, "providers.api_keys:p2").error().code, ErrorCode::kInternal);
+  const auto other = SecretBox::FromKeyMaterial("some-other-data-directory-key-material");
+  EXPECT_EQ(other.Open(sealed, "providers.api_keys:p1").error().code, ErrorCode::kInternal);
+  std::string altered = sealed;
+  altered[altered.size() - 3] = altered[altered.size() - 3] == 'A' ? 'B' : 'A';
+  EXPECT_FALSE(box.Open(altered, "providers.api_keys:p1"));
+  EXPECT_FALSE(box.Open("sbenc1:***", "providers.api_keys:p1"));
+
+  // A row written before sealing existed reads as it is.
+  EXPECT_EQ(*box.Open("[\"sk-plain\"]", "providers.api_keys:p1"), "[\"sk-plain\"]");
+}
+
+}  // namespace
+}  // namespace sb::util
