@@ -1,6 +1,7 @@
 #include "util/private_files.hpp"
 
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -50,7 +51,9 @@ Result<void> CreatePrivateFile(const std::filesystem::path& path) {
   if (::fstat(fd, &st) != 0) {
     result = tl::unexpected(IoError("cannot stat", path));
   } else if (S_ISREG(st.st_mode) && (st.st_mode & 077) != 0 && ::fchmod(fd, 0600) != 0) {
-    result = tl::unexpected(IoError("cannot make private", path));
+    // A file of another owner that we may still write (a shared group): narrowing it is not
+    // ours to do, and refusing to start over it would help no one.
+    spdlog::warn("cannot narrow {} to mode 0600: {}", path.string(), std::strerror(errno));
   }
   ::close(fd);
   return result;

@@ -15,8 +15,8 @@ namespace sb::util {
 Result<void> CreatePrivateDirectories(const std::filesystem::path& dir);
 
 // Creates an empty file of mode 0600 when `path` does not exist; an existing regular file is
-// narrowed to 0600 (files of older versions were 0644). Never follows a symbolic link at `path`.
-// kInternal on failure.
+// narrowed to 0600 (files of older versions were 0644; a file we may not chmod is only logged).
+// Never follows a symbolic link at `path`. kInternal when it can be neither opened nor created.
 Result<void> CreatePrivateFile(const std::filesystem::path& path);
 
 }  // namespace sb::util
