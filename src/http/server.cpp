@@ -123,6 +123,11 @@ int RefusedTransferEncoding(const bhttp::request_parser<bhttp::string_body>& par
   const auto& head = parser.get();
   const auto count = head.count(bhttp::field::transfer_encoding);
   if (count == 0) return 0;
+  if (head.version() < 11) {
+    // HTTP/1.0 has no transfer codings: the framing cannot be trusted (RFC 9112 §6.1).
+    why = "malformed HTTP request: Transfer-Encoding in an HTTP/1.0 request";
+    return 400;
+  }
   const auto value = head[bhttp::field::transfer_encoding];
   if (count == 1 && beast::iequals(value, "chunked") && !head.count(bhttp::field::content_length)) {
     return 0;

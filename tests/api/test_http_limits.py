@@ -344,6 +344,20 @@ class TransferEncodingTest(ServerTestCase):
                 self.assertEqual(extra, b"", "a second answer followed: %r" % extra)
                 self.assertNotIn("smuggled", self.pipeline_names())
 
+    def test_transfer_encoding_in_http_1_0_is_refused(self):
+        sock = self.srv.raw_socket()
+        try:
+            sock.sendall(b"POST /api/v1/pipelines HTTP/1.0\r\nHost: t\r\n"
+                         b"Authorization: Bearer " + self.token.encode() + b"\r\n"
+                         b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         b"14\r\n{\"name\": \"http10te\"}\r\n0\r\n\r\n")
+            status, _, body = read_response(sock)
+            self.assertEqual(status, 400, body)
+            self.assertIsNotNone(wait_closed(sock, 5))
+        finally:
+            sock.close()
+        self.assertNotIn("http10te", self.pipeline_names())
+
     def test_chunked_alone_still_works_in_any_case(self):
         body = json.dumps({"step": 7}).encode()
         sock = self.srv.raw_socket()
