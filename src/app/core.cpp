@@ -52,6 +52,10 @@ util::Result<std::unique_ptr<Core>> Core::Open(const CoreOptions& options) {
   if (!jwt) return tl::unexpected(jwt.error());
   auto recovery = ReadOrCreateSecret(core->data_dir_ / "recovery_key", 32);
   if (!recovery) return tl::unexpected(recovery.error());
+  // Seals provider keys and bot secrets in the database: a copy of the database file without
+  // this file (mode 0600, next to it) reveals none of them.
+  auto secrets_key = ReadOrCreateSecret(core->data_dir_ / "secrets_key", 48);
+  if (!secrets_key) return tl::unexpected(secrets_key.error());
   core->first_start_ = recovery->created;
   core->recovery_key_ = recovery->value;
 
@@ -67,7 +71,8 @@ util::Result<std::unique_ptr<Core>> Core::Open(const CoreOptions& options) {
 
   std::filesystem::path db_path = core->config_.database.sqlite_path;
   if (db_path.is_relative()) db_path = core->data_dir_ / db_path;
-  auto storage = storage::sqlite::SqliteStorage::Open(db_path.string());
+  auto storage = storage::sqlite::SqliteStorage::Open(
+      db_path.string(), util::SecretBox::FromKeyMaterial(secrets_key->value));
   if (!storage) return tl::unexpected(storage.error());
   auto* sqlite = storage->get();
   core->close_storage_ = [sqlite] { sqlite->Close(); };

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "util/crypto.hpp"
+#include "util/private_files.hpp"
 
 namespace sb::app {
 namespace {
@@ -21,12 +22,8 @@ util::Error IoError(const std::string& what, const std::filesystem::path& path) 
 }  // namespace
 
 util::Result<void> EnsurePrivateDirectory(const std::filesystem::path& dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) {
-    return util::Fail(util::ErrorCode::kInternal,
-                      "cannot create data directory " + dir.string() + ": " + ec.message());
-  }
+  if (auto r = util::CreatePrivateDirectories(dir); !r) return r;
+  // A data directory that existed before (made by hand, or by an older version) is narrowed.
   ::chmod(dir.c_str(), 0700);
   return util::Ok();
 }

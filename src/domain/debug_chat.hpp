@@ -33,9 +33,10 @@ class DebugChat {
       const util::PipelineId& pipeline, const std::string& session_type,
       std::function<void(std::string)> send, std::function<void()> close) = 0;
   // The messages of the pipeline's chat of that type, oldest first, as the protocol sends them.
+  // kNotFound for an unknown pipeline, kInvalidArgument for another session type. Blocking.
   virtual util::Result<util::JsonArray> Messages(const util::PipelineId& pipeline,
                                                  const std::string& session_type) = 0;
-  // Forgets those messages and the conversation memory behind them.
+  // Forgets those messages and the conversation memory behind them. Errors as Messages.
   virtual util::Result<void> Reset(const util::PipelineId& pipeline,
                                    const std::string& session_type) = 0;
 };

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "util/log_text.hpp"
+#include "util/utf8.hpp"
 
 namespace sb::http {
 
@@ -67,7 +68,8 @@ Response JsonError(const util::Error& error, std::string_view request_id) {
     body["msg"] = "internal error; request id " + std::string(request_id);
     body["request_id"] = request_id;
   } else {
-    body["msg"] = error.message;
+    // Messages may quote the client's own bytes (a path with %FF): the answer stays valid JSON.
+    body["msg"] = util::ToValidUtf8(error.message);
   }
   r.body = util::SerializeJson(body);
   if (error.retry_after_seconds > 0) {

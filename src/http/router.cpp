@@ -96,6 +96,14 @@ RouteMatch Router::Match(const Request& request) const {
   RouteMatch best;
   int best_literals = -1;
   const auto parts = SplitPath(request.path);
+  // HEAD is answered by the GET route (RFC 9110 §9.3.2); the server leaves out the body.
+  std::string_view method = request.method;
+  if (method == "HEAD") method = "GET";
+  auto allow = [&best](std::string_view m) {
+    if (best.allowed_methods.find(m) != std::string::npos) return;
+    if (!best.allowed_methods.empty()) best.allowed_methods += ", ";
+    best.allowed_methods += m;
+  };
   for (const auto& c : compiled_) {
     if (c.tail ? parts.size() < c.segments.size() : parts.size() != c.segments.size()) continue;
     bool ok = true;
@@ -103,12 +111,10 @@ RouteMatch Router::Match(const Request& request) const {
       ok = c.is_param[i] ? !parts[i].empty() : parts[i] == c.segments[i];
     }
     if (!ok) continue;
-    if (c.route->method != request.method) {
+    if (c.route->method != method) {
       best.path_known = true;
-      if (best.allowed_methods.find(c.route->method) == std::string::npos) {
-        if (!best.allowed_methods.empty()) best.allowed_methods += ", ";
-        best.allowed_methods += c.route->method;
-      }
+      allow(c.route->method);
+      if (c.route->method == "GET") allow("HEAD");
       continue;
     }
     // Literal segments beat parameters: /pipelines/_/metadata wins over /pipelines/{uuid}/x.

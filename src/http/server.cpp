@@ -15,6 +15,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
@@ -164,6 +165,34 @@ std::string ConnectionKey(const asio::ip::address& a) {
   }
   if (a.is_v6()) return asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6()).to_string();
   return a.to_string();
+}
+
+// RFC 9112 §6.3: a request whose Transfer-Encoding is anything but "chunked" alone has no length
+// the server can trust (gzip, identity, "chunked, identity", a Content-Length beside it): if it
+// were served, its body would be read as the next request on the connection (request
+// smuggling). Returns the status to refuse it with (the connection is then closed), or 0.
+// Beast itself already refuses a second "chunked" and Content-Length before Transfer-Encoding.
+int RefusedTransferEncoding(const bhttp::request_parser<bhttp::string_body>& parser,
+                            std::string& why) {
+  const auto& head = parser.get();
+  const auto count = head.count(bhttp::field::transfer_encoding);
+  if (count == 0) return 0;
+  if (head.version() < 11) {
+    // HTTP/1.0 has no transfer codings: the framing cannot be trusted (RFC 9112 §6.1).
+    why = "malformed HTTP request: Transfer-Encoding in an HTTP/1.0 request";
+    return 400;
+  }
+  const auto value = head[bhttp::field::transfer_encoding];
+  if (count == 1 && beast::iequals(value, "chunked") && !head.count(bhttp::field::content_length)) {
+    return 0;
+  }
+  if (count == 1 && parser.chunked() && !head.count(bhttp::field::content_length)) {
+    // The length is known (chunked comes last), but not the codings before it (RFC 9112 §6.1).
+    why = "transfer coding is not supported: only chunked is";
+    return 501;
+  }
+  why = "malformed HTTP request: Transfer-Encoding must be exactly chunked";
+  return 400;
 }
 
 std::string Lower(std::string_view s) {
@@ -378,6 +407,10 @@ asio::awaitable<void> HttpServer::Impl::Session(tcp::socket socket) {
       }
       break;
     }
+    if (std::string why; const int status = RefusedTransferEncoding(parser, why)) {
+      co_await send_error(status, std::move(why), request_id);
+      break;
+    }
     InFlight in_flight(*reg, metrics);
 
     auto& head = parser.get();
@@ -474,6 +507,11 @@ asio::awaitable<void> HttpServer::Impl::Session(tcp::socket socket) {
     res.keep_alive(req_msg.keep_alive() && !reg->draining);
     res.prepare_payload();
     const auto body_size = res.body().size();
+    if (req_msg.method() == bhttp::verb::head) {
+      // RFC 9110 §9.3.2: the headers of the GET answer, with its Content-Length, and no body.
+      res.body().clear();
+      res.content_length(body_size);
+    }
 
     stream->expires_after(options.body_timeout);
     auto [write_ec, write_n] = co_await bhttp::async_write(*stream, res, kTuple);

@@ -19,6 +19,7 @@
 #include <system_error>
 
 #include "util/crypto.hpp"
+#include "util/private_files.hpp"
 
 namespace sb::plugins {
 namespace {
@@ -163,16 +164,16 @@ util::Result<PluginManifest> UnpackPackage(std::string_view zip, const fs::path&
   if (fs::exists(dest, ec)) {
     return util::Fail(ErrorCode::kConflict, fmt::format("{} exists already", dest.string()));
   }
-  fs::create_directories(dest.parent_path(), ec);
-  if (ec) {
-    return util::Fail(ErrorCode::kInternal, fmt::format("cannot create {}: {}",
-                                                        dest.parent_path().string(), ec.message()));
+  // Plugin folders are the server's alone (0700), like the rest of the data directory.
+  if (auto r = util::CreatePrivateDirectories(dest.parent_path()); !r) {
+    return tl::unexpected(r.error());
   }
   Staging staging(fs::path(dest).concat(".partial"));
   fs::remove_all(staging.path(), ec);
-  if (!fs::create_directory(staging.path(), ec)) {
-    return util::Fail(ErrorCode::kInternal,
-                      fmt::format("cannot create {}: {}", staging.path().string(), ec.message()));
+  if (::mkdir(staging.path().c_str(), 0700) != 0) {
+    return util::Fail(
+        ErrorCode::kInternal,
+        fmt::format("cannot create {}: {}", staging.path().string(), std::strerror(errno)));
   }
 
   std::unique_ptr<archive, ArchiveCloser> a(archive_read_new());

@@ -164,6 +164,8 @@ util::Result<std::shared_ptr<domain::DebugChatConnection>> DebugChatRuntime::Con
 util::Result<JsonArray> DebugChatRuntime::Messages(const util::PipelineId& pipeline,
                                                    const std::string& session_type) {
   if (auto type = ParseSessionType(session_type); !type) return tl::unexpected(type.error());
+  // An unknown pipeline has no chat: 404, as Connect answers, not an empty list.
+  if (auto exists = pipelines_.Get(pipeline); !exists) return tl::unexpected(exists.error());
   JsonArray out;
   std::lock_guard lock(mu_);
   auto it = rooms_.find(RoomKey(pipeline, session_type));
@@ -176,6 +178,7 @@ util::Result<void> DebugChatRuntime::Reset(const util::PipelineId& pipeline,
                                            const std::string& session_type) {
   auto type = ParseSessionType(session_type);
   if (!type) return tl::unexpected(type.error());
+  if (auto exists = pipelines_.Get(pipeline); !exists) return tl::unexpected(exists.error());
   {
     std::lock_guard lock(mu_);
     auto it = rooms_.find(RoomKey(pipeline, session_type));

@@ -129,7 +129,16 @@ util::Result<void> BotService::Update(const util::BotId& id, const BotPatch& pat
   if (patch.name) bot.name = *patch.name;
   if (patch.description) bot.description = *patch.description;
   if (patch.adapter) bot.adapter = *patch.adapter;
-  if (patch.config) bot.adapter_config = *patch.config;
+  if (patch.config) {
+    bot.adapter_config = *patch.config;
+    // A console that edits what a masked GET showed sends the masks back: they mean "unchanged".
+    const domain::CatalogueEntry* adapter = adapters_.Find(current->adapter);
+    if (adapter && bot.adapter == current->adapter) {
+      bot.adapter_config =
+          KeepMaskedSecrets(domain::ConfigItems(adapter->descriptor), std::move(bot.adapter_config),
+                            current->adapter_config);
+    }
+  }
   if (patch.enable) bot.enable = *patch.enable;
   if (patch.use_pipeline_uuid) bot.use_pipeline_uuid = *patch.use_pipeline_uuid;
   if (patch.log_retention) bot.log_retention = *patch.log_retention;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "services/provider_service.hpp"
+
 namespace sb::services {
 namespace {
 
@@ -72,6 +74,20 @@ util::Result<void> CheckValue(const util::JsonObject& item, const Json& value,
   }
   // Other types (selectors of models, knowledge bases, bots; editors) carry values whose shape
   // the console decides; they are stored as given.
+  // A URL the server will call or connect to must not name a local file or another protocol
+  // (file://, gopher://); empty means "not set".
+  const std::string_view format = StringField(item, "format");
+  if (value.is_string() && !value.as_string().empty()) {
+    const std::string_view text = value.as_string();
+    if (format == "http-url" && !IsHttpUrl(text)) {
+      return util::Fail(ErrorCode::kInvalidArgument,
+                        fmt::format("{} must be an http:// or https:// URL", path));
+    }
+    if (format == "ws-url" && !IsWebSocketUrl(text)) {
+      return util::Fail(ErrorCode::kInvalidArgument,
+                        fmt::format("{} must be a ws:// or wss:// URL", path));
+    }
+  }
   return util::Ok();
 }
 
@@ -111,7 +127,48 @@ util::Result<util::JsonObject> Apply(const util::JsonArray& items, const util::J
   return out;
 }
 
+// The string value of each secret item that has one, with its name.
+template <typename Fn>
+void ForEachSecret(const util::JsonArray& items, util::JsonObject& config, Fn&& fn) {
+  for (const auto& raw : items) {
+    if (!raw.is_object() || !IsSecretItem(raw.as_object())) continue;
+    const std::string_view name = StringField(raw.as_object(), "name");
+    auto it = config.find(name);
+    if (name.empty() || it == config.end() || !it->value().is_string()) continue;
+    fn(name, it->value());
+  }
+}
+
 }  // namespace
+
+std::string MaskSecret(std::string_view secret) {
+  if (secret.size() < 12) return "****";
+  return std::string(secret.substr(0, 4)) + "..." + std::string(secret.substr(secret.size() - 4));
+}
+
+bool IsSecretItem(const util::JsonObject& item) {
+  const std::string_view type = StringField(item, "type");
+  auto it = item.find("secret");
+  return type == "secret" || type == "password" || (it != item.end() && it->value() == Json(true));
+}
+
+util::JsonObject MaskSecretItems(const util::JsonArray& items, util::JsonObject config) {
+  ForEachSecret(items, config, [](std::string_view, Json& value) {
+    if (!value.as_string().empty()) value = MaskSecret(value.as_string());
+  });
+  return config;
+}
+
+util::JsonObject KeepMaskedSecrets(const util::JsonArray& items, util::JsonObject incoming,
+                                   const util::JsonObject& stored) {
+  ForEachSecret(items, incoming, [&stored](std::string_view name, Json& value) {
+    auto old = stored.find(name);
+    if (old == stored.end() || !old->value().is_string()) return;
+    const auto& old_text = old->value().as_string();
+    if (!old_text.empty() && value.as_string() == MaskSecret(old_text)) value = old->value();
+  });
+  return incoming;
+}
 
 util::Result<util::JsonObject> ApplyConfigSchema(const util::JsonArray& items,
                                                  const util::JsonObject& config,

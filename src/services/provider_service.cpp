@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <initializer_list>
+
 namespace sb::services {
 namespace {
 
@@ -14,21 +18,35 @@ util::Error NotFound(const util::ProviderId& id) {
 
 }  // namespace
 
-bool IsHttpUrl(std::string_view url) {
-  std::string_view rest;
-  if (url.rfind("http://", 0) == 0) {
-    rest = url.substr(7);
-  } else if (url.rfind("https://", 0) == 0) {
-    rest = url.substr(8);
-  } else {
-    return false;
+namespace {
+
+// `<scheme>://<host>...` with one of `schemes` (lower case), compared case-insensitively as
+// RFC 3986 §3.1 asks, and no spaces or control characters anywhere.
+bool HasSchemeAndHost(std::string_view url, std::initializer_list<std::string_view> schemes) {
+  const auto colon = url.find("://");
+  if (colon == std::string_view::npos) return false;
+  const auto scheme = url.substr(0, colon);
+  bool known = false;
+  for (auto s : schemes) {
+    known = known || (scheme.size() == s.size() &&
+                      std::equal(scheme.begin(), scheme.end(), s.begin(), [](char a, char b) {
+                        return std::tolower(static_cast<unsigned char>(a)) == b;
+                      }));
   }
+  if (!known) return false;
+  const auto rest = url.substr(colon + 3);
   if (rest.empty() || rest.front() == '/' || rest.front() == ':') return false;
   for (char c : url) {
     if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) return false;
   }
   return true;
 }
+
+}  // namespace
+
+bool IsHttpUrl(std::string_view url) { return HasSchemeAndHost(url, {"http", "https"}); }
+
+bool IsWebSocketUrl(std::string_view url) { return HasSchemeAndHost(url, {"ws", "wss"}); }
 
 ProviderService::ProviderService(domain::ProviderRepository& repo,
                                  const domain::Catalogue& requesters, const util::Clock& clock)

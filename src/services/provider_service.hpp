@@ -62,7 +62,9 @@ class ProviderService {
   std::atomic<std::uint64_t> generation_{1};
 };
 
-// http:// or https:// with a host.
+// http:// or https:// with a host; the scheme in any case ("HTTPS://x" too, RFC 3986 §3.1).
 bool IsHttpUrl(std::string_view url);
+// ws:// or wss:// with a host, the same way.
+bool IsWebSocketUrl(std::string_view url);
 
 }  // namespace sb::services

@@ -5,6 +5,9 @@ namespace {
 
 constexpr const char* kWizardStatusKey = "wizard_status";
 constexpr const char* kWizardProgressKey = "wizard_progress";
+// The progress is echoed by the public /system/info, so a client must not be able to park
+// arbitrary amounts of data there. The console's own progress is a few hundred bytes.
+constexpr std::size_t kMaxWizardProgressBytes = 4096;
 
 }  // namespace
 
@@ -18,7 +21,8 @@ util::Result<void> SystemService::Load() {
   if (!progress) return tl::unexpected(progress.error());
   std::lock_guard lock(mu_);
   if (*status) info_.wizard_status = **status;
-  if (*progress) {
+  // A progress stored before the limit existed is dropped rather than served publicly.
+  if (*progress && (*progress)->size() <= kMaxWizardProgressBytes) {
     auto parsed = util::ParseJson(**progress);
     info_.wizard_progress = parsed ? *parsed : util::Json();
   }
@@ -50,8 +54,15 @@ util::Result<void> SystemService::SetWizardProgress(const util::Json& progress) 
   if (!progress.is_object() && !progress.is_null()) {
     return util::Fail(util::ErrorCode::kInvalidArgument, "progress must be an object or null");
   }
+  auto text = util::SerializeJson(progress);
+  if (text.size() > kMaxWizardProgressBytes) {
+    return util::Fail(util::ErrorCode::kPayloadTooLarge,
+                      "progress is " + std::to_string(text.size()) +
+                          " bytes as JSON; the limit is " +
+                          std::to_string(kMaxWizardProgressBytes));
+  }
   std::lock_guard write_lock(write_mu_);
-  if (auto r = settings_.Set(kWizardProgressKey, util::SerializeJson(progress)); !r) return r;
+  if (auto r = settings_.Set(kWizardProgressKey, text); !r) return r;
   std::lock_guard lock(mu_);
   info_.wizard_progress = progress;
   generation_.fetch_add(1, std::memory_order_release);

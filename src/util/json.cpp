@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/json/stream_parser.hpp>
 #include <cmath>
 #include <iterator>

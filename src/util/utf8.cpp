@@ -1,38 +1,67 @@
 #include "util/utf8.hpp"
 
+#include <algorithm>
+
 namespace sb::util {
+namespace {
+
+// The sequence starting at text[i]: its length when well-formed, else 0 with `*skip` set to the
+// bytes of its longest well-formed prefix (at least 1).
+std::size_t SequenceAt(std::string_view text, std::size_t i, std::size_t* skip) {
+  const auto b = static_cast<unsigned char>(text[i]);
+  std::size_t len = 0;
+  unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
+  if (b < 0x80) {
+    return 1;
+  } else if (b >= 0xC2 && b <= 0xDF) {
+    len = 2;
+  } else if (b >= 0xE0 && b <= 0xEF) {
+    len = 3;
+    if (b == 0xE0) lo = 0xA0;  // overlong
+    if (b == 0xED) hi = 0x9F;  // surrogates
+  } else if (b >= 0xF0 && b <= 0xF4) {
+    len = 4;
+    if (b == 0xF0) lo = 0x90;  // overlong
+    if (b == 0xF4) hi = 0x8F;  // past U+10FFFF
+  }
+  std::size_t good = len == 0 ? 0 : 1;
+  while (good > 0 && good < len && i + good < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i + good]);
+    if (c < (good == 1 ? lo : 0x80) || c > (good == 1 ? hi : 0xBF)) break;
+    ++good;
+  }
+  if (len != 0 && good == len) return len;
+  *skip = std::max<std::size_t>(good, 1);
+  return 0;
+}
+
+}  // namespace
 
 bool IsValidUtf8(std::string_view text) {
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  const auto* end = p + text.size();
-  while (p < end) {
-    const unsigned char c = *p;
-    if (c < 0x80) {
-      ++p;
-      continue;
-    }
-    int length = 0;
-    unsigned char low = 0x80, high = 0xBF;  // the allowed range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) {
-      length = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      length = 3;
-      if (c == 0xE0) low = 0xA0;   // overlong
-      if (c == 0xED) high = 0x9F;  // surrogates
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      length = 4;
-      if (c == 0xF0) low = 0x90;   // overlong
-      if (c == 0xF4) high = 0x8F;  // past U+10FFFF
-    } else {
-      return false;
-    }
-    if (end - p < length || p[1] < low || p[1] > high) return false;
-    for (int i = 2; i < length; ++i) {
-      if ((p[i] & 0xC0) != 0x80) return false;
-    }
-    p += length;
+  std::size_t skip = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t len = SequenceAt(text, i, &skip);
+    if (len == 0) return false;
+    i += len;
   }
   return true;
+}
+
+std::string ToValidUtf8(std::string_view text) {
+  static constexpr char kReplacement[] = "\xEF\xBF\xBD";
+  std::string out;
+  out.reserve(text.size());
+  std::size_t skip = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    if (const std::size_t len = SequenceAt(text, i, &skip); len != 0) {
+      out.append(text.substr(i, len));
+      i += len;
+    } else {
+      out += kReplacement;
+      i += skip;
+    }
+  }
+  return out;
 }
 
 }  // namespace sb::util

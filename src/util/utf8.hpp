@@ -1,11 +1,20 @@
-// UTF-8 validity (RFC 3629): no overlong forms, no surrogates, nothing past U+10FFFF.
-//   if (!util::IsValidUtf8(text)) return Fail(kInvalidArgument, "not UTF-8");
+// UTF-8 well-formedness (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF), for
+// text from strangers: manifests must be valid, and text quoted in a JSON answer is repaired
+// (Boost.JSON writes a string's bytes as they are).
+//   if (!util::IsValidUtf8(yaml)) return Fail(kInvalidArgument, "not UTF-8");
+//   body["msg"] = util::ToValidUtf8(message_quoting_a_path);
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace sb::util {
 
 bool IsValidUtf8(std::string_view text);
+
+// `text` with every ill-formed sequence replaced by U+FFFD: the longest well-formed prefix of a
+// bad sequence becomes one replacement (Unicode's "maximal subpart" practice), a lone bad byte
+// one too.
+std::string ToValidUtf8(std::string_view text);
 
 }  // namespace sb::util

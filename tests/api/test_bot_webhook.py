@@ -389,6 +389,28 @@ class WebhookRestartTest(WebhookBotCase):
         texts = json.dumps(self.fake.chat_requests()[-1]["body"]["messages"])
         self.assertIn("banana", texts)
 
+    def test_sealed_secret_is_hidden_and_still_verifies_after_a_restart(self):
+        bot = self.bot(self.pipeline())
+        self.wait_running(bot)
+        shown = self.ok("GET", "/api/v1/platform/bots/%s?include_secret=false" % bot)["bot"]
+        self.assertNotIn(SECRET, json.dumps(shown))
+        self.srv.restart()
+        self.wait_running(bot)
+        # The secret came back from the database through the data directory's key: signatures
+        # made with it still verify, and forged ones still fail.
+        self.say(bot, "hello after restart", sender="u11")
+        received = self.replies(1)
+        self.assertTrue(received[-1]["verified"], received[-1])
+        status, resp, _ = self.post(bot, self.message("forged"), secret="not-the-secret")
+        self.assertError(status, resp, 401)
+        db = self.srv.data_dir + "/switchboard.db"
+        for path in (db, db + "-wal"):
+            try:
+                with open(path, "rb") as f:
+                    self.assertNotIn(SECRET.encode(), f.read(), path)
+            except FileNotFoundError:
+                pass
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -179,6 +179,76 @@ class BotCrudTest(ServerTestCase):
                          ("exists", "telegram", False))
 
 
+class BotSecretTest(ServerTestCase):
+    """Adapter secrets (tokens, signing secrets) are masked with include_secret=false, as provider
+    keys are, and a PUT that sends the mask back keeps the stored secret."""
+
+    TOKEN = "123456:ABCDEF-secret-token-xyz"
+
+    def shown(self, uid, query="?include_secret=false"):
+        one = self.ok("GET", "%s/%s%s" % (BOTS, uid, query))["bot"]
+        listed = [b for b in self.ok("GET", BOTS + query)["bots"] if b["uuid"] == uid][0]
+        self.assertEqual(listed["config"], one["config"])
+        self.assertEqual(one["adapter_config"], one["config"])
+        return one
+
+    def test_secrets_are_masked_and_a_masked_put_keeps_them(self):
+        uid = self.make_bot("secretive", "telegram", {"token": self.TOKEN})
+        hook = self.make_bot("hook", "webhook", {"secret": "whsec_0123456789abcdef",
+                                                  "callback_url": "https://cb.example/x"})
+        bot = self.shown(uid)
+        self.assertEqual(bot["config"]["token"], "1234...-xyz")
+        self.assertEqual(bot["config"]["api_base_url"], "https://api.telegram.org")  # not secret
+        hidden = self.shown(hook)["config"]
+        self.assertEqual(hidden["secret"], "whse...cdef")
+        self.assertEqual(hidden["callback_url"], "https://cb.example/x")
+        # As for providers, the default shows them.
+        self.assertEqual(self.shown(uid, "")["config"]["token"], self.TOKEN)
+
+        # The console sends back what it was shown: the secret stays.
+        self.ok("PUT", "%s/%s" % (BOTS, uid), {"name": "renamed", "config": bot["config"]})
+        self.ok("PUT", "%s/%s" % (BOTS, hook), {"config": hidden})
+        self.assertEqual(self.shown(uid, "")["config"]["token"], self.TOKEN)
+        self.assertEqual(self.shown(hook, "")["config"]["secret"], "whsec_0123456789abcdef")
+        # A new value replaces it.
+        self.ok("PUT", "%s/%s" % (BOTS, uid), {"config": {"token": "999:new-token-value"}})
+        self.assertEqual(self.shown(uid, "")["config"]["token"], "999:new-token-value")
+        # A short secret shows as **** and is kept the same way.
+        self.ok("PUT", "%s/%s" % (BOTS, uid), {"config": {"token": "1:short"}})
+        self.assertEqual(self.shown(uid)["config"]["token"], "****")
+        self.ok("PUT", "%s/%s" % (BOTS, uid), {"config": {"token": "****"}})
+        self.assertEqual(self.shown(uid, "")["config"]["token"], "1:short")
+
+
+class BotAdapterUrlTest(ServerTestCase):
+    """URL items of adapter configs take http(s) only, as provider base URLs do: a bot must not
+    be pointed at file:// or gopher://."""
+
+    def test_adapter_urls_must_be_http_or_https(self):
+        good = {"secret": "whsec_0123456789abcdef", "callback_url": "https://cb.example/x"}
+        for field in ("callback_url", "api_base_url"):
+            for bad in ("file:///etc/passwd", "gopher://127.0.0.1:6379/_FLUSHALL", "FILE://x",
+                        "javascript:alert(1)", "http://", "https:///nohost", "http://a b"):
+                with self.subTest(field=field, url=bad):
+                    config = dict(good, **{field: bad})
+                    status, resp, _ = self.as_user("POST", BOTS, {"name": "u", "adapter": "webhook",
+                                                                  "config": config})
+                    self.assertError(status, resp, 400, "config." + field)
+        # The scheme is case-insensitive (RFC 3986 §3.1); empty means not set.
+        uid = self.make_bot("urls", "webhook", dict(good, callback_url="HTTPS://cb.example/x",
+                                                    api_base_url="Http://api.example"))
+        bot = self.ok("GET", "%s/%s" % (BOTS, uid))["bot"]
+        self.assertEqual(bot["config"]["callback_url"], "HTTPS://cb.example/x")
+        self.make_bot("no-base-url", "telegram", {"token": "1:a", "api_base_url": ""})
+        # Updates are checked too, and telegram's api_base_url as well.
+        status, resp, _ = self.as_user("PUT", "%s/%s" % (BOTS, uid),
+                                       {"config": dict(good, callback_url="gopher://x")})
+        self.assertError(status, resp, 400, "config.callback_url")
+        status, resp, _ = self.as_user("POST", BOTS, {"name": "t", "adapter": "telegram", "config":
+                                                      {"token": "1:a", "api_base_url": "file:///"}})
+        self.assertError(status, resp, 400, "config.api_base_url")
+
+
 class BotLogsTest(ServerTestCase):
 
     @classmethod

@@ -140,6 +140,17 @@ class DebugChatTest(ServerTestCase):
         status, body, _ = self.as_user("GET", "/api/v1/pipelines/%s/ws/messages/channel" % pipe)
         self.assertError(status, body, 400)
 
+    def test_messages_and_reset_of_an_unknown_pipeline_are_404(self):
+        ghost = unknown_uuid()
+        status, body, _ = self.as_user("GET", "/api/v1/pipelines/%s/ws/messages/person" % ghost)
+        self.assertError(status, body, 404, ghost)
+        status, body, _ = self.as_user("POST", "/api/v1/pipelines/%s/ws/reset/person" % ghost)
+        self.assertError(status, body, 404, ghost)
+        # A known pipeline without a chat yet has an empty history.
+        pipe = self.pipeline()
+        self.assertEqual(
+            self.ok("GET", "/api/v1/pipelines/%s/ws/messages/group" % pipe)["messages"], [])
+
 
 if __name__ == "__main__":
     unittest.main()

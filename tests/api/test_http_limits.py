@@ -289,6 +289,167 @@ class HttpLimitsTest(ServerTestCase):
         self.assertIn("GET", headers["allow"])
 
 
+class TransferEncodingTest(ServerTestCase):
+    """RFC 9112 §6.3: a Transfer-Encoding other than exactly `chunked` is refused with 400 (501
+    for a coding before a final chunked) and the connection closed, so a body can never be run
+    as the next request on the connection (request smuggling)."""
+
+    def smuggle(self, te_lines):
+        """Sends a POST whose body, if the framing were ignored, is a second request creating a
+        pipeline; returns (status, headers, closed) for the first answer."""
+        inner = json.dumps({"name": "smuggled"}).encode()
+        smuggled = (b"POST /api/v1/pipelines HTTP/1.1\r\nHost: t\r\n"
+                    b"Authorization: Bearer " + self.token.encode() + b"\r\n"
+                    b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+                    % len(inner)) + inner
+        sock = self.srv.raw_socket()
+        try:
+            sock.sendall(b"POST /api/v1/system/wizard/progress HTTP/1.1\r\nHost: t\r\n"
+                         b"Authorization: Bearer " + self.token.encode() + b"\r\n"
+                         b"Content-Type: application/json\r\n" + te_lines + b"\r\n" + smuggled)
+            pending = bytearray()
+            status, headers, body = read_response(sock, pending=pending)
+            json.loads(body)  # a valid JSON envelope
+            closed = wait_closed(sock, 5) is not None
+            return status, headers, closed, bytes(pending)
+        finally:
+            sock.close()
+
+    def pipeline_names(self):
+        return [p["name"] for p in self.ok("GET", "/api/v1/pipelines")["pipelines"]]
+
+    def test_non_chunked_transfer_encodings_are_refused_and_close(self):
+        cases = [
+            ("gzip", b"Transfer-Encoding: gzip\r\n", 400),
+            ("identity", b"Transfer-Encoding: identity\r\n", 400),
+            ("chunked, identity", b"Transfer-Encoding: chunked, identity\r\n", 400),
+            ("chunked twice in one field", b"Transfer-Encoding: chunked, chunked\r\n", 400),
+            ("two fields, chunked first", b"Transfer-Encoding: chunked\r\n"
+                                          b"Transfer-Encoding: gzip\r\n", 400),
+            ("two fields, chunked last", b"Transfer-Encoding: gzip\r\n"
+                                         b"Transfer-Encoding: chunked\r\n", 400),
+            ("gzip with Content-Length", b"Transfer-Encoding: gzip\r\nContent-Length: 2\r\n", 400),
+            ("Content-Length then chunked", b"Content-Length: 2\r\n"
+                                            b"Transfer-Encoding: chunked\r\n", 400),
+            ("chunked then Content-Length", b"Transfer-Encoding: chunked\r\n"
+                                            b"Content-Length: 2\r\n", 400),
+            ("gzip, chunked", b"Transfer-Encoding: gzip, chunked\r\n", 501),
+        ]
+        for desc, lines, expected in cases:
+            with self.subTest(desc):
+                status, headers, closed, extra = self.smuggle(lines)
+                self.assertEqual(status, expected, desc)
+                self.assertEqual(headers.get("connection", "").lower(), "close", headers)
+                self.assertTrue(closed, "the connection stayed open")
+                self.assertEqual(extra, b"", "a second answer followed: %r" % extra)
+                self.assertNotIn("smuggled", self.pipeline_names())
+
+    def test_transfer_encoding_in_http_1_0_is_refused(self):
+        sock = self.srv.raw_socket()
+        try:
+            sock.sendall(b"POST /api/v1/pipelines HTTP/1.0\r\nHost: t\r\n"
+                         b"Authorization: Bearer " + self.token.encode() + b"\r\n"
+                         b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         b"14\r\n{\"name\": \"http10te\"}\r\n0\r\n\r\n")
+            status, _, body = read_response(sock)
+            self.assertEqual(status, 400, body)
+            self.assertIsNotNone(wait_closed(sock, 5))
+        finally:
+            sock.close()
+        self.assertNotIn("http10te", self.pipeline_names())
+
+    def test_chunked_alone_still_works_in_any_case(self):
+        body = json.dumps({"step": 7}).encode()
+        sock = self.srv.raw_socket()
+        try:
+            sock.sendall(b"PUT /api/v1/system/wizard/progress HTTP/1.1\r\nHost: t\r\n"
+                         b"Authorization: Bearer " + self.token.encode() + b"\r\n"
+                         b"Content-Type: application/json\r\nTransfer-Encoding: Chunked\r\n\r\n"
+                         b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
+            status, headers, resp = read_response(sock)
+            self.assertEqual(status, 200, resp)
+            self.assertNotEqual(headers.get("connection", "").lower(), "close")
+        finally:
+            sock.close()
+        self.assertEqual(self.ok("GET", "/api/v1/system/info")["wizard_progress"], {"step": 7})
+
+
+class HeadTest(ServerTestCase):
+    """RFC 9110 §9.3.2: HEAD is answered like GET, without a body."""
+
+    def test_head_answers_like_get_without_a_body(self):
+        for path, kw in (("/api/v1/system/info", {}), ("/healthz", {}),
+                         ("/api/v1/pipelines", {"token": True})):
+            with self.subTest(path=path):
+                auth = {"Authorization": "Bearer " + self.token} if kw else {}
+                sock = self.srv.raw_socket()
+                try:
+                    extra = "".join("%s: %s\r\n" % kv for kv in auth.items()).encode()
+                    sock.sendall(b"GET " + path.encode() + b" HTTP/1.1\r\nHost: t\r\n" + extra +
+                                 b"\r\n")
+                    get_status, get_headers, get_body = read_response(sock)
+                    sock.sendall(b"HEAD " + path.encode() + b" HTTP/1.1\r\nHost: t\r\n" + extra +
+                                 b"\r\n")
+                    # A HEAD answer has no body whatever its Content-Length: read the head only,
+                    # then check that nothing follows before the next answer.
+                    sock.settimeout(10)
+                    data = b""
+                    while b"\r\n\r\n" not in data:
+                        chunk = sock.recv(65536)
+                        self.assertTrue(chunk, "closed before the HEAD answer")
+                        data += chunk
+                    head, rest = data.split(b"\r\n\r\n", 1)
+                    self.assertEqual(rest, b"", "HEAD answer carried a body")
+                    lines = head.decode("latin-1").split("\r\n")
+                    self.assertEqual(int(lines[0].split()[1]), get_status)
+                    headers = {l.split(":", 1)[0].strip().lower(): l.split(":", 1)[1].strip()
+                               for l in lines[1:]}
+                    self.assertEqual(headers.get("content-type"), get_headers.get("content-type"))
+                    self.assertEqual(int(headers["content-length"]), len(get_body))
+                    # The connection is still in step: the next request gets its own answer.
+                    sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+                    status, _, body = read_response(sock)
+                    self.assertEqual((status, body.strip()), (200, b"ok"))
+                finally:
+                    sock.close()
+
+    def test_head_needs_the_same_credentials_and_405_allows_head(self):
+        status, _, _ = self.req("HEAD", "/api/v1/pipelines")
+        self.assertEqual(status, 401)
+        status, _, headers = self.as_user("DELETE", "/api/v1/system/info")
+        self.assertEqual(status, 405)
+        self.assertIn("HEAD", headers["allow"])
+        status, _, headers = self.req("HEAD", "/api/v1/user/auth")  # POST only
+        self.assertEqual(status, 405)
+        self.assertNotIn("HEAD", headers["allow"])
+
+
+class InvalidUtf8PathTest(ServerTestCase):
+    """A path that decodes to bytes that are not UTF-8 is quoted in the error with U+FFFD, so the
+    body stays valid JSON."""
+
+    def test_error_bodies_stay_valid_json(self):
+        for method, target in (("GET", b"/api/v1/%FF%FEnope"), ("GET", b"/api/v1/\xff\xc3"),
+                               ("DELETE", b"/api/v1/system/info"),
+                               ("GET", b"/api/v1/platform/adapters/%E2%82"),
+                               ("GET", b"/api/v1/%ED%A0%80x")):
+            with self.subTest(target=target):
+                sock = self.srv.raw_socket()
+                try:
+                    sock.sendall(method.encode() + b" " + target + b" HTTP/1.1\r\nHost: t\r\n"
+                                 b"Authorization: Bearer " + self.token.encode() + b"\r\n\r\n")
+                    status, headers, body = read_response(sock)
+                finally:
+                    sock.close()
+                self.assertGreaterEqual(status, 400)
+                text = body.decode("utf-8")  # raises on invalid UTF-8
+                envelope = json.loads(text)
+                self.assertEqual(envelope["code"], -1, envelope)
+                if b"%FF" in target:
+                    self.assertIn("\ufffd", envelope["msg"])
+                    self.assertIn("nope", envelope["msg"])
+
+
 class IdleTimeoutTest(ServerTestCase):
     """Connections that send nothing are closed after the idle timeout, so idle clients cannot
     hold the server's descriptors forever."""

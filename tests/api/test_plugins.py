@@ -238,6 +238,11 @@ class PluginLifecycleTest(PluginCase):
         task = self.wait_task(resp["data"]["task_id"])
         self.assertEqual(task["status"], "succeeded", task)
         self.assertEqual(self.plugin("switchboard/local1")["install_source"], "local")
+        # Plugin folders are the server's alone, like the rest of the data directory.
+        folder = self.srv.data_dir
+        for part in ("plugins", "switchboard", "local1", "1.0.0"):
+            folder = os.path.join(folder, part)
+            self.assertEqual(os.stat(folder).st_mode & 0o777, 0o700, folder)
         status, resp, _ = self.srv.req(
             "POST", "/api/v1/plugins/install/local", token=self.token, raw_body=b"garbage",
             headers={"Content-Type": "application/zip"})

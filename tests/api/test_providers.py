@@ -1,5 +1,6 @@
 """Model providers and the requester catalogue."""
 
+import os
 import time
 import unittest
 
@@ -82,6 +83,29 @@ class ProviderTest(ServerTestCase):
                     self.assertNotIn(SECRET[8:-4], shown)
         p = self.ok("GET", "%s/%s?include_secret=true" % (BASE, uid))["provider"]
         self.assertEqual(p["api_keys"], [SECRET, "short"])
+
+    def test_scheme_of_base_url_is_case_insensitive(self):
+        uid = self.make_provider("upper", base_url="HTTPS://api.example.com/v1")
+        self.assertEqual(self.ok("GET", "%s/%s" % (BASE, uid))["provider"]["base_url"],
+                         "HTTPS://api.example.com/v1")
+
+    def test_database_file_does_not_hold_the_keys(self):
+        key = "sk-at-rest-" + "7" * 24
+        self.make_provider("at-rest", api_keys=[key])
+        uid = self.make_provider("updated", api_keys=["sk-first-" + "8" * 24])
+        self.ok("PUT", "%s/%s" % (BASE, uid), {"api_keys": ["sk-second-" + "9" * 24]})
+        self.assertEqual(self.ok("GET", "%s/%s" % (BASE, uid))["provider"]["api_keys"],
+                         ["sk-second-" + "9" * 24])
+        db = os.path.join(self.srv.data_dir, "switchboard.db")
+        for path in (db, db + "-wal"):
+            if os.path.exists(path):
+                with open(path, "rb") as f:
+                    data = f.read()
+                for secret in (key, "sk-first-", "sk-second-"):
+                    self.assertNotIn(secret.encode(), data, path)
+        # The key that seals them is the data directory's own, readable by the owner only.
+        mode = os.stat(os.path.join(self.srv.data_dir, "secrets_key")).st_mode & 0o777
+        self.assertEqual(mode, 0o600)
 
     def test_update_subset(self):
         uid = self.make_provider("before")

@@ -1,11 +1,13 @@
 """System routes: info, wizard, health, metrics, request ids and the 500 envelope."""
 
 import os
+import shutil
 import sqlite3
+import tempfile
 import threading
 import unittest
 
-from harness import ServerTestCase
+from harness import Server, ServerTestCase
 
 INFO_FIELDS = {
     "version": str, "debug": bool, "edition": str, "enable_marketplace": bool,
@@ -95,6 +97,18 @@ class WizardTest(ServerTestCase):
         self.ok("PUT", "/api/v1/system/wizard/progress", {"progress": None})
         self.assertIsNone(self.wizard()["wizard_progress"])
 
+    def test_wizard_progress_is_capped(self):
+        # The public /system/info echoes the progress, so its size is bounded (4 KiB as JSON).
+        self.ok("PUT", "/api/v1/system/wizard/progress", {"step": 1})
+        big = {"notes": "x" * 5000}
+        status, resp, _ = self.as_user("PUT", "/api/v1/system/wizard/progress", big)
+        self.assertError(status, resp, 413, "limit is 4096")
+        self.assertEqual(self.wizard()["wizard_progress"], {"step": 1})
+        # Just under the limit is stored.
+        fits = {"notes": "y" * 4000}
+        self.ok("PUT", "/api/v1/system/wizard/progress", {"progress": fits})
+        self.assertEqual(self.wizard()["wizard_progress"], fits)
+
     def test_wizard_progress_errors(self):
         cases = [
             ("progress is a number", None, "{\"progress\": 5}", "progress"),
@@ -106,6 +120,31 @@ class WizardTest(ServerTestCase):
                 status, resp, _ = self.as_user("PUT", "/api/v1/system/wizard/progress", body,
                                                raw_body=raw)
                 self.assertError(status, resp, 400, fragment)
+
+
+class FileModesTest(unittest.TestCase):
+    """The data directory the server creates is 0700; the database, its WAL files and the key
+    files are 0600, whatever the umask."""
+
+    def test_created_private(self):
+        root = tempfile.mkdtemp(prefix="sb-modes-")
+        data_dir = os.path.join(root, "data")  # created by the server
+        old_umask = os.umask(0o022)
+        srv = Server(data_dir=data_dir)
+        try:
+            srv.start()
+            os.umask(old_umask)
+            srv.init_and_login()  # writes, so the WAL files exist
+            mode = lambda p: os.stat(p).st_mode & 0o777
+            self.assertEqual(mode(data_dir), 0o700)
+            for name in ("switchboard.db", "switchboard.db-wal", "switchboard.db-shm",
+                         "jwt_secret", "recovery_key", "secrets_key"):
+                with self.subTest(name):
+                    self.assertEqual(mode(os.path.join(data_dir, name)), 0o600)
+        finally:
+            os.umask(old_umask)
+            srv.cleanup()
+            shutil.rmtree(root, ignore_errors=True)
 
 
 class RequestIdTest(ServerTestCase):

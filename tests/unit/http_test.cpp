@@ -139,6 +139,24 @@ TEST(Router, UnknownPathIs404AndWrongVerbIs405) {
   EXPECT_EQ(router.Handle(router.Match(req), req).status, 405);
 }
 
+TEST(Router, HeadIsAnsweredByTheGetRoute) {
+  AllowAll auth;
+  Router router(auth);
+  router.Add({"GET", "/a/{id}", AuthClass::kEither, Echo});
+  router.Add({"POST", "/b", AuthClass::kEither, Echo});
+  auto req = Make("HEAD", "/a/1");
+  auto match = router.Match(req);
+  ASSERT_NE(match.route, nullptr);
+  EXPECT_EQ(router.Handle(match, req).body, "1|");  // the server drops the body
+  req = Make("DELETE", "/a/1");
+  match = router.Match(req);
+  EXPECT_EQ(match.allowed_methods, "GET, HEAD");
+  req = Make("HEAD", "/b");
+  match = router.Match(req);
+  EXPECT_EQ(router.Handle(match, req).status, 405);
+  EXPECT_EQ(match.allowed_methods, "POST");
+}
+
 TEST(Router, DuplicateRouteIsRejected) {
   AllowAll auth;
   Router router(auth);

@@ -239,6 +239,18 @@ TEST_F(PackageTest, AValidPackageIsUnpackedWithItsExecutableBits) {
   EXPECT_FALSE(fs::exists(fs::path(dest_()).concat(".partial")));
 }
 
+TEST_F(PackageTest, PluginFoldersAreTheOwnersOnly) {
+  const mode_t old_umask = ::umask(022);
+  auto r = Unpack(Zip(Valid()));
+  ::umask(old_umask);
+  ASSERT_TRUE(r) << r.error().message;
+  for (const auto& folder : {root_ / "alice", root_ / "alice" / "echo", dest_()}) {
+    struct stat st {};
+    ASSERT_EQ(::stat(folder.c_str(), &st), 0) << folder;
+    EXPECT_EQ(st.st_mode & 0777, 0700u) << folder;
+  }
+}
+
 TEST_F(PackageTest, ZipSlipAndAbsolutePathsAreRefused) {
   auto slip = Valid();
   slip.push_back({"assets/../../../../evil.sh", "rm -rf /"});

@@ -1,6 +1,7 @@
 // Service rules over the real SQLite storage with a simulated clock.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <condition_variable>
 #include <filesystem>
 #include <mutex>
@@ -45,7 +46,9 @@ class ServicesTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() / ("sb-svc-" + util::RandomUrlSafe(8));
-    auto st = storage::sqlite::SqliteStorage::Open((dir_ / "db.sqlite").string());
+    auto st = storage::sqlite::SqliteStorage::Open(
+        (dir_ / "db.sqlite").string(),
+        util::SecretBox::FromKeyMaterial("unit-test-key-material-0123456789"));
     ASSERT_TRUE(st) << st.error().message;
     storage_ = std::move(*st);
     requesters_ = *llm::LoadRequesterCatalogue();
@@ -135,6 +138,91 @@ TEST(ConfigSchema, FillsDefaultsChecksTypesAndKeepsUnknownKeys) {
   auto empty = ApplyConfigSchema(items, util::ParseJson(R"({"token":""})")->as_object(), "config");
   EXPECT_CODE(empty, ErrorCode::kInvalidArgument);
   EXPECT_EQ(empty.error().message, "config.token must not be empty");
+}
+
+TEST(ConfigSchema, UrlItemsTakeHttpOrWebSocketSchemesInAnyCase) {
+  auto items = util::ParseJson(R"([
+    {"name":"callback_url","type":"string","default":"","format":"http-url"},
+    {"name":"events","type":"string","default":"","format":"ws-url"}])")
+                   ->as_array();
+  auto check = [&](std::string_view config) {
+    return ApplyConfigSchema(items, util::ParseJson(config)->as_object(), "config");
+  };
+  for (auto good : {R"({"callback_url":"https://a.example/x"})", R"({"callback_url":"HTTPS://a"})",
+                    R"({"callback_url":"hTTp://a:80"})", R"({"callback_url":""})",
+                    R"({"events":"WSS://a/e"})", R"({"events":"ws://127.0.0.1:5600/v1"})"}) {
+    EXPECT_TRUE(check(good)) << good;
+  }
+  for (auto bad : {R"({"callback_url":"file:///etc/passwd"})", R"({"callback_url":"gopher://a"})",
+                   R"({"callback_url":"http:/a"})", R"({"callback_url":"https://"})",
+                   R"({"callback_url":"http://a b"})", R"({"callback_url":"ws://a"})"}) {
+    auto r = check(bad);
+    EXPECT_CODE(r, ErrorCode::kInvalidArgument);
+    EXPECT_EQ(r.error().message, "config.callback_url must be an http:// or https:// URL") << bad;
+  }
+  auto ws = check(R"({"events":"https://a"})");
+  EXPECT_CODE(ws, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(ws.error().message, "config.events must be a ws:// or wss:// URL");
+  EXPECT_TRUE(IsHttpUrl("HTTPS://api.example.com/v1"));
+  EXPECT_FALSE(IsHttpUrl("httpx://a"));
+}
+
+TEST(ConfigSchema, SecretItemsAreMaskedAndAMaskSentBackKeepsTheSecret) {
+  auto items = util::ParseJson(R"([
+    {"name":"token","type":"string","secret":true},
+    {"name":"password","type":"password"},
+    {"name":"name","type":"string"}])")
+                   ->as_array();
+  auto stored =
+      util::ParseJson(
+          R"({"token":"123456:ABCDEF-long-token","password":"pw","name":"plain-name-here"})")
+          ->as_object();
+  auto masked = MaskSecretItems(items, stored);
+  EXPECT_EQ(util::SerializeJson(masked),
+            R"({"token":"1234...oken","password":"****","name":"plain-name-here"})");
+  EXPECT_EQ(MaskSecretItems(items, util::ParseJson(R"({"token":""})")->as_object()).at("token"),
+            "");
+
+  // The masks come back: unchanged. A new value, or a mask of something else, is taken as sent.
+  auto kept = KeepMaskedSecrets(items, masked, stored);
+  EXPECT_EQ(kept, stored);
+  auto changed = KeepMaskedSecrets(
+      items,
+      util::ParseJson(R"({"token":"new-token-value","password":"1234...oken"})")->as_object(),
+      stored);
+  EXPECT_EQ(util::SerializeJson(changed),
+            R"({"token":"new-token-value","password":"1234...oken"})");
+  // A non-secret item that happens to equal a mask is never replaced.
+  auto name = KeepMaskedSecrets(items, util::ParseJson(R"({"name":"****"})")->as_object(),
+                                util::ParseJson(R"({"name":"abc"})")->as_object());
+  EXPECT_EQ(name.at("name"), "****");
+}
+
+TEST(ConfigSchema, AdapterSchemasMarkTheirSecretsAndUrls) {
+  auto adapters = platforms::LoadAdapterCatalogue();
+  ASSERT_TRUE(adapters);
+  int secrets = 0;
+  for (const auto& entry : adapters->entries()) {
+    bool base_url = false;
+    for (const auto& raw : domain::ConfigItems(entry.descriptor)) {
+      const auto& item = raw.as_object();
+      std::string name(item.at("name").as_string());
+      for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (name == "api_base_url" || name == "callback_url") {
+        EXPECT_EQ(item.at("format"), "http-url") << entry.name << "." << name;
+        base_url = base_url || name == "api_base_url";
+      }
+      const bool looks_secret = name.find("secret") != std::string::npos ||
+                                name.find("token") != std::string::npos ||
+                                name.find("aeskey") != std::string::npos;
+      if (looks_secret) {
+        EXPECT_TRUE(IsSecretItem(item)) << entry.name << "." << name;
+        ++secrets;
+      }
+    }
+    EXPECT_TRUE(base_url) << entry.name;
+  }
+  EXPECT_GT(secrets, 20);
 }
 
 TEST_F(ServicesTest, InitOnceThenConflict) {

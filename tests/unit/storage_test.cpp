@@ -1,10 +1,13 @@
 // Tests of the SQLite storage backend against a real database file per test: every repository
 // method and error code, migrations across reopen, transactions and concurrency.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -25,6 +28,10 @@ namespace {
 namespace fs = std::filesystem;
 using domain::ModelKind;
 using util::ErrorCode;
+
+util::SecretBox TestSecrets() {
+  return util::SecretBox::FromKeyMaterial("storage-test-key-material-0123456789abcdef");
+}
 
 util::TimePoint At(std::int64_t ms) { return util::FromUnixMillis(ms); }
 
@@ -60,7 +67,7 @@ class StorageTest : public ::testing::Test {
   void SetUp() override { Open(); }
 
   void Open() {
-    auto s = SqliteStorage::Open(path_);
+    auto s = SqliteStorage::Open(path_, TestSecrets());
     ASSERT_TRUE(s) << s.error().message;
     storage_ = std::move(*s);
   }
@@ -245,7 +252,7 @@ TEST_F(StorageTest, RefusesSchemaNewerThanBuild) {
       return Execute(c, "INSERT INTO schema_migrations (version, applied_at) VALUES (9999, 0)");
     }));
   }
-  auto s = SqliteStorage::Open(path_);
+  auto s = SqliteStorage::Open(path_, TestSecrets());
   EXPECT_CODE(s, ErrorCode::kInternal);
 }
 
@@ -349,8 +356,139 @@ TEST_F(StorageTest, CallsAfterCloseAreUnavailable) {
 }
 
 TEST_F(StorageTest, OpenFailsForUnusablePath) {
-  auto s = SqliteStorage::Open((dir_.path() / "data").string());  // a directory, not a file
+  auto s = SqliteStorage::Open((dir_.path() / "data").string(),
+                               TestSecrets());  // a directory, not a file
   EXPECT_CODE(s, ErrorCode::kInternal);
+}
+
+TEST_F(StorageTest, DatabaseFilesAreTheOwnersOnly) {
+  storage_.reset();
+  auto mode = [](const std::string& p) {
+    struct stat st {};
+    EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
+    return st.st_mode & 0777;
+  };
+  const std::string fresh = (dir_.path() / "fresh" / "nested" / "new.db").string();
+  const mode_t old_umask = ::umask(022);
+  {
+    auto s = SqliteStorage::Open(fresh, TestSecrets());
+    ASSERT_OK(s);
+    EXPECT_EQ(mode((dir_.path() / "fresh").string()), 0700u);
+    EXPECT_EQ(mode((dir_.path() / "fresh" / "nested").string()), 0700u);
+    EXPECT_EQ(mode(fresh), 0600u);
+    EXPECT_EQ(mode(fresh + "-wal"), 0600u);
+    EXPECT_EQ(mode(fresh + "-shm"), 0600u);
+  }
+  // A database of an older version (0644 files) is narrowed when opened.
+  ASSERT_EQ(::chmod(path_.c_str(), 0644), 0);
+  auto again = SqliteStorage::Open(path_, TestSecrets());
+  ASSERT_OK(again);
+  for (const char* suffix : {"", "-wal", "-shm"}) EXPECT_EQ(mode(path_ + suffix), 0600u) << suffix;
+  ::umask(old_umask);
+}
+
+// Secrets at rest
+
+// Every stored value of a column, read with a plain connection as a thief with a copy would.
+std::string RawColumn(const std::string& db_path, const char* sql) {
+  auto db = Database::Open(db_path);
+  EXPECT_TRUE(db) << db.error().message;
+  auto text = (*db)->Read([&](Connection& c) -> util::Result<std::string> {
+    auto stmt = Query(c, sql);
+    if (!stmt) return tl::make_unexpected(stmt.error());
+    std::string all;
+    for (;;) {
+      auto row = stmt->Step();
+      if (!row) return tl::make_unexpected(row.error());
+      if (!*row) return all;
+      all += stmt->Text(0) + "\n";
+    }
+  });
+  EXPECT_TRUE(text) << text.error().message;
+  return text ? *text : std::string();
+}
+
+TEST_F(StorageTest, ProviderKeysAndBotConfigsAreSealedAtRest) {
+  auto p = MakeProvider(1000);
+  p.api_keys = {"sk-provider-secret-4242"};
+  ASSERT_OK(storage_->providers().Insert(p));
+  auto inline_provider = MakeProvider(1001, "inline");
+  inline_provider.api_keys = {"sk-inline-secret-4343"};
+  ASSERT_OK(storage_->models().InsertWithProvider(
+      inline_provider, MakeModel(ModelKind::kLlm, inline_provider.uuid)));
+  auto b = MakeBot(std::nullopt);
+  b.adapter_config = Obj(R"({"token":"123:bot-token-secret","markdown_card":false})");
+  ASSERT_OK(storage_->bots().Insert(b));
+  p.api_keys = {"sk-updated-secret-4444"};
+  ASSERT_OK(storage_->providers().Update(p));
+
+  Reopen();
+  auto got = storage_->providers().Get(p.uuid);
+  ASSERT_OK(got);
+  EXPECT_EQ(got->provider.api_keys, std::vector<std::string>{"sk-updated-secret-4444"});
+  auto got_inline = storage_->providers().Get(inline_provider.uuid);
+  ASSERT_OK(got_inline);
+  EXPECT_EQ(got_inline->provider.api_keys, inline_provider.api_keys);
+  auto bot = storage_->bots().Get(b.uuid);
+  ASSERT_OK(bot);
+  EXPECT_EQ(bot->adapter_config, b.adapter_config);
+  storage_.reset();
+
+  const auto keys = RawColumn(path_, "SELECT api_keys FROM providers");
+  const auto configs = RawColumn(path_, "SELECT adapter_config FROM bots");
+  EXPECT_EQ(keys.find("secret"), std::string::npos) << keys;
+  EXPECT_EQ(configs.find("secret"), std::string::npos) << configs;
+  EXPECT_EQ(configs.find("markdown_card"), std::string::npos) << configs;
+  EXPECT_EQ(keys.rfind("sbenc1:", 0), 0u) << keys;
+  // Nor anywhere in the file (a free page or the WAL may keep an old row).
+  std::ifstream in(path_, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(bytes.find("sk-updated-secret"), std::string::npos);
+  EXPECT_EQ(bytes.find("bot-token-secret"), std::string::npos);
+
+  // Another key opens nothing: the data directory's key file is needed.
+  auto other = SqliteStorage::Open(path_, util::SecretBox::FromKeyMaterial("another key entirely"));
+  ASSERT_OK(other);
+  EXPECT_CODE((*other)->providers().Get(p.uuid), ErrorCode::kInternal);
+  EXPECT_CODE((*other)->bots().List(), ErrorCode::kInternal);
+}
+
+TEST_F(StorageTest, PlaintextSecretsOfAnOlderVersionAreSealedAtOpen) {
+  const auto p = AddProvider();
+  const auto b = AddBot();
+  storage_.reset();
+  {
+    // What a version before sealing wrote.
+    auto db = Database::Open(path_);
+    ASSERT_OK(db);
+    ASSERT_OK((*db)->Write([&](Connection& c) -> util::Result<void> {
+      auto r = Execute(c, "UPDATE providers SET api_keys = '[\"sk-old-plain\"]' WHERE uuid = ?",
+                       p.uuid.str());
+      if (!r) return tl::make_unexpected(r.error());
+      r = Execute(c, "UPDATE bots SET adapter_config = '{\"token\":\"old-plain-token\"}'");
+      if (!r) return tl::make_unexpected(r.error());
+      return util::Ok();
+    }));
+  }
+  Open();
+  auto got = storage_->providers().Get(p.uuid);
+  ASSERT_OK(got);
+  EXPECT_EQ(got->provider.api_keys, std::vector<std::string>{"sk-old-plain"});
+  auto bot = storage_->bots().Get(b.uuid);
+  ASSERT_OK(bot);
+  EXPECT_EQ(bot->adapter_config, Obj(R"({"token":"old-plain-token"})"));
+  storage_.reset();
+  EXPECT_EQ(RawColumn(path_, "SELECT api_keys FROM providers").find("sk-old-plain"),
+            std::string::npos);
+  EXPECT_EQ(RawColumn(path_, "SELECT adapter_config FROM bots").find("old-plain-token"),
+            std::string::npos);
+  // Not even in the file's free space or a left-over WAL.
+  for (const char* suffix : {"", "-wal"}) {
+    std::ifstream in(path_ + suffix, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(bytes.find("sk-old-plain"), std::string::npos) << suffix;
+    EXPECT_EQ(bytes.find("old-plain-token"), std::string::npos) << suffix;
+  }
 }
 
 // Providers

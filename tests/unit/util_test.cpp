@@ -4,6 +4,10 @@
 #include "util/crypto.hpp"
 #include "util/ids.hpp"
 #include "util/json.hpp"
+#include "util/log_text.hpp"
+#include "util/private_files.hpp"
+#include "util/secret_box.hpp"
+#include "util/utf8.hpp"
 
 namespace sb::util {
 namespace {
@@ -106,6 +110,26 @@ TEST(Clock, Rfc3339IsUtcWithMillis) {
 namespace sb::util {
 namespace {
 
+TEST(Utf8, ToValidUtf8ReplacesEveryIllFormedSequence) {
+  EXPECT_EQ(ToValidUtf8("/api/v1/бот/😀"), "/api/v1/бот/😀");
+  EXPECT_EQ(ToValidUtf8("a\xff\xfe"
+                        "b"),
+            "a\uFFFD\uFFFD"
+            "b");
+  EXPECT_EQ(ToValidUtf8("\xe2\x82"), "\uFFFD");                  // cut short: one replacement
+  EXPECT_EQ(ToValidUtf8("\xc0\xaf"), "\uFFFD\uFFFD");            // overlong '/'
+  EXPECT_EQ(ToValidUtf8("\xed\xa0\x80"), "\uFFFD\uFFFD\uFFFD");  // a surrogate
+  EXPECT_EQ(ToValidUtf8("\xf4\x90\x80\x80"), "\uFFFD\uFFFD\uFFFD\uFFFD");  // past U+10FFFF
+  EXPECT_EQ(ToValidUtf8("x\xe2\x82y"), "x\uFFFDy");
+  EXPECT_TRUE(IsValidUtf8("/api/v1/бот/😀"));
+  for (const char* bad : {"a\xff", "\xe2\x82", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80"}) {
+    EXPECT_FALSE(IsValidUtf8(bad)) << bad;
+  }
+  // What comes out serializes to JSON that parses back.
+  auto json = SerializeJson(Json(ToValidUtf8("no route for /\xff\xc3")));
+  ASSERT_TRUE(ParseJson(json)) << json;
+}
+
 TEST(Json, SerializeWritesReadableNumbersAndEscapes) {
   auto v =
       ParseJson(R"({"d":1.5,"z":0.0,"i":-3,"big":1e300,"s":"a\"b\\c\n\u0001é","a":[true,null]})");
@@ -121,8 +145,6 @@ TEST(Json, SerializeWritesReadableNumbersAndEscapes) {
 }  // namespace
 }  // namespace sb::util
 
-#include "util/log_text.hpp"
-
 namespace sb::util {
 namespace {
 
@@ -130,6 +152,90 @@ TEST(LogText, ControlCharactersCannotStartALogLine) {
   EXPECT_EQ(EscapeForLog("/zz\n127.0.0.1 GET /forged 200"), "/zz\\x0a127.0.0.1 GET /forged 200");
   EXPECT_EQ(EscapeForLog("a\\b\x7f"), "a\\x5cb\\x7f");
   EXPECT_EQ(EscapeForLog("/api/v1/бот"), "/api/v1/бот");
+}
+
+}  // namespace
+}  // namespace sb::util
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+namespace sb::util {
+namespace {
+
+namespace fs = std::filesystem;
+
+unsigned ModeOf(const fs::path& p) {
+  struct stat st {};
+  EXPECT_EQ(::lstat(p.c_str(), &st), 0) << p;
+  return st.st_mode & 07777;
+}
+
+TEST(PrivateFiles, NewFoldersAndFilesAreTheOwnersOnlyWhateverTheUmask) {
+  std::random_device rd;
+  const fs::path root = fs::temp_directory_path() / ("sb-private-" + std::to_string(rd()));
+  fs::create_directories(root);
+  fs::permissions(root, fs::perms(0755));
+  const mode_t old_umask = ::umask(022);
+  ASSERT_TRUE(CreatePrivateDirectories(root / "a" / "b" / "c"));
+  EXPECT_EQ(ModeOf(root), 0755u) << "an existing folder is left alone";
+  EXPECT_EQ(ModeOf(root / "a"), 0700u);
+  EXPECT_EQ(ModeOf(root / "a" / "b" / "c"), 0700u);
+  ASSERT_TRUE(CreatePrivateDirectories(root / "a" / "b" / "c"));  // exists: fine
+
+  ASSERT_TRUE(CreatePrivateFile(root / "new.db"));
+  EXPECT_EQ(ModeOf(root / "new.db"), 0600u);
+  {
+    std::ofstream old(root / "old.db");
+    old << "keep";
+  }
+  fs::permissions(root / "old.db", fs::perms(0644));
+  ASSERT_TRUE(CreatePrivateFile(root / "old.db"));
+  EXPECT_EQ(ModeOf(root / "old.db"), 0600u);
+  EXPECT_EQ(fs::file_size(root / "old.db"), 4u) << "an existing file keeps its content";
+
+  // Not through a link, and not a folder where a file stands.
+  fs::create_symlink(root / "elsewhere", root / "link.db");
+  EXPECT_FALSE(CreatePrivateFile(root / "link.db"));
+  EXPECT_FALSE(fs::exists(root / "elsewhere"));
+  auto blocked = CreatePrivateDirectories(root / "old.db" / "x");
+  ASSERT_FALSE(blocked);
+  EXPECT_EQ(blocked.error().code, ErrorCode::kInternal);
+  ::umask(old_umask);
+  fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace sb::util
+
+namespace sb::util {
+namespace {
+
+TEST(SecretBox, SealsUnderKeyAndContextAndPassesOldPlaintextThrough) {
+  const auto box = SecretBox::FromKeyMaterial("key-material-of-the-data-directory-0123456789");
+  const std::string sealed = box.Seal("sk-live-secret", "providers.api_keys:p1");
+  EXPECT_TRUE(SecretBox::IsSealed(sealed));
+  EXPECT_EQ(sealed.find("sk-live-secret"), std::string::npos);
+  EXPECT_NE(box.Seal("sk-live-secret", "providers.api_keys:p1"), sealed) << "fresh nonce";
+  auto opened = box.Open(sealed, "providers.api_keys:p1");
+  ASSERT_TRUE(opened) << opened.error().message;
+  EXPECT_EQ(*opened, "sk-live-secret");
+  EXPECT_EQ(*box.Open(box.Seal("", "c"), "c"), "");
+
+  // Another row, another key, or an altered value: refused.
+  EXPECT_EQ(box.Open(sealed, "providers.api_keys:p2").error().code, ErrorCode::kInternal);
+  const auto other = SecretBox::FromKeyMaterial("some-other-data-directory-key-material");
+  EXPECT_EQ(other.Open(sealed, "providers.api_keys:p1").error().code, ErrorCode::kInternal);
+  std::string altered = sealed;
+  altered[altered.size() - 3] = altered[altered.size() - 3] == 'A' ? 'B' : 'A';
+  EXPECT_FALSE(box.Open(altered, "providers.api_keys:p1"));
+  EXPECT_FALSE(box.Open("sbenc1:***", "providers.api_keys:p1"));
+
+  // A row written before sealing existed reads as it is.
+  EXPECT_EQ(*box.Open("[\"sk-plain\"]", "providers.api_keys:p1"), "[\"sk-plain\"]");
 }
 
 }  // namespace

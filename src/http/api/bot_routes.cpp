@@ -6,6 +6,7 @@
 #include "http/api/encoders.hpp"
 #include "http/api/field_reader.hpp"
 #include "http/api/handler_support.hpp"
+#include "services/config_schema.hpp"
 
 namespace sb::http::api {
 namespace {
@@ -102,6 +103,18 @@ util::Result<domain::OutgoingMessage> DecodeOutgoing(const Request& req) {
   return msg;
 }
 
+// As providers' keys: shown unless `include_secret=false`, then the adapter's secret items
+// (tokens, signing secrets) are masked.
+services::BotView Shown(services::BotView v, const domain::Catalogue& adapters,
+                        const Request& req) {
+  if (QueryFlag(req, "include_secret", true)) return v;
+  if (const auto* adapter = adapters.Find(v.bot.adapter)) {
+    v.bot.adapter_config = services::MaskSecretItems(domain::ConfigItems(adapter->descriptor),
+                                                     std::move(v.bot.adapter_config));
+  }
+  return v;
+}
+
 }  // namespace
 
 void RegisterBotRoutes(Router& router, ApiContext& ctx) {
@@ -126,7 +139,9 @@ void RegisterBotRoutes(Router& router, ApiContext& ctx) {
                 if (!list) return Fail(req, list.error());
                 util::JsonArray out;
                 out.reserve(list->size());
-                for (const auto& b : *list) out.push_back(EncodeBot(b, nullptr));
+                for (auto& b : *list) {
+                  out.push_back(EncodeBot(Shown(std::move(b), ctx.adapters, req), nullptr));
+                }
                 return JsonOk(util::JsonObject{{"bots", std::move(out)}});
               }});
 
@@ -156,7 +171,8 @@ void RegisterBotRoutes(Router& router, ApiContext& ctx) {
                 if (!bot) return Fail(req, bot.error());
                 const WebhookPrefixes prefixes{ctx.options.webhook_prefix,
                                                ctx.options.extra_webhook_prefix};
-                return JsonOk(util::JsonObject{{"bot", EncodeBot(*bot, &prefixes)}});
+                return JsonOk(util::JsonObject{
+                    {"bot", EncodeBot(Shown(std::move(*bot), ctx.adapters, req), &prefixes)}});
               }});
 
   router.Add({"PUT", "/api/v1/platform/bots/{bot_uuid}", AuthClass::kEither, [&ctx](Request& req) {

@@ -1,5 +1,7 @@
 #include "http/api/encoders.hpp"
 
+#include "services/config_schema.hpp"
+
 namespace sb::http::api {
 namespace {
 
@@ -19,10 +21,7 @@ util::JsonArray Keys(const std::vector<std::string>& keys, bool include_secret) 
 
 }  // namespace
 
-std::string MaskSecret(const std::string& secret) {
-  if (secret.size() < 12) return "****";
-  return secret.substr(0, 4) + "..." + secret.substr(secret.size() - 4);
-}
+std::string MaskSecret(const std::string& secret) { return services::MaskSecret(secret); }
 
 util::JsonObject EncodeProvider(const domain::ProviderUsage& u, bool include_secret) {
   const auto& p = u.provider;

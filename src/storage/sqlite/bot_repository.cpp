@@ -15,13 +15,17 @@ using util::ErrorCode;
   "uuid, name, description, adapter, adapter_config, enable, use_pipeline_uuid, log_retention, " \
   "created_at, updated_at"
 
-util::Result<domain::Bot> ReadRow(const Statement& s) {
+std::string ConfigContext(const util::BotId& id) { return "bots.adapter_config:" + id.str(); }
+
+util::Result<domain::Bot> ReadRow(const Statement& s, const util::SecretBox& secrets) {
   domain::Bot b;
   b.uuid = util::BotId::FromTrusted(s.Text(0));
   b.name = s.Text(1);
   b.description = s.Text(2);
   b.adapter = s.Text(3);
-  auto config = ObjectFromText(s.Text(4), "bot adapter_config");
+  auto config_text = secrets.Open(s.Text(4), ConfigContext(b.uuid));
+  if (!config_text) return tl::make_unexpected(config_text.error());
+  auto config = ObjectFromText(*config_text, "bot adapter_config");
   if (!config) return tl::make_unexpected(config.error());
   b.adapter_config = std::move(*config);
   b.enable = s.Int64(5) != 0;
@@ -57,11 +61,17 @@ util::Result<void> CheckPipeline(Connection& c, const domain::Bot& b) {
 
 }  // namespace
 
+std::string SealBotConfig(const util::SecretBox& secrets, const util::BotId& id,
+                          const std::string& config_text) {
+  return secrets.Seal(config_text, ConfigContext(id));
+}
+
 util::Result<std::vector<domain::Bot>> SqliteBotRepository::List() {
-  return db_.Read([](Connection& c) -> util::Result<std::vector<domain::Bot>> {
+  return db_.Read([this](Connection& c) -> util::Result<std::vector<domain::Bot>> {
     auto stmt = Query(c, "SELECT " SB_BOT_COLUMNS " FROM bots ORDER BY created_at, rowid");
     if (!stmt) return tl::make_unexpected(stmt.error());
-    return CollectRows<domain::Bot>(*stmt, ReadRow);
+    return CollectRows<domain::Bot>(*stmt,
+                                    [this](const Statement& s) { return ReadRow(s, secrets_); });
   });
 }
 
@@ -72,17 +82,18 @@ util::Result<domain::Bot> SqliteBotRepository::Get(const util::BotId& id) {
     auto row = stmt->Step();
     if (!row) return tl::make_unexpected(row.error());
     if (!*row) return tl::make_unexpected(NotFound(id));
-    return ReadRow(*stmt);
+    return ReadRow(*stmt, secrets_);
   });
 }
 
 util::Result<void> SqliteBotRepository::Insert(const domain::Bot& b) {
   return db_.Write([&](Connection& c) -> util::Result<void> {
     if (auto ok = CheckPipeline(c, b); !ok) return ok;
-    auto stmt = Query(
-        c, "INSERT INTO bots (" SB_BOT_COLUMNS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        b.uuid.str(), b.name, b.description, b.adapter, JsonToText(b.adapter_config), b.enable,
-        PipelineText(b), b.log_retention, Millis(b.created_at), Millis(b.updated_at));
+    auto stmt =
+        Query(c, "INSERT INTO bots (" SB_BOT_COLUMNS ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+              b.uuid.str(), b.name, b.description, b.adapter,
+              SealBotConfig(secrets_, b.uuid, JsonToText(b.adapter_config)), b.enable,
+              PipelineText(b), b.log_retention, Millis(b.created_at), Millis(b.updated_at));
     if (!stmt) return tl::make_unexpected(stmt.error());
     auto r = stmt->Run();
     if (!r && stmt->FailedOnUnique()) {
@@ -105,7 +116,8 @@ util::Result<void> SqliteBotRepository::Update(const domain::Bot& b) {
                       "UPDATE bots SET name = ?, description = ?, adapter = ?, adapter_config = ?, "
                       "enable = ?, use_pipeline_uuid = ?, log_retention = ?, updated_at = ? "
                       "WHERE uuid = ?",
-                      b.name, b.description, b.adapter, JsonToText(b.adapter_config), b.enable,
+                      b.name, b.description, b.adapter,
+                      SealBotConfig(secrets_, b.uuid, JsonToText(b.adapter_config)), b.enable,
                       PipelineText(b), b.log_retention, Millis(b.updated_at), b.uuid.str());
     if (!stmt) return tl::make_unexpected(stmt.error());
     auto r = stmt->Run();

@@ -4,13 +4,20 @@
 
 #include "domain/bot.hpp"
 #include "storage/sqlite/database.hpp"
+#include "util/secret_box.hpp"
 
 namespace sb::storage::sqlite {
 
-// Thread-safe; every method is one transaction on `db`, which must outlive this object.
+// The stored form of a bot's adapter config (it holds the platform's tokens and secrets): sealed
+// under the bot's uuid.
+std::string SealBotConfig(const util::SecretBox& secrets, const util::BotId& id,
+                          const std::string& config_text);
+
+// Thread-safe; every method is one transaction on `db`. `db` and `secrets` (which seals the
+// adapter configs at rest) must outlive this object.
 class SqliteBotRepository final : public domain::BotRepository {
  public:
-  explicit SqliteBotRepository(Database& db) : db_(db) {}
+  SqliteBotRepository(Database& db, const util::SecretBox& secrets) : db_(db), secrets_(secrets) {}
 
   util::Result<std::vector<domain::Bot>> List() override;
   util::Result<domain::Bot> Get(const util::BotId& id) override;
@@ -21,6 +28,7 @@ class SqliteBotRepository final : public domain::BotRepository {
 
  private:
   Database& db_;
+  const util::SecretBox& secrets_;
 };
 
 }  // namespace sb::storage::sqlite

@@ -5,6 +5,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
+#include <system_error>
+
+#include "util/private_files.hpp"
 
 namespace sb::storage::sqlite {
 
@@ -207,6 +211,18 @@ util::Result<std::unique_ptr<Database>> Database::Open(const std::string& path,
                                                        int read_connections) {
   if (sqlite3_threadsafe() == 0) {
     return util::Fail(util::ErrorCode::kInternal, "SQLite was built without thread support");
+  }
+  if (path != ":memory:" && !path.empty() && path.rfind("file:", 0) != 0) {
+    // SQLite creates files 0644, but gives the -wal and -shm files the mode of the database
+    // file: a database created 0600 keeps all three private. Files of older versions are
+    // narrowed.
+    if (auto r = util::CreatePrivateFile(path); !r) return tl::make_unexpected(r.error());
+    for (const char* suffix : {"-wal", "-shm"}) {
+      std::error_code ec;
+      const std::filesystem::path side = path + suffix;
+      if (!std::filesystem::exists(std::filesystem::symlink_status(side, ec))) continue;
+      if (auto r = util::CreatePrivateFile(side); !r) return tl::make_unexpected(r.error());
+    }
   }
   std::unique_ptr<Database> db(new Database(path));
   auto writer = Connection::Open(path, /*create=*/true);

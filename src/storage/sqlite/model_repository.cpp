@@ -120,7 +120,7 @@ util::Result<void> SqliteModelRepository::Insert(const domain::Model& m) {
 util::Result<void> SqliteModelRepository::InsertWithProvider(const domain::Provider& provider,
                                                              const domain::Model& m) {
   return db_.Write([&](Connection& c) -> util::Result<void> {
-    if (auto r = InsertProviderRow(c, provider); !r) return r;
+    if (auto r = InsertProviderRow(c, provider, secrets_); !r) return r;
     return InsertModelRow(c, m);
   });
 }

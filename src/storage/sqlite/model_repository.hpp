@@ -4,13 +4,16 @@
 
 #include "domain/model.hpp"
 #include "storage/sqlite/database.hpp"
+#include "util/secret_box.hpp"
 
 namespace sb::storage::sqlite {
 
-// Thread-safe; every method is one transaction on `db`, which must outlive this object.
+// Thread-safe; every method is one transaction on `db`. `db` and `secrets` (for the API keys of
+// a provider stored with a model) must outlive this object.
 class SqliteModelRepository final : public domain::ModelRepository {
  public:
-  explicit SqliteModelRepository(Database& db) : db_(db) {}
+  SqliteModelRepository(Database& db, const util::SecretBox& secrets)
+      : db_(db), secrets_(secrets) {}
 
   util::Result<std::vector<domain::Model>> List(
       domain::ModelKind kind, const std::optional<util::ProviderId>& provider) override;
@@ -25,6 +28,7 @@ class SqliteModelRepository final : public domain::ModelRepository {
 
  private:
   Database& db_;
+  const util::SecretBox& secrets_;
 };
 
 }  // namespace sb::storage::sqlite

@@ -16,13 +16,17 @@ SELECT p.uuid, p.name, p.requester, p.base_url, p.api_keys, p.created_at, p.upda
        (SELECT COUNT(*) FROM models m WHERE m.provider_uuid = p.uuid AND m.kind = 'embedding')
 FROM providers p)sql";
 
-util::Result<domain::ProviderUsage> ReadRow(const Statement& s) {
+std::string KeysContext(const util::ProviderId& id) { return "providers.api_keys:" + id.str(); }
+
+util::Result<domain::ProviderUsage> ReadRow(const Statement& s, const util::SecretBox& secrets) {
   domain::ProviderUsage u;
   u.provider.uuid = util::ProviderId::FromTrusted(s.Text(0));
   u.provider.name = s.Text(1);
   u.provider.requester = s.Text(2);
   u.provider.base_url = s.Text(3);
-  auto keys = StringListFromText(s.Text(4), "provider api_keys");
+  auto keys_text = secrets.Open(s.Text(4), KeysContext(u.provider.uuid));
+  if (!keys_text) return tl::make_unexpected(keys_text.error());
+  auto keys = StringListFromText(*keys_text, "provider api_keys");
   if (!keys) return tl::make_unexpected(keys.error());
   u.provider.api_keys = std::move(*keys);
   u.provider.created_at = TimeAt(s.Int64(5));
@@ -38,12 +42,18 @@ util::Error NotFound(const util::ProviderId& id) {
 
 }  // namespace
 
+std::string SealProviderKeys(const util::SecretBox& secrets, const util::ProviderId& id,
+                             const std::string& keys_text) {
+  return secrets.Seal(keys_text, KeysContext(id));
+}
+
 util::Result<std::vector<domain::ProviderUsage>> SqliteProviderRepository::List() {
   static const std::string kSql = std::string(kSelect) + " ORDER BY p.created_at, p.rowid";
-  return db_.Read([](Connection& c) -> util::Result<std::vector<domain::ProviderUsage>> {
+  return db_.Read([this](Connection& c) -> util::Result<std::vector<domain::ProviderUsage>> {
     auto stmt = Query(c, kSql);
     if (!stmt) return tl::make_unexpected(stmt.error());
-    return CollectRows<domain::ProviderUsage>(*stmt, ReadRow);
+    return CollectRows<domain::ProviderUsage>(
+        *stmt, [this](const Statement& s) { return ReadRow(s, secrets_); });
   });
 }
 
@@ -55,15 +65,17 @@ util::Result<domain::ProviderUsage> SqliteProviderRepository::Get(const util::Pr
     auto row = stmt->Step();
     if (!row) return tl::make_unexpected(row.error());
     if (!*row) return tl::make_unexpected(NotFound(id));
-    return ReadRow(*stmt);
+    return ReadRow(*stmt, secrets_);
   });
 }
 
-util::Result<void> InsertProviderRow(Connection& c, const domain::Provider& p) {
+util::Result<void> InsertProviderRow(Connection& c, const domain::Provider& p,
+                                     const util::SecretBox& secrets) {
   auto stmt = Query(c,
                     "INSERT INTO providers (uuid, name, requester, base_url, api_keys, "
                     "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    p.uuid.str(), p.name, p.requester, p.base_url, StringListToText(p.api_keys),
+                    p.uuid.str(), p.name, p.requester, p.base_url,
+                    SealProviderKeys(secrets, p.uuid, StringListToText(p.api_keys)),
                     Millis(p.created_at), Millis(p.updated_at));
   if (!stmt) return tl::make_unexpected(stmt.error());
   auto r = stmt->Run();
@@ -75,7 +87,7 @@ util::Result<void> InsertProviderRow(Connection& c, const domain::Provider& p) {
 }
 
 util::Result<void> SqliteProviderRepository::Insert(const domain::Provider& p) {
-  return db_.Write([&](Connection& c) { return InsertProviderRow(c, p); });
+  return db_.Write([&](Connection& c) { return InsertProviderRow(c, p, secrets_); });
 }
 
 util::Result<void> SqliteProviderRepository::Update(const domain::Provider& p) {
@@ -83,7 +95,8 @@ util::Result<void> SqliteProviderRepository::Update(const domain::Provider& p) {
     auto changed = Execute(c,
                            "UPDATE providers SET name = ?, requester = ?, base_url = ?, "
                            "api_keys = ?, updated_at = ? WHERE uuid = ?",
-                           p.name, p.requester, p.base_url, StringListToText(p.api_keys),
+                           p.name, p.requester, p.base_url,
+                           SealProviderKeys(secrets_, p.uuid, StringListToText(p.api_keys)),
                            Millis(p.updated_at), p.uuid.str());
     if (!changed) return tl::make_unexpected(changed.error());
     if (*changed == 0) return tl::make_unexpected(NotFound(p.uuid));

@@ -4,17 +4,26 @@
 
 #include "domain/provider.hpp"
 #include "storage/sqlite/database.hpp"
+#include "util/secret_box.hpp"
 
 namespace sb::storage::sqlite {
 
-// Thread-safe; every method is one transaction on `db`, which must outlive this object.
 // The provider INSERT, inside a caller's write transaction (also used by the model repository
-// to store a model together with its inline provider).
-util::Result<void> InsertProviderRow(Connection& c, const domain::Provider& provider);
+// to store a model together with its inline provider). The API keys are sealed with `secrets`.
+util::Result<void> InsertProviderRow(Connection& c, const domain::Provider& provider,
+                                     const util::SecretBox& secrets);
+
+// The stored form of a provider's API keys and back: sealed under the provider's uuid.
+std::string SealProviderKeys(const util::SecretBox& secrets, const util::ProviderId& id,
+                             const std::string& keys_text);
+
+// Thread-safe; every method is one transaction on `db`. `db` and `secrets` (which seals the API
+// keys at rest) must outlive this object.
 
 class SqliteProviderRepository final : public domain::ProviderRepository {
  public:
-  explicit SqliteProviderRepository(Database& db) : db_(db) {}
+  SqliteProviderRepository(Database& db, const util::SecretBox& secrets)
+      : db_(db), secrets_(secrets) {}
 
   util::Result<std::vector<domain::ProviderUsage>> List() override;
   util::Result<domain::ProviderUsage> Get(const util::ProviderId& id) override;
@@ -25,6 +34,7 @@ class SqliteProviderRepository final : public domain::ProviderRepository {
 
  private:
   Database& db_;
+  const util::SecretBox& secrets_;
 };
 
 }  // namespace sb::storage::sqlite

@@ -1,6 +1,6 @@
 // The SQLite backend of domain::Storage: one database file, migrated at open, and one repository
 // of each kind over it. The composition root opens it once and closes it last.
-//   auto storage = SqliteStorage::Open("data/switchboard.db");
+//   auto storage = SqliteStorage::Open("data/switchboard.db", secret_box);
 //   if (!storage) return storage.error();  // kInternal: unreadable file, failed migration
 #pragma once
 
@@ -20,6 +20,7 @@
 #include "storage/sqlite/settings_repository.hpp"
 #include "storage/sqlite/task_repository.hpp"
 #include "util/error.hpp"
+#include "util/secret_box.hpp"
 
 namespace sb::storage::sqlite {
 
@@ -27,8 +28,11 @@ namespace sb::storage::sqlite {
 // kUnavailable.
 class SqliteStorage final : public domain::Storage {
  public:
-  // Creates the file (and its parent directory) when missing and applies pending migrations.
-  static util::Result<std::unique_ptr<SqliteStorage>> Open(const std::string& path);
+  // Creates the file (and its parent directory) when missing, applies pending migrations and
+  // seals with `secrets` the provider keys and bot configs of rows stored in plain text (by a
+  // version before sealing). Those columns are read and written through `secrets` from then on.
+  static util::Result<std::unique_ptr<SqliteStorage>> Open(const std::string& path,
+                                                           util::SecretBox secrets);
   ~SqliteStorage() override;
 
   // Waits for running transactions, checkpoints the WAL and closes the file. Idempotent.
@@ -47,9 +51,10 @@ class SqliteStorage final : public domain::Storage {
   domain::PluginRepository& plugins() override { return plugins_; }
 
  private:
-  explicit SqliteStorage(std::unique_ptr<Database> db);
+  SqliteStorage(std::unique_ptr<Database> db, util::SecretBox secrets);
 
   std::unique_ptr<Database> db_;  // declared first: the repositories refer to it
+  const util::SecretBox secrets_;
   SqliteProviderRepository providers_;
   SqliteModelRepository models_;
   SqliteBotRepository bots_;

@@ -20,7 +20,9 @@ class BotStorage {
   explicit BotStorage(const std::string& tag)
       : dir_(std::filesystem::temp_directory_path() /
              ("sb-" + tag + "-" + util::RandomUrlSafe(8))) {
-    auto st = storage::sqlite::SqliteStorage::Open((dir_ / "db.sqlite").string());
+    auto st = storage::sqlite::SqliteStorage::Open(
+        (dir_ / "db.sqlite").string(),
+        util::SecretBox::FromKeyMaterial("unit-test-key-material-0123456789"));
     if (!st) throw std::runtime_error(st.error().message);
     storage_ = std::move(*st);
     domain::Pipeline p;
