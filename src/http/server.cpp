@@ -187,9 +187,10 @@ int RefusedTransferEncoding(const bhttp::request_parser<bhttp::string_body>& par
     return 0;
   }
   if (count == 1 && parser.chunked() && !head.count(bhttp::field::content_length)) {
-    // The length is known (chunked comes last), but not the codings before it (RFC 9112 §6.1).
+    // The length is known (chunked comes last), but not the codings before it. RFC 9112 §6.1
+    // suggests 501; a client error is what it is, and no stranger gets a 5xx from us.
     why = "transfer coding is not supported: only chunked is";
-    return 501;
+    return 400;
   }
   why = "malformed HTTP request: Transfer-Encoding must be exactly chunked";
   return 400;

@@ -186,7 +186,10 @@ def public_request_lines(payload):
     n = 0
     for method, target in REQUEST_LINE.findall(payload):
         path = urllib.parse.unquote_to_bytes(target.split(b"?", 1)[0]).decode("utf-8", "replace")
-        if any(method.upper().decode() == m and rx.match(path) for m, rx in PUBLIC_ROUTES):
+        # HEAD is answered by the GET route (RFC 9110 §9.3.2), so it is as public as GET.
+        verb = method.upper().decode()
+        verb = "GET" if verb == "HEAD" else verb
+        if any(verb == m and rx.match(path) for m, rx in PUBLIC_ROUTES):
             n += 1
     return n
 
