@@ -133,13 +133,14 @@ int Serve(const CoreOptions& options) {
   BotStack& bots = *bot_stack;
 
   util::SystemClock plugin_clock;
-  plugins::MarketplaceClient marketplace(http_client, io->get_executor(), cfg.space.url);
+  auto marketplace =
+      std::make_unique<plugins::MarketplaceClient>(http_client, io->get_executor(), cfg.space.url);
   plugins::PluginManagerDeps plugin_deps;
   plugin_deps.plugins = &core.storage().plugins();
   plugin_deps.tasks = &core.storage().tasks();
   plugin_deps.clock = &plugin_clock;
   plugin_deps.blocking = &blocking_executor;
-  plugin_deps.marketplace = &marketplace;
+  plugin_deps.marketplace = marketplace.get();
   plugin_deps.executor = io->get_executor();
   plugin_deps.validate = services::ApplyConfigSchema;
   services::StoredModelResolver plugin_models(core.models(), core.providers());
@@ -200,8 +201,8 @@ int Serve(const CoreOptions& options) {
   }
 
   std::promise<int> stop_signal;
-  boost::asio::signal_set signals(*io, SIGINT, SIGTERM);
-  signals.async_wait([&](const boost::system::error_code& ec, int signo) {
+  auto signals = std::make_unique<boost::asio::signal_set>(*io, SIGINT, SIGTERM);
+  signals->async_wait([&](const boost::system::error_code& ec, int signo) {
     if (!ec) stop_signal.set_value(signo);
   });
 
@@ -250,11 +251,20 @@ int Serve(const CoreOptions& options) {
   for (auto& t : io_threads) t.join();
   blocking.join();
   bots.Flush();  // log entries and conversation turns queued by the last runs
-  // Its runners, adapters and timers hold strands of the I/O context: gone before the context.
-  bot_stack.reset();
-  plugin_manager.reset();  // its supervisor's timers and processes hold strands of the context
-  signals.cancel();
+  // Every object that holds a socket, timer, signal set or strand of the I/O context is destroyed
+  // before the context: their destructors deregister from its services, which die with it (under
+  // AddressSanitizer each SIGTERM ended in a heap-use-after-free here). Plain objects that
+  // suspended coroutines may still point at (router, metrics, core, ...) stay until the end.
+  bot_stack.reset();       // runners, adapters and their timers
+  plugin_manager.reset();  // its supervisor's timers and processes
+  marketplace.reset();     // shares the HTTP client
+  signals.reset();
   server.reset();
+  // The HTTP client's pooled keep-alive connections own sockets and strands; the gateway and the
+  // marketplace held the last references. A call still suspended keeps its own reference and
+  // releases it when the context destroys its frame, while the context's services still exist.
+  gateway.reset();
+  http_client.reset();
   io.reset();  // destroys what was left suspended, while everything it may touch still exists
   core.Close();
   spdlog::info("stopped cleanly");

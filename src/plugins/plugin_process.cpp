@@ -189,6 +189,9 @@ class AsioPluginProcess final : public PluginProcess,
       self->kill_timer_.async_wait([self, grace](const boost::system::error_code& ec) {
         if (ec || self->ended_) return;
         ::kill(-self->pid_, SIGTERM);
+        // A descendant that keeps the plugin's stdout open would hide its end from the read
+        // (and keep this object alive through it): wait for the process itself.
+        self->StartReaping();
         self->kill_timer_.expires_after(grace);
         self->kill_timer_.async_wait([self](const boost::system::error_code& ec2) {
           if (!ec2 && !self->ended_) ::kill(-self->pid_, SIGKILL);
@@ -364,11 +367,20 @@ class AsioPluginProcess final : public PluginProcess,
   void OnStdoutEnd() {
     FailAll("the plugin's process ended");
     CloseStdin();
+    StartReaping();
+  }
+
+  // Once the plugin closed its stdout, or was sent SIGTERM by Stop.
+  void StartReaping() {
+    if (reaping_ || ended_) return;
+    reaping_ = true;
     Reap();
   }
 
-  // The plugin closed its stdout: it is ending. Waits for it without blocking the strand; a
-  // process that keeps running without its stdout is killed after two seconds.
+  // Waits for the process without blocking the strand. Outside a Stop (whose timers decide), a
+  // process that keeps running without its stdout is killed after two seconds. Once reaped, the
+  // pipes are closed even if a descendant still holds the other ends: the reads and writes still
+  // pending end with operation_aborted and release this object.
   void Reap() {
     int status = 0;
     const pid_t r = ::waitpid(pid_, &status, WNOHANG);
@@ -378,13 +390,15 @@ class AsioPluginProcess final : public PluginProcess,
       resources_.reset();      // and its sandbox's cgroup with anything left in it
       boost::system::error_code ignored;
       kill_timer_.cancel();
+      FailAll("the plugin's process ended");
+      CloseStdin();
       stdout_.close(ignored);
       stderr_.close(ignored);
       if (on_exit_) std::exchange(on_exit_, nullptr)(r == pid_ ? status : 0);
       RunStopped();
       return;
     }
-    if (++reap_polls_ == 200) ::kill(-pid_, SIGKILL);
+    if (++reap_polls_ == 200 && !stopping_) ::kill(-pid_, SIGKILL);
     auto self = shared_from_this();
     reap_timer_.expires_after(std::chrono::milliseconds(10));
     reap_timer_.async_wait([self](const boost::system::error_code&) { self->Reap(); });
@@ -415,6 +429,7 @@ class AsioPluginProcess final : public PluginProcess,
   std::int64_t next_seq_ = 0;
   bool stopping_ = false;
   bool ended_ = false;
+  bool reaping_ = false;
   bool stdin_closed_ = false;
   bool close_stdin_after_writes_ = false;
   int reap_polls_ = 0;

@@ -193,7 +193,9 @@ struct PluginSupervisor::Impl : std::enable_shared_from_this<Impl> {
       if (!e.process) e.status.state = PluginState::kStarting;
     }
     std::weak_ptr<Impl> weak = weak_from_this();
-    auto process_slot = std::make_shared<std::shared_ptr<PluginProcess>>();
+    // Weak: the process owns this callback, so a strong reference would keep it alive for ever
+    // when the I/O context ends before the process does (a candidate still stopping at shutdown).
+    auto process_slot = std::make_shared<std::weak_ptr<PluginProcess>>();
     std::string sandbox;
     auto launch = SandboxedLaunch(plugin, dir, &sandbox);
     if (!launch) {
@@ -205,7 +207,7 @@ struct PluginSupervisor::Impl : std::enable_shared_from_this<Impl> {
         PluginProcess::Spawn(executor, std::move(*launch), std::make_shared<Host>(core, key),
                              [weak, key, process_slot](int status) {
                                if (auto self = weak.lock())
-                                 self->OnExit(key, *process_slot, status);
+                                 self->OnExit(key, process_slot->lock(), status);
                              });
     if (!spawned) {
       util::Error error = spawned.error();

@@ -14,13 +14,19 @@ and offers small helpers:
 
 ServerTestCase starts one server per test class with an admin, a user token and an API key.
 Every socket has a timeout, so no test can hang.
+
+Under `make test-sanitize` the server is built with AddressSanitizer and UBSan: a report in its
+stderr (a log file next to its data directory) fails the stop that finds it, and the whole run
+at exit, even when the test ignores the exit code or the exception is raised in a thread.
 """
 
+import atexit
 import http.client
 import json
 import os
 import re
 import shutil
+import sys
 import signal
 import socket
 import subprocess
@@ -40,6 +46,39 @@ STOP_TIMEOUT = 15.0
 UUID4_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 RFC3339_Z_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
 API_KEY_RE = re.compile(r"^lbk_[A-Za-z0-9_-]{43}$")
+
+# What AddressSanitizer, LeakSanitizer and UndefinedBehaviorSanitizer print when they find
+# something; none of it appears in the server's own logging.
+SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", ": runtime error: ",
+                     "SUMMARY: AddressSanitizer", "SUMMARY: UndefinedBehaviorSanitizer")
+SANITIZER_REPORTS = []  # every report seen in this process, for the exit check below
+
+
+def sanitizer_report(text):
+    """The sanitizer report in `text` (from its first marker on), or None."""
+    found = [text.find(m) for m in SANITIZER_MARKERS if m in text]
+    if not found:
+        return None
+    start = text.rfind("\n", 0, min(found)) + 1
+    return text[start:start + 20000]
+
+
+def _record_sanitizer_report(where, text):
+    report = sanitizer_report(text)
+    if report is None:
+        return None
+    message = "sanitizer report from %s:\n%s" % (where, report)
+    SANITIZER_REPORTS.append(message)
+    return message
+
+
+@atexit.register
+def _fail_on_sanitizer_reports():
+    if SANITIZER_REPORTS:
+        sys.stderr.write("\n".join(SANITIZER_REPORTS) + "\n%d sanitizer report(s): failing the run\n"
+                         % len(SANITIZER_REPORTS))
+        sys.stderr.flush()
+        os._exit(1)
 
 
 def unknown_uuid():
@@ -65,6 +104,7 @@ class Server:
         self.log_path = None
         self._ready = threading.Event()
         self._reader = None
+        self._log_offset = 0  # where the current process's stderr starts in log_path
 
     # ---- process control -------------------------------------------------------------------
 
@@ -79,6 +119,7 @@ class Server:
         self._ready = threading.Event()
         self.log_path = self.data_dir.rstrip("/") + ".log"
         self._stderr = open(self.log_path, "ab")
+        self._log_offset = self._stderr.tell()
         self.proc = subprocess.Popen(
             [BIN, "serve", "--data-dir", self.data_dir, "--port", "0", "--host", self.host],
             stdout=subprocess.PIPE, stderr=self._stderr, stdin=subprocess.DEVNULL, env=env)
@@ -145,6 +186,9 @@ class Server:
         if self._stderr:
             self._stderr.close()
             self._stderr = None
+        report = self._check_sanitizer(proc)
+        if report is not None:
+            raise AssertionError(report)
         if check:
             if rc is None:
                 raise AssertionError("server did not stop within %.0f s of SIGTERM" % STOP_TIMEOUT)
@@ -164,6 +208,7 @@ class Server:
             self.proc.kill()
             self.proc.wait(5)
             self._close_pipes(self.proc)
+            self._check_sanitizer(self.proc)  # recorded; the caller raises its own error
             self.proc = None
 
     def kill(self):
@@ -172,6 +217,16 @@ class Server:
         if self._stderr:
             self._stderr.close()
             self._stderr = None
+
+    def _check_sanitizer(self, proc):
+        """Records and returns a sanitizer report the process wrote to its stderr, or None."""
+        if not self.log_path or not os.path.exists(self.log_path):
+            return None
+        with open(self.log_path, "rb") as f:
+            f.seek(self._log_offset)
+            text = f.read().decode("utf-8", "replace")
+        return _record_sanitizer_report("the server (pid %d, %s)" % (proc.pid, self.log_path),
+                                        text)
 
     def restart(self):
         self.stop()
@@ -261,8 +316,12 @@ class Server:
     def cli(self, *args, timeout=30):
         env = dict(os.environ)
         env.update(self.env)
-        return subprocess.run([BIN] + list(args) + ["--data-dir", self.data_dir],
-                              capture_output=True, text=True, timeout=timeout, env=env)
+        result = subprocess.run([BIN] + list(args) + ["--data-dir", self.data_dir],
+                                capture_output=True, text=True, timeout=timeout, env=env)
+        report = _record_sanitizer_report("switchboard %s" % " ".join(args), result.stderr)
+        if report is not None:
+            raise AssertionError(report)
+        return result
 
 
 class ApiAssertions:

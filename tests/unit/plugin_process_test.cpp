@@ -311,6 +311,43 @@ TEST_F(PluginProcessTest, APluginThatWillNotStopIsKilled) {
   Stop(p);  // idempotent: at once, the process is gone
 }
 
+// A grandchild in its own session escapes the group's signals and keeps the plugin's stdout and
+// stderr open, so their end never comes: Stop must still reap the plugin, report its exit, and
+// free the process object, which the pending reads kept alive (a leak LeakSanitizer saw).
+TEST_F(PluginProcessTest, ADescendantHoldingStdoutNeitherBlocksStopNorKeepsTheProcessAlive) {
+  auto p = Start(SB_TEST_PLUGINS,
+                 {"sh", "-c", "setsid sleep 30 & echo grandchild=$! >&2; exec sleep 30"});
+  ASSERT_TRUE(p);
+  ASSERT_TRUE(Eventually([&] { return host_->Logged("grandchild="); }));
+  pid_t grandchild = 0;
+  {
+    std::lock_guard lock(host_->mu);
+    for (const auto& line : host_->logs) {
+      if (line.rfind("grandchild=", 0) == 0) grandchild = std::stoi(line.substr(11));
+    }
+  }
+  ASSERT_GT(grandchild, 0);
+  struct KillOnExit {
+    pid_t pid;
+    ~KillOnExit() { ::kill(pid, SIGKILL); }
+  } cleanup{grandchild};
+  ASSERT_EQ(::kill(grandchild, 0), 0) << "the grandchild should be running";
+
+  std::weak_ptr<PluginProcess> weak = p;
+  const auto t0 = std::chrono::steady_clock::now();
+  Stop(p, 100ms);  // the shutdown request and stdin's end are ignored; SIGTERM after 100 ms
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+  ASSERT_TRUE(exited_);
+  EXPECT_TRUE(WIFSIGNALED(exit_status_.load()));
+  EXPECT_EQ(WTERMSIG(exit_status_.load()), SIGTERM);
+  EXPECT_EQ(::kill(grandchild, 0), 0) << "the test needs the grandchild to outlive the plugin";
+  EXPECT_EQ(Call(p, "echo").error().code, ErrorCode::kUnavailable);
+  p.reset();
+  process_.reset();
+  EXPECT_TRUE(Eventually([&] { return weak.expired(); }))
+      << "the process object outlived its process: " << weak.use_count() << " references left";
+}
+
 TEST_F(PluginProcessTest, AMissingProgramIsAClearError) {
   PluginLaunch launch;
   launch.dir = SB_TEST_PLUGINS;

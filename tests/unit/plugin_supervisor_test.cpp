@@ -4,6 +4,7 @@
 #include "plugins/plugin_supervisor.hpp"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <boost/asio/executor_work_guard.hpp>
@@ -180,6 +181,37 @@ TEST_F(SupervisorTest, AFailedUpgradeLeavesTheRunningVersion) {
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("missing.sh is missing"), std::string::npos);
   EXPECT_TRUE(Call(v1.key(), "echo"));
+}
+
+// The plugin ends on the shutdown request, but a grandchild in its own session keeps its stdout
+// open: StopAll still sees it end after the grace's SIGTERM instead of waiting out its own limit,
+// and the process, which the supervisor's exit callback and the pending reads held in a cycle, is
+// freed (LeakSanitizer fails `make test-sanitize` otherwise).
+TEST_F(SupervisorTest, StopAllIsNotHeldUpByADescendantHoldingThePluginsStdout) {
+  auto leaky = Record(
+      "leaky", {"sh", "-c", "setsid sleep 30 & echo grandchild=$! >&2; exec python3 probe.py"});
+  ASSERT_TRUE(Launch(leaky, SB_TEST_PLUGINS));
+  ASSERT_TRUE(Eventually([&] { return core_.Logged("grandchild="); }));
+  pid_t grandchild = 0;
+  {
+    std::lock_guard lock(core_.mu);
+    for (const auto& line : core_.logs) {
+      if (auto at = line.find("grandchild="); at != std::string::npos) {
+        grandchild = std::stoi(line.substr(at + 11));
+      }
+    }
+  }
+  ASSERT_GT(grandchild, 0);
+  struct KillOnExit {
+    pid_t pid;
+    ~KillOnExit() { ::kill(pid, SIGKILL); }
+  } cleanup{grandchild};
+
+  const auto t0 = std::chrono::steady_clock::now();
+  supervisor_->StopAll();  // StopAll gives up after 2 x 500 ms + 1 s
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms);
+  EXPECT_EQ(::kill(grandchild, 0), 0) << "the test needs the grandchild to outlive the plugin";
+  EXPECT_NE(supervisor_->Status(leaky.key()).state, PluginState::kRunning);
 }
 
 TEST_F(SupervisorTest, AHandshakeThatNeverComesFailsTheLaunch) {
