@@ -448,62 +448,51 @@ util::Result<util::JsonObject> ProcessPluginManager::Config(const domain::Plugin
   return view->plugin.config;
 }
 
-util::Result<void> ProcessPluginManager::SetConfig(const domain::PluginKey& key,
-                                                   const util::JsonObject& config) {
+util::Result<void> ProcessPluginManager::ChangeRecord(
+    const domain::PluginKey& key,
+    const std::function<util::Result<void>(domain::InstalledPlugin&)>& change) {
   if (auto ok = CheckKey(key); !ok) return tl::unexpected(ok.error());
   auto plugin = deps_.plugins->Get(key);
   if (!plugin) return tl::unexpected(plugin.error());
-  auto checked = deps_.validate(SchemaOf(*plugin), config, "config");
-  if (!checked) return tl::unexpected(checked.error());
-  plugin->config = std::move(*checked);
+  if (auto changed = change(*plugin); !changed) return changed;
   plugin->updated_at = deps_.clock->Now();
   if (auto stored = deps_.plugins->Put(*plugin); !stored) return stored;
   RefreshCache();
-  // Waits for the restart, so the next message already meets the new config. A plugin that
-  // cannot start with it keeps the config (the user fixes it) and shows why in its status.
-  if (plugin->enabled) {
-    if (auto started = LaunchAndWait(*plugin); !started) {
-      spdlog::warn("plugin {} did not restart: {}", key.id(), started.error().message);
-    }
+  // Waits for the restart, so the next message already meets the change (a new config, a new
+  // sandbox). A plugin that cannot start with it keeps the change (the admin fixes it) and shows
+  // why in its status.
+  if (!plugin->enabled) {
+    supervisor_.Stop(key, nullptr);
+  } else if (auto started = LaunchAndWait(*plugin); !started) {
+    spdlog::warn("plugin {} did not start: {}", key.id(), started.error().message);
   }
   return util::Ok();
 }
 
+util::Result<void> ProcessPluginManager::SetConfig(const domain::PluginKey& key,
+                                                   const util::JsonObject& config) {
+  return ChangeRecord(key, [&](domain::InstalledPlugin& plugin) -> util::Result<void> {
+    auto checked = deps_.validate(SchemaOf(plugin), config, "config");
+    if (!checked) return tl::unexpected(checked.error());
+    plugin.config = std::move(*checked);
+    return util::Ok();
+  });
+}
+
 util::Result<void> ProcessPluginManager::SetEnabled(const domain::PluginKey& key, bool enabled) {
-  if (auto ok = CheckKey(key); !ok) return tl::unexpected(ok.error());
-  auto plugin = deps_.plugins->Get(key);
-  if (!plugin) return tl::unexpected(plugin.error());
-  plugin->enabled = enabled;
-  plugin->updated_at = deps_.clock->Now();
-  if (auto stored = deps_.plugins->Put(*plugin); !stored) return stored;
-  RefreshCache();
-  if (enabled) {
-    if (auto started = LaunchAndWait(*plugin); !started) {
-      spdlog::warn("plugin {} did not start: {}", key.id(), started.error().message);
-    }
-  } else {
-    supervisor_.Stop(key, nullptr);
-  }
-  return util::Ok();
+  return ChangeRecord(key, [&](domain::InstalledPlugin& plugin) -> util::Result<void> {
+    plugin.enabled = enabled;
+    return util::Ok();
+  });
 }
 
 util::Result<void> ProcessPluginManager::SetNetworkAllowed(const domain::PluginKey& key,
                                                            bool allowed) {
-  if (auto ok = CheckKey(key); !ok) return tl::unexpected(ok.error());
-  auto plugin = deps_.plugins->Get(key);
-  if (!plugin) return tl::unexpected(plugin.error());
-  if (plugin->allow_network == allowed) return util::Ok();
-  plugin->allow_network = allowed;
-  plugin->updated_at = deps_.clock->Now();
-  if (auto stored = deps_.plugins->Put(*plugin); !stored) return stored;
-  RefreshCache();
   // The sandbox is made at start: a running plugin gets (or loses) the network by a restart.
-  if (plugin->enabled) {
-    if (auto started = LaunchAndWait(*plugin); !started) {
-      spdlog::warn("plugin {} did not start: {}", key.id(), started.error().message);
-    }
-  }
-  return util::Ok();
+  return ChangeRecord(key, [&](domain::InstalledPlugin& plugin) -> util::Result<void> {
+    plugin.allow_network = allowed;
+    return util::Ok();
+  });
 }
 
 util::Result<std::string> ProcessPluginManager::Readme(const domain::PluginKey& key) {

@@ -119,6 +119,11 @@ class ProcessPluginManager final : public domain::PluginManager,
   class TaskRun;
   std::filesystem::path FolderOf(const domain::PluginKey& key, const std::string& version) const;
   domain::PluginView ViewOf(const domain::InstalledPlugin& plugin) const;
+  // Loads the plugin's record, applies `change` (its error is returned as is), stores it and
+  // brings the process in line: restarted and waited for when enabled, stopped otherwise.
+  util::Result<void> ChangeRecord(
+      const domain::PluginKey& key,
+      const std::function<util::Result<void>(domain::InstalledPlugin&)>& change);
   // Reserves `key` for one operation; kConflict when another one runs.
   util::Result<void> Reserve(const std::string& id);
   void Release(const std::string& id);
