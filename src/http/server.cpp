@@ -29,8 +29,10 @@
 #include <thread>
 #include <unordered_map>
 
+#include "http/connection_counts.hpp"
 #include "http/envelope.hpp"
 #include "http/websocket_session.hpp"
+#include "util/client_address.hpp"
 #include "util/crypto.hpp"
 #include "util/log_text.hpp"
 
@@ -114,59 +116,6 @@ bool IsLoopback(const asio::ip::address& a) {
          asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6()).is_loopback();
 }
 
-// Open connections per client address, for max_connections_per_address. Shared with the
-// sessions' completion handlers, which may outlive the server.
-class AddressCounts {
- public:
-  explicit AddressCounts(std::size_t limit) : limit_(limit) {}
-
-  // Counts a connection from `address`; false (nothing counted) when it already has the limit.
-  // `first_refusal` tells whether this is the first refusal since it was under the limit.
-  bool TryAdd(const std::string& address, bool& first_refusal) {
-    std::lock_guard lock(mu_);
-    auto& entry = counts_[address];
-    if (limit_ > 0 && entry.open >= limit_) {
-      first_refusal = !entry.refused;
-      entry.refused = true;
-      return false;
-    }
-    ++entry.open;
-    return true;
-  }
-
-  void Remove(const std::string& address) {
-    std::lock_guard lock(mu_);
-    auto it = counts_.find(address);
-    if (it == counts_.end()) return;
-    if (--it->second.open == 0) {
-      counts_.erase(it);
-    } else if (it->second.open < limit_) {
-      it->second.refused = false;
-    }
-  }
-
- private:
-  struct Entry {
-    std::size_t open = 0;
-    bool refused = false;  // a connection was refused since the count was last below the limit
-  };
-  const std::size_t limit_;
-  std::mutex mu_;
-  std::unordered_map<std::string, Entry> counts_;  // guarded by mu_
-};
-
-// The key a connection is counted under: an IPv6 address by its /64 (what one subscriber gets),
-// an IPv4 one (mapped or not) as itself.
-std::string ConnectionKey(const asio::ip::address& a) {
-  if (a.is_v6() && !a.to_v6().is_v4_mapped()) {
-    auto bytes = a.to_v6().to_bytes();
-    std::fill(bytes.begin() + 8, bytes.end(), 0);
-    return asio::ip::address_v6(bytes).to_string() + "/64";
-  }
-  if (a.is_v6()) return asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6()).to_string();
-  return a.to_string();
-}
-
 // RFC 9112 §6.3: a request whose Transfer-Encoding is anything but "chunked" alone has no length
 // the server can trust (gzip, identity, "chunked, identity", a Content-Length beside it): if it
 // were served, its body would be read as the next request on the connection (request
@@ -214,7 +163,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
         options(std::move(options_in)),
         acceptor(asio::make_strand(io_in)),
         registry(std::make_shared<Registry>()),
-        connections(std::make_shared<AddressCounts>(options.max_connections_per_address)),
+        connections(std::make_shared<ConnectionCounts>(options.max_connections_per_address)),
         id_prefix(util::RandomUrlSafe(6)) {}
 
   asio::io_context& io;
@@ -224,7 +173,7 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   ServerOptions options;
   tcp::acceptor acceptor;
   std::shared_ptr<Registry> registry;
-  std::shared_ptr<AddressCounts> connections;
+  std::shared_ptr<ConnectionCounts> connections;
   std::string id_prefix;
   std::atomic<std::uint64_t> next_id{0};
 
@@ -280,7 +229,7 @@ asio::awaitable<void> HttpServer::Impl::AcceptLoop() {
     boost::system::error_code ignored;
     const auto remote = socket.remote_endpoint(ec);
     if (ec) continue;  // already gone
-    std::string key = ConnectionKey(remote.address());
+    std::string key = util::ClientAddressKey(remote.address().to_string());
     bool first_refusal = false;
     if (!connections->TryAdd(key, first_refusal)) {
       if (first_refusal) {

@@ -1,12 +1,12 @@
 #include "services/auth_service.hpp"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <boost/json/serialize.hpp>
 #include <chrono>
 
+#include "util/client_address.hpp"
 #include "util/crypto.hpp"
 #include "util/json.hpp"
 
@@ -27,21 +27,6 @@ std::string JwtHeader() {
 
 std::string MaskKey(const std::string& key) {
   return key.substr(0, 8) + "..." + key.substr(key.size() - 4);
-}
-
-// The throttling key of a client address: an IPv6 client by its /64 (one subscriber's prefix,
-// which holds more addresses than any counter could), an IPv4-mapped one by its IPv4 address.
-std::string AddressKey(const std::string& address) {
-  unsigned char bytes[16];
-  if (address.find(':') == std::string::npos || inet_pton(AF_INET6, address.c_str(), bytes) != 1) {
-    return address;
-  }
-  static constexpr unsigned char kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-  if (std::equal(bytes, bytes + 12, kMapped)) {
-    return fmt::format("{}.{}.{}.{}", bytes[12], bytes[13], bytes[14], bytes[15]);
-  }
-  return fmt::format("{:02x}{:02x}:{:02x}{:02x}:{:02x}{:02x}:{:02x}{:02x}::/64", bytes[0], bytes[1],
-                     bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7]);
 }
 
 util::Error RateLimited(std::string message, std::chrono::nanoseconds wait) {
@@ -150,7 +135,7 @@ std::vector<util::TimePoint>* AuthService::FailuresLocked(const std::string& key
 std::optional<util::Error> AuthService::ThrottledLocked(const std::string& user,
                                                         const std::string& address) {
   const int max = options_.login_max_failures;
-  const std::string where = AddressKey(address);
+  const std::string where = util::ClientAddressKey(address);
   // An account under attack from many addresses tightens only for addresses that failed on it.
   const auto* account = FailuresLocked("u:" + user);
   const bool under_attack = account && static_cast<int>(account->size()) >= max;
@@ -247,7 +232,7 @@ util::Result<std::string> AuthService::Login(const std::string& user, const std:
   // Verify against a fixed hash for unknown users too, so timing does not reveal which exist.
   static const std::string kDummyHash = util::HashPassword("dummy-password-for-timing");
   const bool ok = util::VerifyPassword(password, account ? account->password_hash : kDummyHash);
-  const std::string where = AddressKey(client_address);
+  const std::string where = util::ClientAddressKey(client_address);
   if (!account || !ok) {
     RecordFailures({"a:" + where, "p:" + user + "\n" + where, "u:" + user});
     return Fail(ErrorCode::kUnauthenticated, "wrong user or password");
@@ -399,7 +384,7 @@ util::Result<void> AuthService::ResetPassword(const std::string& user,
                                               const std::string& recovery_key,
                                               const std::string& next,
                                               const std::string& client_address) {
-  const std::string key = "r:" + AddressKey(client_address);
+  const std::string key = "r:" + util::ClientAddressKey(client_address);
   {
     std::lock_guard lock(throttle_mu_);
     const auto* times = FailuresLocked(key);

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "util/client_address.hpp"
 #include "util/clock.hpp"
 #include "util/crypto.hpp"
 #include "util/ids.hpp"
@@ -236,6 +237,21 @@ TEST(SecretBox, SealsUnderKeyAndContextAndPassesOldPlaintextThrough) {
 
   // A row written before sealing existed reads as it is.
   EXPECT_EQ(*box.Open("[\"sk-plain\"]", "providers.api_keys:p1"), "[\"sk-plain\"]");
+}
+
+}  // namespace
+}  // namespace sb::util
+
+namespace sb::util {
+namespace {
+
+TEST(ClientAddress, AnIpv6ClientCountsByItsSlash64AndAMappedOneAsIpv4) {
+  EXPECT_EQ(ClientAddressKey("2001:db8:1:2:aa::1"), "2001:0db8:0001:0002::/64");
+  EXPECT_EQ(ClientAddressKey("2001:db8:1:2:ffff::9"), ClientAddressKey("2001:db8:1:2::1"));
+  EXPECT_NE(ClientAddressKey("2001:db8:1:3::1"), ClientAddressKey("2001:db8:1:2::1"));
+  EXPECT_EQ(ClientAddressKey("::ffff:10.0.0.7"), "10.0.0.7");
+  EXPECT_EQ(ClientAddressKey("10.0.0.7"), "10.0.0.7");
+  EXPECT_EQ(ClientAddressKey("not an address"), "not an address");
 }
 
 }  // namespace
