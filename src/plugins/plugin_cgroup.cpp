@@ -176,16 +176,6 @@ util::Result<std::unique_ptr<PluginCgroup>> PluginCgroup::Create(const std::stri
   return group;
 }
 
-std::vector<int> PluginCgroup::Members() const {
-  std::vector<int> pids;
-  for (const auto& dir : dirs_) {
-    std::ifstream in(dir / "cgroup.procs");
-    int pid = 0;
-    while (in >> pid) pids.push_back(pid);
-  }
-  return pids;
-}
-
 PluginCgroup::~PluginCgroup() {
   for (int fd : procs_fds_) ::close(fd);
   // The pid namespace ends with its first process, but the kernel kills the rest a moment

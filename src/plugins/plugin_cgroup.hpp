@@ -41,9 +41,6 @@ class PluginCgroup {
   // Write-only descriptors of the groups' cgroup.procs files (close-on-exec; owned by this
   // object): a child writes its pid into each before exec.
   const std::vector<int>& ProcsFds() const { return procs_fds_; }
-  // Processes in the group now.
-  std::vector<int> Members() const;
-
   // Removes the empty groups under `parent` left by a server that died (a SIGKILL, a crash: its
   // plugins died with it). A group's name ends in -<server pid>-<n>. Run once, on first use.
   static void RemoveStale(const std::filesystem::path& parent);
