@@ -9,6 +9,8 @@
 
 #include <cstring>
 #include <memory>
+#include <string>
+#include <string_view>
 
 namespace sb::plugins {
 namespace {
@@ -44,7 +46,30 @@ const std::vector<std::string>& DeniedSyscalls() {
   return kDenied;
 }
 
-util::Result<int> WriteSeccompProgram() {
+namespace {
+
+// A descriptor of a new memory file holding `bytes`, positioned at 0.
+util::Result<int> MemoryFile(std::string_view bytes) {
+  const int fd = ::memfd_create("sb-seccomp", MFD_CLOEXEC);
+  if (fd < 0) {
+    return util::Fail(ErrorCode::kInternal, fmt::format("memfd: {}", std::strerror(errno)));
+  }
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  if (done != bytes.size() || ::lseek(fd, 0, SEEK_SET) != 0) {
+    ::close(fd);
+    return util::Fail(ErrorCode::kInternal, "seccomp: cannot write the program");
+  }
+  return fd;
+}
+
+// The BPF program, compiled by libseccomp.
+util::Result<std::string> CompileProgram() {
   std::unique_ptr<void, ContextDeleter> ctx(seccomp_init(SCMP_ACT_ALLOW));
   if (!ctx) return util::Fail(ErrorCode::kInternal, "seccomp: cannot create a filter");
   for (const auto& name : DeniedSyscalls()) {
@@ -69,15 +94,28 @@ util::Result<int> WriteSeccompProgram() {
       return util::Fail(ErrorCode::kInternal, "seccomp: cannot restrict clone");
     }
   }
-  const int fd = ::memfd_create("sb-seccomp", MFD_CLOEXEC);
-  if (fd < 0) {
-    return util::Fail(ErrorCode::kInternal, fmt::format("memfd: {}", std::strerror(errno)));
+  auto file = MemoryFile({});
+  if (!file) return tl::unexpected(file.error());
+  const int fd = *file;
+  std::string program;
+  if (seccomp_export_bpf(ctx.get(), fd) == 0) {
+    const off_t size = ::lseek(fd, 0, SEEK_END);
+    program.resize(size > 0 ? static_cast<std::size_t>(size) : 0);
+    if (size <= 0 || ::pread(fd, program.data(), program.size(), 0) != size) program.clear();
   }
-  if (seccomp_export_bpf(ctx.get(), fd) != 0 || ::lseek(fd, 0, SEEK_SET) != 0) {
-    ::close(fd);
-    return util::Fail(ErrorCode::kInternal, "seccomp: cannot write the program");
-  }
-  return fd;
+  ::close(fd);
+  if (program.empty())
+    return util::Fail(ErrorCode::kInternal, "seccomp: cannot export the program");
+  return program;
+}
+
+}  // namespace
+
+util::Result<int> WriteSeccompProgram() {
+  // The same program for every plugin: compiled once, copied into each plugin's memory file.
+  static const util::Result<std::string> program = CompileProgram();
+  if (!program) return tl::unexpected(program.error());
+  return MemoryFile(*program);
 }
 
 }  // namespace sb::plugins
