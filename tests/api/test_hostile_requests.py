@@ -203,10 +203,7 @@ class HostileRequestsTest(ServerTestCase):
         super().setUpClass()
         srv, tok = cls.srv, cls.token
 
-        def create(path, body):
-            status, resp, _ = srv.req("POST", path, body, token=tok)
-            assert status == 200, (path, status, resp)
-            return resp["data"]
+        create = cls.create
 
         cls.provider_key = "sk-hostile-provider-%016x" % random.Random(SEED).getrandbits(64)
         provider = create("/api/v1/provider/providers",

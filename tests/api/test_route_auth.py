@@ -40,12 +40,7 @@ class RouteAuthTest(ServerTestCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        srv, tok = cls.srv, cls.token
-
-        def create(path, body):
-            status, resp, _ = srv.req("POST", path, body, token=tok)
-            assert status == 200, (path, status, resp)
-            return resp["data"]
+        create = cls.create
 
         provider = create("/api/v1/provider/providers",
                           {"name": "p", "requester": "openai-chat-completions",
