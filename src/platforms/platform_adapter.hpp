@@ -7,7 +7,6 @@
 //   adapter->Stop([] { /* nothing of the adapter runs any more */ });
 #pragma once
 
-#include <boost/asio/any_io_executor.hpp>
 #include <functional>
 #include <memory>
 #include <string>
@@ -19,25 +18,12 @@
 #include "domain/bot_runtime.hpp"
 #include "domain/message.hpp"
 #include "domain/platform_call.hpp"
-#include "util/clock.hpp"
+#include "domain/received_message.hpp"
 #include "util/error.hpp"
-#include "util/json.hpp"
-
-namespace sb::net {
-class HttpClient;
-}
 
 namespace sb::platforms {
 
-// A message the platform delivered to the bot.
-struct ReceivedMessage {
-  domain::TargetType chat_type = domain::TargetType::kPerson;
-  std::string chat_id;    // the person (private chat) or the group
-  std::string sender_id;  // the person who wrote; equals chat_id in private chats
-  std::string sender_name;
-  std::string message_id;      // the platform's id, for replies and quotes; may be empty
-  domain::MessageChain chain;  // At elements carry the platform's user ids as `target`
-};
+using domain::ReceivedMessage;
 
 // The runtime side of an adapter. Thread-safe; the calls never block and may come from any
 // thread. No call is made after the adapter's Stop callback has run.
@@ -59,19 +45,6 @@ class AdapterHost {
 // A platform's HTTP call to `/bots/{uuid}` or `/bots/{uuid}/{path}`, and the answer to it.
 using WebhookCall = domain::PlatformCall;
 using WebhookAnswer = domain::PlatformAnswer;
-
-// Everything an adapter is built with. The host and the HTTP client outlive the adapter.
-struct AdapterContext {
-  std::string bot_uuid;
-  util::JsonObject config;  // the bot's adapter config, defaults filled in
-  // The public URL of the bot's webhook (`api.webhook_prefix` + "/bots/<uuid>"), for adapters
-  // that register it with the platform; empty when no public prefix is configured.
-  std::string webhook_url;
-  boost::asio::any_io_executor executor;
-  std::shared_ptr<net::HttpClient> http;
-  const util::Clock* clock = nullptr;
-  AdapterHost* host = nullptr;
-};
 
 // Thread-safe: Send and HandleWebhook may be called from any thread, concurrently, while the
 // adapter runs.

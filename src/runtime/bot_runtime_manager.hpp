@@ -21,6 +21,7 @@
 #include "domain/bot_runtime.hpp"
 #include "domain/pipeline.hpp"
 #include "pipeline/engine.hpp"
+#include "platforms/adapter_context.hpp"
 #include "platforms/platform_adapter.hpp"
 #include "util/blocking_executor.hpp"
 #include "util/clock.hpp"

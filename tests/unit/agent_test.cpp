@@ -9,16 +9,15 @@
 #include "storage/sqlite/sqlite_storage.hpp"
 #include "support/bot_storage.hpp"
 #include "util/crypto.hpp"
+#include "util/simulated_clock.hpp"
 
 namespace sb::pipeline {
 namespace {
 
 using util::ErrorCode;
 
-class FixedClock final : public util::Clock {
- public:
-  util::TimePoint Now() const override { return util::FromUnixMillis(1'790'000'000'000); }
-};
+// Time stands still: nothing here waits.
+using FixedClock = util::SimulatedClock;
 
 class InlineExecutor final : public util::BlockingExecutor {
  public:
@@ -106,7 +105,7 @@ class AgentTest : public ::testing::Test {
   }
 
   std::unique_ptr<test::BotStorage> db_;
-  FixedClock clock_;
+  FixedClock clock_{util::FromUnixMillis(1'790'000'000'000)};
   InlineExecutor executor_;
   storage::sqlite::SqliteStorage* storage_ = nullptr;
   domain::ConversationKey key_;

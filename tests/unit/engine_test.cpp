@@ -11,17 +11,14 @@
 #include "storage/sqlite/sqlite_storage.hpp"
 #include "support/bot_storage.hpp"
 #include "util/crypto.hpp"
+#include "util/simulated_clock.hpp"
 
 namespace sb::pipeline {
 namespace {
 
 using util::ErrorCode;
 
-class SettableClock final : public util::Clock {
- public:
-  util::TimePoint Now() const override { return now; }
-  util::TimePoint now = util::FromUnixMillis(1'790'000'040'000);
-};
+using SettableClock = util::SimulatedClock;
 
 class FixedRandom final : public RandomSource {
  public:
@@ -135,7 +132,7 @@ class EngineTest : public ::testing::Test {
   }
 
   std::unique_ptr<test::BotStorage> db_;
-  SettableClock clock_;
+  SettableClock clock_{util::FromUnixMillis(1'790'000'040'000)};
   FixedRandom random_;
   FakeRunner runner_;
   storage::sqlite::SqliteStorage* storage_ = nullptr;
@@ -245,7 +242,7 @@ TEST_F(EngineTest, RateLimitDropsTheMessageOverTheLimit) {
   EXPECT_EQ(third.reason, IgnoreReason::kRateLimited);
   EXPECT_EQ(runner_.inputs.size(), 2u);
   // The next window admits again.
-  clock_.now += std::chrono::seconds(60);
+  clock_.Advance(std::chrono::seconds(60));
   EXPECT_EQ(Go(Person({Plain("4")}, cfg)).kind, OutcomeKind::kReplied);
 }
 
@@ -255,7 +252,7 @@ TEST_F(EngineTest, RateLimitWaitDefersAndResumes) {
   EXPECT_EQ(Go(Person({Plain("1")}, cfg)).kind, OutcomeKind::kReplied);
   auto second = Go(Person({Plain("2")}, cfg));
   ASSERT_EQ(second.kind, OutcomeKind::kDeferred);
-  EXPECT_GT(second.wait_until, clock_.now);
+  EXPECT_GT(second.wait_until, clock_.Now());
   ASSERT_TRUE(second.deferred);
   EXPECT_EQ(runner_.inputs.size(), 1u);
   std::optional<EngineOutcome> resumed;
@@ -271,7 +268,7 @@ TEST_F(EngineTest, ResetClearsTheSessionsMemory) {
   domain::ChatMessage user;
   user.role = "user";
   user.content = {{domain::ContentPart::Kind::kText, "remember me", {}}};
-  ASSERT_TRUE(storage_->conversations().Append(key, {{user, clock_.now}}, 10));
+  ASSERT_TRUE(storage_->conversations().Append(key, {{user, clock_.Now()}}, 10));
   ASSERT_EQ(storage_->conversations().Load(key, 10)->size(), 1u);
 
   auto o = Go(Person({Plain("!reset")}));

@@ -17,6 +17,7 @@
 #include "pipeline/query.hpp"
 #include "pipeline/rate_limiter.hpp"
 #include "pipeline/trigger_rules.hpp"
+#include "util/simulated_clock.hpp"
 
 namespace sb::pipeline {
 namespace {
@@ -74,11 +75,7 @@ class FixedRandom final : public RandomSource {
   double value_;
 };
 
-class FakeClock final : public util::Clock {
- public:
-  util::TimePoint Now() const override { return util::FromUnixMillis(now_ms.load()); }
-  std::atomic<std::int64_t> now_ms{0};
-};
+using FakeClock = util::SimulatedClock;
 
 // ---------- query ----------
 
@@ -519,11 +516,11 @@ struct RateStep {
 };
 
 void RunSteps(const RateLimitSettings& settings, const std::vector<RateStep>& steps) {
-  FakeClock clock;
+  FakeClock clock{util::FromUnixMillis(0)};
   RateLimiter limiter(clock);
   for (std::size_t i = 0; i < steps.size(); ++i) {
     SCOPED_TRACE("step " + std::to_string(i));
-    clock.now_ms = steps[i].at_ms;
+    clock.AdvanceTo(util::FromUnixMillis(steps[i].at_ms));
     RateDecision d = limiter.Acquire(steps[i].session, settings);
     EXPECT_EQ(d.verdict, steps[i].verdict) << RateVerdictName(d.verdict);
     if (steps[i].verdict == RateVerdict::kWait) {
@@ -578,7 +575,7 @@ TEST(RateLimiter, ZeroLimitationDropsEvenWhenWaiting) {
 }
 
 TEST(RateLimiter, ExpiredWindowsAreSweptAndMemoryIsBounded) {
-  FakeClock clock;
+  FakeClock clock{util::FromUnixMillis(0)};
   RateLimiter limiter(clock, /*max_sessions=*/4);
   RateLimitSettings s{.window_seconds = 1, .limitation = 1, .strategy = RateStrategy::kDrop};
   for (int i = 0; i < 4; ++i) limiter.Acquire("s" + std::to_string(i), s);
@@ -587,14 +584,14 @@ TEST(RateLimiter, ExpiredWindowsAreSweptAndMemoryIsBounded) {
   EXPECT_EQ(limiter.Acquire("new", s).verdict, RateVerdict::kAllow);
   EXPECT_EQ(limiter.Acquire("new", s).verdict, RateVerdict::kAllow);
   EXPECT_EQ(limiter.TrackedSessions(), 4u);
-  clock.now_ms = 5'000;  // every window has ended
+  clock.AdvanceTo(util::FromUnixMillis(5'000));  // every window has ended
   EXPECT_EQ(limiter.Acquire("new", s).verdict, RateVerdict::kAllow);
   EXPECT_EQ(limiter.TrackedSessions(), 1u);
   EXPECT_EQ(limiter.Acquire("new", s).verdict, RateVerdict::kDrop);
 }
 
 TEST(RateLimiter, ThreadSafeCountIsExact) {
-  FakeClock clock;
+  FakeClock clock{util::FromUnixMillis(0)};
   RateLimiter limiter(clock);
   RateLimitSettings s{.window_seconds = 60, .limitation = 1000, .strategy = RateStrategy::kDrop};
   std::atomic<int> allowed{0};

@@ -20,20 +20,14 @@
 #include "services/task_service.hpp"
 #include "storage/sqlite/sqlite_storage.hpp"
 #include "util/crypto.hpp"
+#include "util/simulated_clock.hpp"
 
 namespace sb::services {
 namespace {
 
 using util::ErrorCode;
 
-class FakeClock final : public util::Clock {
- public:
-  util::TimePoint Now() const override { return now_; }
-  void Advance(std::chrono::seconds s) { now_ += s; }
-
- private:
-  util::TimePoint now_ = util::FromUnixMillis(1'790'000'000'000);
-};
+using FakeClock = util::SimulatedClock;
 
 #define EXPECT_CODE(result, expected)                             \
   do {                                                            \
@@ -84,7 +78,7 @@ class ServicesTest : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
-  FakeClock clock_;
+  FakeClock clock_{util::FromUnixMillis(1'790'000'000'000)};
   std::unique_ptr<storage::sqlite::SqliteStorage> storage_;
   domain::Catalogue requesters_;
   domain::Catalogue adapters_;

@@ -19,8 +19,10 @@
 #include <utility>
 
 #include "net/http_client.hpp"
+#include "platforms/common/config_reader.hpp"
 #include "platforms/coroutine_group.hpp"
 #include "platforms/telegram/telegram_codec.hpp"
+#include "util/call_once.hpp"
 #include "util/crypto.hpp"
 
 namespace sb::platforms::telegram {
@@ -41,17 +43,8 @@ constexpr std::size_t kMaxResponseBytes = 4 * 1024 * 1024;
 constexpr std::size_t kRecentUpdates = 1024;  // update_ids remembered against redelivery
 constexpr std::size_t kMaxNames = 4096;       // user names remembered for outgoing mentions
 
-std::string ConfigString(const util::JsonObject& config, const char* key) {
-  auto it = config.find(key);
-  if (it == config.end() || !it->value().is_string()) return {};
-  return std::string(it->value().as_string());
-}
-
-bool ConfigBool(const util::JsonObject& config, const char* key, bool fallback) {
-  auto it = config.find(key);
-  if (it == config.end() || !it->value().is_bool()) return fallback;
-  return it->value().as_bool();
-}
+using common::ConfigBool;
+using common::ConfigString;
 
 // Telegram tokens are "<digits>:<letters, digits, _ and ->"; anything else would also change the
 // request path, so it is refused before any call.
@@ -92,26 +85,13 @@ struct Outcome {
 
 // Runs a Send callback exactly once: with the coroutine's result, or with kCancelled if the
 // coroutine is destroyed without giving one (an exception, an executor that never ran it).
-class OnceDone {
+class OnceDone : public util::CallOnce<util::Result<domain::SendReceipt>> {
  public:
   explicit OnceDone(std::function<void(util::Result<domain::SendReceipt>)> done)
-      : done_(std::move(done)) {}
-  OnceDone(const OnceDone&) = delete;
-  OnceDone& operator=(const OnceDone&) = delete;
-  ~OnceDone() { Finish(util::Fail(ErrorCode::kCancelled, "the bot stopped before sending")); }
-
-  void Finish(util::Result<domain::SendReceipt> result) {
-    std::function<void(util::Result<domain::SendReceipt>)> done;
-    {
-      std::lock_guard lock(mu_);
-      done = std::exchange(done_, nullptr);
-    }
-    if (done) done(std::move(result));
-  }
-
- private:
-  std::mutex mu_;
-  std::function<void(util::Result<domain::SendReceipt>)> done_;  // guarded by mu_
+      : CallOnce(std::move(done), [] {
+          return util::Fail(ErrorCode::kCancelled, "the bot stopped before sending");
+        }) {}
+  void Finish(util::Result<domain::SendReceipt> result) { (*this)(std::move(result)); }
 };
 
 // Everything the adapter runs. Coroutines hold it by shared_ptr, so it outlives the adapter

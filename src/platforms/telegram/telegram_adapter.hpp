@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "platforms/adapter_context.hpp"
 #include "platforms/platform_adapter.hpp"
 
 namespace sb::platforms::telegram {

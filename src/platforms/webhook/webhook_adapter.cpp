@@ -10,8 +10,10 @@
 #include <utility>
 
 #include "net/http_client.hpp"
+#include "platforms/common/config_reader.hpp"
 #include "platforms/coroutine_group.hpp"
 #include "platforms/webhook/webhook_codec.hpp"
+#include "util/call_once.hpp"
 
 namespace sb::platforms::webhook {
 namespace {
@@ -19,29 +21,8 @@ namespace {
 namespace asio = boost::asio;
 using util::ErrorCode;
 
-std::string ConfigString(const util::JsonObject& config, const char* key) {
-  auto it = config.find(key);
-  if (it == config.end() || !it->value().is_string()) return {};
-  return std::string(it->value().as_string());
-}
-
-// Calls the send's callback at most once; if nothing did by the end, says it was cancelled.
-class OnceDone {
- public:
-  explicit OnceDone(std::function<void(util::Result<domain::SendReceipt>)> done)
-      : done_(std::move(done)) {}
-  ~OnceDone() {
-    if (done_) done_(util::Fail(ErrorCode::kCancelled, "the send was cancelled"));
-  }
-  void operator()(util::Result<domain::SendReceipt> result) {
-    auto done = std::move(done_);
-    done_ = nullptr;
-    if (done) done(std::move(result));
-  }
-
- private:
-  std::function<void(util::Result<domain::SendReceipt>)> done_;
-};
+using common::ConfigString;
+using SendDone = util::CallOnce<util::Result<domain::SendReceipt>>;
 
 WebhookAnswer Envelope(int status, std::string_view msg) {
   util::JsonObject body{{"code", status == 200 ? 0 : -1}, {"msg", msg}};
@@ -108,7 +89,9 @@ class WebhookAdapter final : public PlatformAdapter {
 
     // `done` must run exactly once: from the coroutine, or here when the group is closed, or
     // (with kCancelled) when the coroutine ends without calling it (an exception, a cancel).
-    auto shared_done = std::make_shared<OnceDone>(std::move(done));
+    auto shared_done = std::make_shared<SendDone>(std::move(done), [] {
+      return util::Fail(ErrorCode::kCancelled, "the send was cancelled");
+    });
     auto http = context_.http;
     const bool started = group_->Spawn([http, request = std::move(request),
                                         shared_done]() mutable -> asio::awaitable<void> {

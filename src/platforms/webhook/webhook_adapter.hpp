@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "platforms/adapter_context.hpp"
 #include "platforms/platform_adapter.hpp"
 
 namespace sb::platforms::webhook {
