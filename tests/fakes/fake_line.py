@@ -18,7 +18,8 @@ API (4.6.4-4.6.10), base http://127.0.0.1:PORT
         `to` must be a U/C/R id (U + 32 hex ...), else 400 "The property, 'to', in the request
         body is invalid (line: -, column: -)". X-Line-Retry-Key (a UUID) makes the call
         idempotent: a repeated key -> 409 {"message":"The retry key is already accepted",
-        "sentMessages"} (4.6.5).
+        "sentMessages"} with header x-line-accepted-request-id = the first call's
+        x-line-request-id (4.6.5).
         Both answer 200 {"sentMessages":[{"id","quoteToken"}]}.
     Message objects (4.6.6): text {text (1..5000 UTF-16 units), quoteToken?}; textV2 {text,
         substitution?: {key: {type:"mention", mentionee:{type:"user", userId} | {type:"all"}} |
@@ -112,8 +113,9 @@ def _u16len(s):
 
 
 class Reply(object):
-    def __init__(self, status, obj, raw=None, ctype="application/json"):
-        self.status, self.ctype = status, ctype
+    def __init__(self, status, obj, raw=None, ctype="application/json", headers=None):
+        self.status, self.ctype, self.headers = status, ctype, headers or []
+        self.request_id = hashlib.md5(os.urandom(8)).hexdigest()
         self.body = raw if raw is not None else _jbytes(obj)
 
 
@@ -322,14 +324,16 @@ class FakeLine(object):
             return self._invalid(details)
         with self._lock:
             if key is not None and key in self.retry_keys:
+                req_id, sent = self.retry_keys[key]
                 return Reply(409, {"message": "The retry key is already accepted",
-                                   "sentMessages": self.retry_keys[key]})
+                                   "sentMessages": sent},
+                             headers=[("x-line-accepted-request-id", req_id)])
             msgs = json.loads(json.dumps(body["messages"]))
             self._record("push", body, to, None, key, msgs)
-            sent = self._sent_messages(msgs)
+            r = Reply(200, {"sentMessages": self._sent_messages(msgs)})
             if key is not None:
-                self.retry_keys[key] = sent
-            return Reply(200, {"sentMessages": sent})
+                self.retry_keys[key] = (r.request_id, json.loads(r.body)["sentMessages"])
+            return r
 
     def _loading(self, body, headers):
         secs = body.get("loadingSeconds", 20)
@@ -514,7 +518,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         try:
             self.send_response(r.status)
             self.send_header("Content-Type", r.ctype)
-            self.send_header("x-line-request-id", hashlib.md5(os.urandom(8)).hexdigest()[:20])
+            self.send_header("x-line-request-id", r.request_id)
+            for k, v in r.headers:
+                self.send_header(k, v)
             self.send_header("Content-Length", str(len(r.body)))
             self.end_headers()
             self.wfile.write(r.body)

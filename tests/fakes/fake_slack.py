@@ -8,15 +8,17 @@ files.getUploadURLExternal / files.completeUploadExternal) as implemented by sla
 Web API (4.1.7-4.1.9, 4.1.12, 4.1.13)
     POST (or GET) http://127.0.0.1:PORT/api/<method>, parameters from the query string,
     application/json or application/x-www-form-urlencoded. The bot token comes from
-    `Authorization: Bearer xoxb-...` (or a `token` parameter). Every answer is JSON; application
+    `Authorization: Bearer xoxb-...` or a form/query `token` parameter (never from a JSON body,
+    as Slack). Every answer is JSON; application
     errors are HTTP 200 {"ok":false,"error":"..."}: no token -> not_authed, a token other than the
     configured one -> invalid_auth, unknown method -> unknown_method. Only rate limiting is not
     200: HTTP 429, header Retry-After: <s>, {"ok":false,"error":"ratelimited"} (injected).
     auth.test                  {ok, url, team, user, team_id, user_id, bot_id}
-    chat.postMessage           channel (C/G/D id, or a U user id = the app's DM with that user,
-                               also the legacy "@U..."), text and/or blocks (neither -> no_text),
-                               thread_ts, mrkdwn, unfurl_links. Unknown channel ->
-                               channel_not_found; text over 40000 chars -> msg_too_long.
+    chat.postMessage           channel (C/G/D id, a channel name, or a U user id = the app's
+                               DM with that user, also the legacy "@U..."), text and/or
+                               blocks (neither -> no_text), thread_ts, mrkdwn, unfurl_links.
+                               Unknown channel -> channel_not_found; text over 40000 chars ->
+                               msg_too_long.
                                -> {ok, channel, ts, message{type, subtype:"bot_message", text,
                                user, bot_id, ts, thread_ts?, blocks?}}
     files.getUploadURLExternal filename, length -> {ok, upload_url, file_id}; missing either ->
@@ -174,6 +176,8 @@ class FakeSlack(object):
             return None
         if ch.startswith("@"):
             ch = ch[1:]
+        if not ch:
+            return None
         with self._lock:
             if ch[0] in "UW" and ch in self.users:
                 return "D" + ch[1:]
@@ -181,6 +185,9 @@ class FakeSlack(object):
                 return ch
             if ch in self.channels:
                 return ch
+            for cid, name in self.channels.items():
+                if ch.lstrip("#") == name:
+                    return cid
         return None
 
     def _learn(self, event):
@@ -509,6 +516,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 j = json.loads(raw.decode("utf-8"))
                 if not isinstance(j, dict):
                     raise ValueError("not an object")
+                j.pop("token", None)  # Slack takes no token inside a JSON body
                 params.update(j)
             elif raw:
                 params.update(urllib.parse.parse_qsl(raw.decode("utf-8"), keep_blank_values=True))

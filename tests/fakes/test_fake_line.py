@@ -261,13 +261,15 @@ class LineTest(unittest.TestCase):
                                                                       "userId": USER}},
                                "all": {"type": "mention", "mentionee": {"type": "all"}}}}
         key = str(uuid.uuid4())
-        st, out, _ = api("POST", "/v2/bot/message/push", {"to": GROUP, "messages": [v2]},
-                         headers={"X-Line-Retry-Key": key})
-        self.assertEqual(st, 200)
-        st, out2, _ = api("POST", "/v2/bot/message/push", {"to": GROUP, "messages": [v2]},
+        st, out, h1 = api("POST", "/v2/bot/message/push", {"to": GROUP, "messages": [v2]},
                           headers={"X-Line-Retry-Key": key})
+        self.assertEqual(st, 200)
+        st, out2, h2 = api("POST", "/v2/bot/message/push", {"to": GROUP, "messages": [v2]},
+                           headers={"X-Line-Retry-Key": key})
         self.assertEqual((st, out2["message"], out2["sentMessages"]),
                          (409, "The retry key is already accepted", out["sentMessages"]))
+        self.assertEqual(h2["x-line-accepted-request-id"], h1["x-line-request-id"])
+        self.assertNotEqual(h2["x-line-request-id"], h1["x-line-request-id"])
         sent = control("sent")["sent"]
         self.assertEqual(len(sent), 2)
         self.assertEqual((sent[1]["kind"], sent[1]["to"], sent[1]["retry_key"]),

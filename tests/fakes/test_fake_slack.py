@@ -183,6 +183,9 @@ class WebApiTest(unittest.TestCase):
                                  {"Content-Type": "application/x-www-form-urlencoded"})
         self.assertTrue(out["ok"])
         self.assertEqual(api("chat.nothing", {})[1]["error"], "unknown_method")
+        # ... but never inside a JSON body
+        self.assertEqual(api("auth.test", {"token": TOKEN}, token=None)[1]["error"],
+                         "not_authed")
 
     def test_post_message(self):
         st, out, _ = api("chat.postMessage", {"channel": "C0GENERAL1", "text": "hi *there*",
@@ -214,11 +217,13 @@ class WebApiTest(unittest.TestCase):
         self.assertEqual(out["channel"], "D0USER0001")
         out = api("chat.postMessage", {"channel": "@U0USER0001", "text": "legacy"})[1]
         self.assertEqual(out["channel"], "D0USER0001")
+        out = api("chat.postMessage", {"channel": "#general", "text": "by name"})[1]
+        self.assertEqual(out["channel"], "C0GENERAL1")
         control("channels", {"channels": [{"id": "C0NEW00001"}], "users": [{"id": "U0NEW"}]})
         blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": "b"}}]
         out = api("chat.postMessage", {"channel": "C0NEW00001", "blocks": blocks})[1]
         self.assertEqual(out["message"]["blocks"], blocks)
-        self.assertEqual(len(control("sent")["sent"]), 3)
+        self.assertEqual(len(control("sent")["sent"]), 4)
 
     def test_file_upload(self):
         self.assertEqual(api("files.getUploadURLExternal", {"filename": "a.png"})[1]["error"],
