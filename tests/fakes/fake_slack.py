@@ -329,8 +329,8 @@ class FakeSlack(object):
                 "X-Slack-Signature": sign(secret, ts, body)}
 
     def _deliver(self, url, body, event_id, etype, opts):
-        retry_num = int(opts.get("retry_num") or 0)
-        reason = opts.get("retry_reason") or ("http_timeout" if retry_num else None)
+        retry_num = opts["retry_num"]
+        reason = "http_timeout" if retry_num else None
         while True:
             headers = self._headers(body, opts)
             if retry_num:
@@ -354,15 +354,20 @@ class FakeSlack(object):
                 return
             retry_num += 1
 
-    def send_event(self, url, event, opts):
+    def send_event(self, url, event, opts, event_id=None):
         if not isinstance(event, dict) or not isinstance(event.get("type"), str):
             raise ValueError("event must be an object with a type")
+        opts = {"retry_num": int(opts.get("retry_num") or 0),
+                "timestamp_offset": int(opts.get("timestamp_offset") or 0),
+                "bad_signature": bool(opts.get("bad_signature"))}
+        if not 0 <= opts["retry_num"] <= 3:
+            raise ValueError("retry_num must be 0..3")
         event = dict(event)
         if event["type"] in ("message", "app_mention"):
             event.setdefault("ts", self._next_ts())
             event.setdefault("event_ts", event["ts"])
         self._learn(event)
-        event_id = opts.get("event_id") or self._event_id()
+        event_id = event_id or self._event_id()
         body = _jbytes(self.envelope(event, event_id))
         t = threading.Thread(target=self._deliver, args=(url, body, event_id, event["type"], opts),
                              daemon=True)
@@ -445,7 +450,10 @@ class FakeSlack(object):
             return {"channels": sorted(self.channels), "users": sorted(self.users)}
 
     def _c_event(self, body):
-        eid, t = self.send_event(self._url(body), body.get("event"), body)
+        eid = body.get("event_id")
+        if eid is not None and not (isinstance(eid, str) and eid):
+            raise ValueError("event_id must be a non-empty string")
+        eid, t = self.send_event(self._url(body), body.get("event"), body, eid)
         self._wait([t], body)
         return {"event_id": eid}
 

@@ -371,6 +371,12 @@ class DeliveryTest(unittest.TestCase):
         self.assertEqual(st, 400)
         st, out, _ = request("POST", "/_control/event", {"url": self.bot.url, "event": 5})
         self.assertEqual(st, 400)
+        for bad in ({"retry_num": "x"}, {"retry_num": 4}, {"timestamp_offset": "soon"},
+                    {"event_id": 7}):
+            st, out, _ = request("POST", "/_control/event",
+                                 dict(bad, url=self.bot.url, event={"type": "message"}))
+            self.assertEqual(st, 400, bad)
+        self.assertEqual(self.bot.requests, [])
         self.assertEqual(request("POST", "/_control/nothing", {})[0], 404)
 
 
