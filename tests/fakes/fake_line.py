@@ -231,6 +231,13 @@ class FakeLine(object):
             self._thread.join(10)
             self._thread = None
 
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
     # -- ids --------------------------------------------------------------------------------
     def _next(self):
         return next(self._ids)

@@ -162,6 +162,13 @@ class FakeSlack(object):
             self._thread.join(10)
             self._thread = None
 
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
     # -- helpers ----------------------------------------------------------------------------
     def _next_ts(self):
         with self._lock:

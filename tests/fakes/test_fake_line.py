@@ -337,5 +337,22 @@ class LineTest(unittest.TestCase):
         self.assertTrue(re.match(r"^\d+$", str(PORT)))
 
 
+class InProcessTest(unittest.TestCase):
+    def test_start_stop(self):
+        global PORT
+        sys.path.insert(0, HERE)
+        import fake_line
+        saved = PORT
+        try:
+            with fake_line.FakeLine(channel_secret="s2", access_token="t2") as fake:
+                PORT = fake.port
+                self.assertEqual(api("GET", "/v2/bot/info", token="t2")[1]["userId"],
+                                 fake_line.BOT_USER_ID)
+            with self.assertRaises(OSError):
+                api("GET", "/v2/bot/info", token="t2")
+        finally:
+            PORT = saved
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -380,5 +380,18 @@ class DeliveryTest(unittest.TestCase):
         self.assertEqual(request("POST", "/_control/nothing", {})[0], 404)
 
 
+class InProcessTest(unittest.TestCase):
+    def test_start_stop(self):
+        sys.path.insert(0, HERE)
+        import fake_slack
+        with fake_slack.FakeSlack(signing_secret="s2", bot_token="xoxb-2") as fake:
+            st, out, _ = request("POST", "/api/auth.test", b"",
+                                 {"Authorization": "Bearer xoxb-2"}, port=fake.port)
+            self.assertEqual((st, out["user_id"]), (200, fake_slack.BOT_USER))
+            port = fake.port
+        with self.assertRaises(OSError):
+            request("POST", "/api/auth.test", b"", port=port)
+
+
 if __name__ == "__main__":
     unittest.main()
