@@ -39,12 +39,13 @@ Gateway (4.2.2-8, 4.2.12-13), ws://127.0.0.1:WSPORT/?v=10&encoding=json, frames 
     config). op 1 -> op 11 (allowed before IDENTIFY; d recorded). IDENTIFY with the right token ->
     READY {v:10, user, guilds (unavailable), session_id, resume_gateway_url, shard?,
     application}; wrong token -> 4004; a second IDENTIFY/RESUME -> 4005; intents are recorded,
-    not enforced. RESUME {token, session_id, seq}: unknown/invalidated session -> op 9 d:false;
-    seq beyond the session's last -> 4007; else the dispatches after seq are replayed, then
-    RESUMED. op 3/4/8 before IDENTIFY -> 4003, after it recorded and ignored; any other op ->
-    4001; a frame that is not a JSON object with an integer op -> 4002; more than 120 frames in
-    60 s -> 4008. A heartbeat later than 1.5 x interval is counted (`overdue`); with
-    config enforce_heartbeat the socket is closed with 4009.
+    not enforced; an IDENTIFY or RESUME whose d is not an object -> 4001. RESUME {token,
+    session_id, seq}: unknown/invalidated session -> op 9 d:false; seq beyond the session's last
+    -> 4007; else the dispatches after seq are replayed, then RESUMED. op 3/4/8 before IDENTIFY
+    -> 4003, after it recorded and ignored; any other op -> 4001; a frame that is not a JSON
+    object with an integer op -> 4002; more than 120 frames in 60 s -> 4008. A heartbeat later
+    than 1.5 x interval is counted (`overdue`); with config enforce_heartbeat the socket is
+    closed with 4009 (the docs say only that the connection is closed, not with which code).
 
 Control API (no auth; JSON; errors {"error"} with 400/404/409)
     POST /_control/channel   {id?, guild_id?, name?} -> channel (guild text, or DM without guild)
@@ -62,8 +63,8 @@ Control API (no auth; JSON; errors {"error"} with 400/404/409)
     POST /_control/config    {heartbeat_interval?, enforce_heartbeat?}
     GET  /_control/sent      -> {sent: [{kind: create|edit, id, channel_id, content, attachments,
                              message_reference, payload, multipart}]}
-    GET  /_control/gateway   -> {connections, connected, identified, identifies[{token_ok,
-                             intents, properties, shard}], resumes[{session_id, seq, outcome}],
+    GET  /_control/gateway   -> {connections, connected, identified, identifies[{IDENTIFY d
+                             without its token, token_ok}], resumes[{session_id, seq, outcome}],
                              heartbeats[d...], last_seq_acked, overdue, closes[{code, by}],
                              other_ops[...], queries[...]}
 
@@ -432,7 +433,8 @@ class FakeDiscord(object):
         elif op in (2, 6):
             if conn.session is not None:
                 return await self._close(conn, 4005, "Already authenticated.")
-            d = d if isinstance(d, dict) else {}
+            if not isinstance(d, dict):
+                return await self._close(conn, 4001, "Invalid payload for opcode.")
             return await (self._identify(conn, d) if op == 2 else self._resume(conn, d))
         elif op in (3, 4, 8):
             if conn.session is None:
@@ -444,9 +446,8 @@ class FakeDiscord(object):
 
     async def _identify(self, conn, d):
         ok = d.get("token") == self.token
-        self._gw["identifies"].append({"token_ok": ok, "intents": d.get("intents"),
-                                       "properties": d.get("properties"),
-                                       "shard": d.get("shard")})
+        self._gw["identifies"].append(dict({k: v for k, v in d.items() if k != "token"},
+                                           token_ok=ok))
         if not ok:
             return await self._close(conn, 4004, "Authentication failed.")
         with self._lock:

@@ -232,6 +232,8 @@ class GatewayTest(unittest.TestCase):
         g = gw_state()
         self.assertEqual(g["identifies"][-1]["intents"], 37377)
         self.assertTrue(g["identifies"][-1]["token_ok"])
+        self.assertNotIn("token", g["identifies"][-1])
+        self.assertEqual(g["identifies"][-1]["properties"]["browser"], "sb")
         self.assertEqual(g["last_seq_acked"], ready["s"])
         self.assertGreaterEqual(g["identified"], 1)
         c.send({"op": 2, "d": {"token": DEFAULT_TOKEN}})
@@ -244,6 +246,7 @@ class GatewayTest(unittest.TestCase):
                  ("/?v=10&encoding=json", "{not json", 4002),
                  ("/?v=10&encoding=json", {"d": 1}, 4002),
                  ("/?v=10&encoding=json", {"op": 3, "d": {"status": "online"}}, 4003),
+                 ("/?v=10&encoding=json", {"op": 2, "d": "token"}, 4001),
                  ("/?v=10&encoding=json", {"op": 6, "d": {"token": "bad", "session_id": "x",
                                                           "seq": 1}}, 4004)]
         for query, frame, code in cases:
