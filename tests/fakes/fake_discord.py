@@ -17,14 +17,17 @@ REST (4.2.1, 4.2.9-11), base http://127.0.0.1:PORT/api/v10, JSON bodies
          (channels exist once created by /_control/channel, /_control/message or a DM open)
     POST /channels/{id}/messages  JSON or multipart/form-data (part payload_json + files[n]) ->
          Message {id, channel_id, author (the bot), content, timestamp, edited_timestamp, tts,
-         mention_everyone, mentions, mention_roles, attachments[{id:n, filename, size, url,
-         proxy_url, content_type}], embeds, pinned, type (0, 19 for replies),
+         mention_everyone, mentions, mention_roles, attachments[{id (a new snowflake; files[n]'s
+         n only names the part, and payload_json attachments[{id:n, filename}] may rename it),
+         filename, size, url, proxy_url, content_type}], embeds, pinned, type (0; 19 replies),
          message_reference?, referenced_message?, nonce?}. Errors: content > 2000 characters ->
          400 {"message":"Invalid Form Body","code":50035,"errors":{"content":{"_errors":
          [{"code":"BASE_TYPE_MAX_LENGTH","message":"Must be 2000 or fewer in length."}]}}};
          no content/embeds/files -> 400 {"message":"Cannot send an empty message","code":50006};
          reply to an unknown message (fail_if_not_exists not false) -> 400 50035 with
-         errors.message_reference REPLIES_UNKNOWN_MESSAGE.
+         errors.message_reference REPLIES_UNKNOWN_MESSAGE; a files[n] part without filename ->
+         400 50035; a file over 10 MiB -> 413 {"message":"Request entity too large",
+         "code":40005}.
     PATCH /channels/{cid}/messages/{mid} -> edits a message the bot sent (404 10008 otherwise).
     POST /channels/{id}/typing -> 204.
     POST /users/@me/channels {recipient_id} -> DM channel {id, type:1, recipients}, same id on
@@ -61,7 +64,8 @@ Control API (no auth; JSON; errors {"error"} with 400/404/409)
     POST /_control/ratelimit {method?: "*", path?: "" (prefix after /api/v10), times?: 1,
                              retry_after?: 1.0, global?: false, scope?: "user"}
     POST /_control/config    {heartbeat_interval?, enforce_heartbeat?}
-    GET  /_control/sent      -> {sent: [{kind: create|edit, id, channel_id, content, attachments,
+    GET  /_control/sent      -> {sent: [{kind: create|edit, id, channel_id, content, attachments
+                             (as answered, plus file_index),
                              message_reference, payload, multipart}]}
     GET  /_control/gateway   -> {connections, connected, identified, identifies[{IDENTIFY d
                              without its token, token_ok}], resumes[{session_id, seq, outcome}],
@@ -92,6 +96,7 @@ from fake_ws_common import (BadRequest, ControlServer, LoopThread, Reply, json_r
 DEFAULT_TOKEN = "MTAwMDAwMDAwMDAwMDAwMDAx.fake.discord-token"
 DISCORD_EPOCH_MS = 1420070400000
 MAX_CONTENT = 2000
+MAX_FILE = 10 * 1024 * 1024
 GATEWAY_SEND_LIMIT = 120
 REPLAY_KEEP = 1000
 CHANNEL_MSG_RE = re.compile(r"^/channels/(\d+)/messages(?:/(\d+))?$")
@@ -279,8 +284,8 @@ class FakeDiscord(object):
                 if not isinstance(payload, dict):
                     raise ValueError("payload_json is not an object")
             elif name and re.match(r"^files\[(\d+)\]$", name):
-                files.append({"id": re.match(r"^files\[(\d+)\]$", name).group(1),
-                              "filename": part.get_filename() or "file",
+                files.append({"file_index": name[len("files["):-1],
+                              "filename": part.get_filename(),
                               "content_type": part.get_content_type(), "size": len(data)})
         return payload, files, True
 
@@ -303,12 +308,20 @@ class FakeDiscord(object):
                     return _form_error("message_reference", "REPLIES_UNKNOWN_MESSAGE",
                                        "Unknown message")
                 ref = None
-        mid = self._snowflake()
-        atts = [dict(f, url="http://127.0.0.1:%d/attachments/%s/%s/%s" % (
-                    self.port, cid, mid, f["filename"])) for f in files]
-        for a in atts:
-            a["proxy_url"] = a["url"]
-        msg = self._message(mid, cid, None, self.bot, content or "", [], atts)
+        described = {str(a.get("id")): a for a in payload.get("attachments") or []
+                     if isinstance(a, dict)}
+        mid, atts = self._snowflake(), []
+        for f in files:
+            if not f["filename"]:
+                return _form_error("files[%s]" % f["file_index"], "BASE_TYPE_REQUIRED",
+                                   "This field is required")
+            if f["size"] > MAX_FILE:
+                return _api_error(413, "Request entity too large", 40005)
+            filename = described.get(f["file_index"], {}).get("filename") or f["filename"]
+            url = "http://127.0.0.1:%d/attachments/%s/%s/%s" % (self.port, cid, mid, filename)
+            atts.append(dict(f, id=self._snowflake(), filename=filename, url=url, proxy_url=url))
+        msg = self._message(mid, cid, None, self.bot, content or "", [],
+                            [{k: v for k, v in a.items() if k != "file_index"} for a in atts])
         msg["embeds"] = payload.get("embeds") or []
         if payload.get("nonce") is not None:
             msg["nonce"] = payload["nonce"]
