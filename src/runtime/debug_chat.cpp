@@ -4,9 +4,9 @@
 
 #include <utility>
 
+#include "domain/message_json.hpp"
 #include "domain/message_text.hpp"
 #include "pipeline/query.hpp"
-#include "platforms/webhook/webhook_codec.hpp"
 
 namespace sb::runtime {
 
@@ -15,16 +15,6 @@ using util::JsonArray;
 using util::JsonObject;
 
 namespace {
-
-JsonArray EncodeChain(const domain::MessageChain& chain) {
-  JsonArray out;
-  for (const auto& e : chain) {
-    if (e.type != domain::ElementType::kSource) {
-      out.push_back(platforms::webhook::EncodeMessageElement(e));
-    }
-  }
-  return out;
-}
 
 std::string Serialize(const JsonObject& object) { return util::SerializeJson(object); }
 
@@ -194,7 +184,7 @@ class DebugChatRuntime::RoomTurn final : public pipeline::Turn,
       JsonObject message{{"id", reply_id_},
                          {"role", "assistant"},
                          {"content", domain::PlainTextOf(reply)},
-                         {"message_chain", EncodeChain(reply)},
+                         {"message_chain", domain::EncodeMessageChain(reply)},
                          {"timestamp", util::FormatRfc3339(started_)},
                          {"is_final", true}};
       chat->Record(room_, message);
@@ -332,7 +322,7 @@ void DebugChatRuntime::Leave(const std::string& room, std::uint64_t connection) 
 }
 
 void DebugChatRuntime::OnMessage(const std::shared_ptr<Connection>& from, const JsonObject& frame) {
-  auto chain = platforms::webhook::DecodeMessageChain(frame, "message");
+  auto chain = domain::DecodeMessageChain(frame, "message");
   if (!chain) return from->Send(Error(chain.error().message));
   bool stream = true;
   if (const auto* s = frame.if_contains("stream"); s && s->is_bool()) stream = s->get_bool();
@@ -346,7 +336,7 @@ void DebugChatRuntime::OnMessage(const std::shared_ptr<Connection>& from, const 
   JsonObject user_message{{"id", user_id},
                           {"role", "user"},
                           {"content", domain::PlainTextOf(*chain)},
-                          {"message_chain", EncodeChain(*chain)},
+                          {"message_chain", domain::EncodeMessageChain(*chain)},
                           {"timestamp", util::FormatRfc3339(clock_.Now())},
                           {"is_final", true},
                           {"connection_id", std::to_string(from->id())}};
