@@ -47,10 +47,11 @@ class BotRuntime {
   virtual void Send(const util::BotId& id, const OutgoingMessage& message,
                     std::function<void(util::Result<SendReceipt>)> done) = 0;
   // A platform's call to the bot's webhook URL, answered by the bot's adapter (which checks the
-  // platform's signature first); 409 when the bot has no running adapter. `answer` runs exactly
-  // once, on any thread. Never blocks.
+  // platform's signature first and chooses the answer its platform expects). Without a running
+  // adapter: kConflict, or kUnavailable while the bot restarts (the platform retries). `answer`
+  // runs exactly once, on any thread. Never blocks.
   virtual void HandlePlatformCall(const util::BotId& id, PlatformCall call,
-                                  std::function<void(PlatformAnswer)> answer) = 0;
+                                  std::function<void(util::Result<PlatformAnswer>)> answer) = 0;
 };
 
 }  // namespace sb::domain

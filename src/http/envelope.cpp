@@ -22,6 +22,8 @@ int HttpStatusFor(util::ErrorCode code) {
       return 409;
     case ErrorCode::kPayloadTooLarge:
       return 413;
+    case ErrorCode::kHeadersTooLarge:
+      return 431;
     case ErrorCode::kRateLimited:
       return 429;
     case ErrorCode::kUpstreamFailed:

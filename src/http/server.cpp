@@ -119,30 +119,30 @@ bool IsLoopback(const asio::ip::address& a) {
 // RFC 9112 §6.3: a request whose Transfer-Encoding is anything but "chunked" alone has no length
 // the server can trust (gzip, identity, "chunked, identity", a Content-Length beside it): if it
 // were served, its body would be read as the next request on the connection (request
-// smuggling). Returns the status to refuse it with (the connection is then closed), or 0.
+// smuggling). Returns why to refuse it (the connection is then closed), or nothing.
 // Beast itself already refuses a second "chunked" and Content-Length before Transfer-Encoding.
-int RefusedTransferEncoding(const bhttp::request_parser<bhttp::string_body>& parser,
-                            std::string& why) {
+std::optional<util::Error> RefusedTransferEncoding(
+    const bhttp::request_parser<bhttp::string_body>& parser) {
+  auto refuse = [](std::string why) {
+    return util::Error{util::ErrorCode::kInvalidArgument, std::move(why)};
+  };
   const auto& head = parser.get();
   const auto count = head.count(bhttp::field::transfer_encoding);
-  if (count == 0) return 0;
+  if (count == 0) return std::nullopt;
   if (head.version() < 11) {
     // HTTP/1.0 has no transfer codings: the framing cannot be trusted (RFC 9112 §6.1).
-    why = "malformed HTTP request: Transfer-Encoding in an HTTP/1.0 request";
-    return 400;
+    return refuse("malformed HTTP request: Transfer-Encoding in an HTTP/1.0 request");
   }
   const auto value = head[bhttp::field::transfer_encoding];
   if (count == 1 && beast::iequals(value, "chunked") && !head.count(bhttp::field::content_length)) {
-    return 0;
+    return std::nullopt;
   }
   if (count == 1 && parser.chunked() && !head.count(bhttp::field::content_length)) {
     // The length is known (chunked comes last), but not the codings before it. RFC 9112 §6.1
     // suggests 501; a client error is what it is, and no stranger gets a 5xx from us.
-    why = "transfer coding is not supported: only chunked is";
-    return 400;
+    return refuse("transfer coding is not supported: only chunked is");
   }
-  why = "malformed HTTP request: Transfer-Encoding must be exactly chunked";
-  return 400;
+  return refuse("malformed HTTP request: Transfer-Encoding must be exactly chunked");
 }
 
 std::string Lower(std::string_view s) {
@@ -302,9 +302,13 @@ asio::awaitable<void> HttpServer::Impl::Session(tcp::socket socket) {
   beast::flat_buffer buffer;
   buffer.max_size(64 * 1024 + options.body_limit_bytes);
 
-  auto send_error = [&](int status, std::string message,
+  // A request refused before it reached the router: the status comes from the error's code.
+  // (Code and message travel apart: GCC 12 mis-copies an aggregate parameter of a coroutine
+  // lambda, which corrupted the heap.)
+  auto send_error = [&](util::ErrorCode code, std::string message,
                         const std::string& request_id) -> asio::awaitable<void> {
-    Response r = JsonError({util::ErrorCode::kInvalidArgument, std::move(message)}, request_id);
+    Response r = JsonError({code, std::move(message)}, request_id);
+    const int status = r.status;
     bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(status), 11};
     res.set(bhttp::field::content_type, "application/json");
     res.set("X-Request-Id", request_id);
@@ -344,21 +348,23 @@ asio::awaitable<void> HttpServer::Impl::Session(tcp::socket socket) {
     }
     if (hdr_ec) {
       if (hdr_ec == bhttp::error::body_limit) {
-        co_await send_error(413,
+        co_await send_error(util::ErrorCode::kPayloadTooLarge,
                             "request body is larger than the limit of " +
                                 std::to_string(options.body_limit_bytes) + " bytes",
                             request_id);
       } else if (hdr_ec == bhttp::error::header_limit) {
-        co_await send_error(431, "request headers are too large", request_id);
+        co_await send_error(util::ErrorCode::kHeadersTooLarge, "request headers are too large",
+                            request_id);
       } else if (hdr_ec != beast::error::timeout && hdr_ec != bhttp::error::end_of_stream &&
                  hdr_ec != asio::error::eof && hdr_ec != asio::error::connection_reset &&
                  hdr_ec != asio::error::operation_aborted) {
-        co_await send_error(400, "malformed HTTP request: " + hdr_ec.message(), request_id);
+        co_await send_error(util::ErrorCode::kInvalidArgument,
+                            "malformed HTTP request: " + hdr_ec.message(), request_id);
       }
       break;
     }
-    if (std::string why; const int status = RefusedTransferEncoding(parser, why)) {
-      co_await send_error(status, std::move(why), request_id);
+    if (auto refused = RefusedTransferEncoding(parser)) {
+      co_await send_error(refused->code, std::move(refused->message), request_id);
       break;
     }
     InFlight in_flight(*reg, metrics);
@@ -387,14 +393,15 @@ asio::awaitable<void> HttpServer::Impl::Session(tcp::socket socket) {
       }
       if (body_ec) {
         if (body_ec == bhttp::error::body_limit) {
-          co_await send_error(413,
+          co_await send_error(util::ErrorCode::kPayloadTooLarge,
                               "request body is larger than the limit of " +
                                   std::to_string(options.body_limit_bytes) + " bytes",
                               request_id);
         } else if (body_ec != beast::error::timeout && body_ec != bhttp::error::end_of_stream &&
                    body_ec != bhttp::error::partial_message && body_ec != asio::error::eof &&
                    body_ec != asio::error::connection_reset) {
-          co_await send_error(400, "malformed HTTP request body: " + body_ec.message(), request_id);
+          co_await send_error(util::ErrorCode::kInvalidArgument,
+                              "malformed HTTP request body: " + body_ec.message(), request_id);
         }
         break;
       }

@@ -539,8 +539,9 @@ void BotRuntimeManager::StartAll(const std::vector<domain::Bot>& bots) {
   }
 }
 
-void BotRuntimeManager::HandlePlatformCall(const util::BotId& id, domain::PlatformCall call,
-                                           std::function<void(domain::PlatformAnswer)> answer) {
+void BotRuntimeManager::HandlePlatformCall(
+    const util::BotId& id, domain::PlatformCall call,
+    std::function<void(util::Result<domain::PlatformAnswer>)> answer) {
   std::shared_ptr<Incarnation> inc;
   {
     std::lock_guard lock(impl_->mu);
@@ -548,17 +549,17 @@ void BotRuntimeManager::HandlePlatformCall(const util::BotId& id, domain::Platfo
     if (it != impl_->bots.end()) inc = it->second.current;
   }
   if (!inc || inc->stop_requested()) {
-    util::JsonObject body{{"code", -1}, {"msg", fmt::format("bot {} is not running", id.str())}};
-    answer({409, "application/json", util::SerializeJson(body)});
-    return;
+    return answer(util::Fail(ErrorCode::kConflict, fmt::format("bot {} is not running", id.str())));
   }
   if (!inc->started()) {
-    // Restarting: the previous adapter is still closing. The platform retries a 503.
-    util::JsonObject body{{"code", -1}, {"msg", fmt::format("bot {} is restarting", id.str())}};
-    answer({503, "application/json", util::SerializeJson(body)});
-    return;
+    // Restarting: the previous adapter is still closing. The platform retries (503).
+    util::Error restarting{ErrorCode::kUnavailable, fmt::format("bot {} is restarting", id.str())};
+    restarting.retry_after_seconds = 1;
+    return answer(tl::unexpected(std::move(restarting)));
   }
-  inc->adapter().HandleWebhook(std::move(call), std::move(answer));
+  inc->adapter().HandleWebhook(
+      std::move(call),
+      [answer = std::move(answer)](domain::PlatformAnswer a) { answer(std::move(a)); });
 }
 
 void BotRuntimeManager::PipelineChanged(const util::PipelineId& id) {

@@ -70,8 +70,9 @@ class BotRuntimeManager final : public domain::BotRuntime {
   // Starts every enabled bot of `bots` (server start).
   void StartAll(const std::vector<domain::Bot>& bots);
 
-  void HandlePlatformCall(const util::BotId& id, domain::PlatformCall call,
-                          std::function<void(domain::PlatformAnswer)> answer) override;
+  void HandlePlatformCall(
+      const util::BotId& id, domain::PlatformCall call,
+      std::function<void(util::Result<domain::PlatformAnswer>)> answer) override;
 
   // The pipeline's settings changed or it was deleted: they are read afresh. Blocking.
   void PipelineChanged(const util::PipelineId& id);

@@ -208,12 +208,9 @@ void BotService::SendMessage(const util::BotId& id, const domain::OutgoingMessag
   runtime_->Send(id, message, std::move(done));
 }
 
-void BotService::HandlePlatformCall(const util::BotId& id, domain::PlatformCall call,
-                                    std::function<void(domain::PlatformAnswer)> answer) {
-  auto refuse = [&](int status, const std::string& msg) {
-    util::JsonObject body{{"code", -1}, {"msg", msg}};
-    answer({status, "application/json", util::SerializeJson(body)});
-  };
+void BotService::HandlePlatformCall(
+    const util::BotId& id, domain::PlatformCall call,
+    std::function<void(util::Result<domain::PlatformAnswer>)> answer) {
   // A running bot is known to the runtime: no database read on the message path.
   if (runtime_) {
     if (auto status = runtime_->Status(id);
@@ -223,11 +220,15 @@ void BotService::HandlePlatformCall(const util::BotId& id, domain::PlatformCall 
   }
   auto bot = bots_.Get(id);
   if (!bot) {
-    if (bot.error().code == ErrorCode::kNotFound) return refuse(404, NotFound(id).message);
-    return refuse(500, "cannot read the bot");
+    if (bot.error().code == ErrorCode::kNotFound) return answer(tl::unexpected(NotFound(id)));
+    return answer(tl::unexpected(bot.error()));
   }
-  if (!bot->enable) return refuse(409, fmt::format("bot {} is disabled", id.str()));
-  if (!runtime_) return refuse(409, fmt::format("bot {} is not running", id.str()));
+  if (!bot->enable) {
+    return answer(Fail(ErrorCode::kConflict, fmt::format("bot {} is disabled", id.str())));
+  }
+  if (!runtime_) {
+    return answer(Fail(ErrorCode::kConflict, fmt::format("bot {} is not running", id.str())));
+  }
   runtime_->HandlePlatformCall(id, std::move(call), std::move(answer));
 }
 

@@ -77,7 +77,7 @@ class BotService {
   // A platform's call to `/bots/{uuid}[/path]`: 404 for an unknown bot, 409 for a disabled or
   // stopped one, otherwise the bot's adapter answers. `answer` runs exactly once, on any thread.
   void HandlePlatformCall(const util::BotId& id, domain::PlatformCall call,
-                          std::function<void(domain::PlatformAnswer)> answer);
+                          std::function<void(util::Result<domain::PlatformAnswer>)> answer);
 
   // Connects the running bots (server start, before requests are served). Not thread-safe.
   void AttachRuntime(domain::BotRuntime* runtime) { runtime_ = runtime; }

@@ -16,6 +16,8 @@ const char* ErrorCodeName(ErrorCode code) {
       return "conflict";
     case ErrorCode::kPayloadTooLarge:
       return "payload_too_large";
+    case ErrorCode::kHeadersTooLarge:
+      return "headers_too_large";
     case ErrorCode::kRateLimited:
       return "rate_limited";
     case ErrorCode::kUpstreamFailed:

@@ -17,6 +17,7 @@ enum class ErrorCode {
   kNotFound,             // the resource does not exist
   kConflict,             // the request contradicts the current state
   kPayloadTooLarge,      // body over the configured limit
+  kHeadersTooLarge,      // request headers over the configured limit
   kRateLimited,          // throttled
   kUpstreamFailed,       // an external service (provider, platform, marketplace) failed
   kUpstreamTimeout,      // an external service did not answer in time

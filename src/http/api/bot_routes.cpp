@@ -211,13 +211,16 @@ void RegisterBotRoutes(Router& router, ApiContext& ctx) {
     call.query = req.query;
     call.headers = req.headers;
     call.body = std::move(req.body);
-    ctx.bots.HandlePlatformCall(*id, std::move(call), [respond](domain::PlatformAnswer answer) {
-      Response res;
-      res.status = answer.status;
-      res.content_type = std::move(answer.content_type);
-      res.body = std::move(answer.body);
-      respond(std::move(res));
-    });
+    ctx.bots.HandlePlatformCall(
+        *id, std::move(call),
+        [respond, request_id = req.request_id](util::Result<domain::PlatformAnswer> answer) {
+          if (!answer) return respond(JsonError(answer.error(), request_id));
+          Response res;
+          res.status = answer->status;
+          res.content_type = std::move(answer->content_type);
+          res.body = std::move(answer->body);
+          respond(std::move(res));
+        });
   };
   for (const char* method : {"GET", "POST"}) {
     Route root{method, "/bots/{bot_uuid}", AuthClass::kNone, nullptr};
