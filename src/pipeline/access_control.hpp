@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "pipeline/query.hpp"
 #include "util/json.hpp"
@@ -17,9 +18,17 @@ struct AccessDecision {
   std::string session_id;  // the id that was looked up, for the log line
 };
 
-// Reads trigger.access-control: mode "blacklist" (default; also for an unknown mode) or
-// "whitelist", and the list named by the mode. An empty whitelist admits nobody.
-AccessDecision CheckAccess(const util::JsonObject& config, LauncherType launcher_type,
+// trigger.access-control: mode "blacklist" (default; also for an unknown mode) or "whitelist",
+// and the list named by the mode.
+struct AccessSettings {
+  bool whitelist = false;
+  std::vector<std::string> list;
+
+  static AccessSettings Read(const util::JsonObject& config);
+};
+
+// An empty whitelist admits nobody.
+AccessDecision CheckAccess(const AccessSettings& settings, LauncherType launcher_type,
                            std::string_view launcher_id);
 
 }  // namespace sb::pipeline

@@ -48,11 +48,15 @@ const char* FilterActionName(FilterAction action) {
   return "pass";
 }
 
-FilterDecision FilterIncoming(const util::JsonObject& config, const BanWordFilter& filter,
+FilterSettings FilterSettings::Read(const util::JsonObject& config) {
+  return {.incoming = Enabled(config, "output-msg"), .outgoing = Enabled(config, "income-msg")};
+}
+
+FilterDecision FilterIncoming(const FilterSettings& settings, const BanWordFilter& filter,
                               const domain::MessageChain& chain, std::string_view text) {
   FilterDecision decision;
   decision.text = std::string(text);
-  if (!Enabled(config, "output-msg") || HasNonTextElements(chain)) return decision;
+  if (!settings.incoming || HasNonTextElements(chain)) return decision;
   std::string checked(Trim(text));
   if (filter.Mask(checked)) {
     // LangBot interrupts on MASKED as well as BLOCK before the model sees the message.
@@ -63,10 +67,10 @@ FilterDecision FilterIncoming(const util::JsonObject& config, const BanWordFilte
   return decision;
 }
 
-FilterDecision FilterOutgoing(const util::JsonObject& config, const BanWordFilter& filter,
+FilterDecision FilterOutgoing(const FilterSettings& settings, const BanWordFilter& filter,
                               std::string_view reply) {
   FilterDecision decision;
-  if (!Enabled(config, "income-msg")) {
+  if (!settings.outgoing) {
     decision.text = std::string(reply);
     return decision;
   }

@@ -56,15 +56,23 @@ struct FilterDecision {
 inline constexpr std::string_view kBanWordNotice =
     "The message contains inappropriate content, please revise it.";
 
-// Income side: skipped when safety.content-filter.scope is "output-msg", when
-// check-sensitive-words is false (the default when missing), or when the chain holds anything
-// but Plain and Source (LangBot's filters only read text). A ban word blocks the message.
-FilterDecision FilterIncoming(const util::JsonObject& config, const BanWordFilter& filter,
+// safety.content-filter: check-sensitive-words (default false) and scope ("all", "income-msg",
+// "output-msg").
+struct FilterSettings {
+  bool incoming = false;
+  bool outgoing = false;
+
+  static FilterSettings Read(const util::JsonObject& config);
+};
+
+// Income side: skipped unless `settings.incoming`, or when the chain holds anything but Plain and
+// Source (LangBot's filters only read text). A ban word blocks the message.
+FilterDecision FilterIncoming(const FilterSettings& settings, const BanWordFilter& filter,
                               const domain::MessageChain& chain, std::string_view text);
 
-// Output side: skipped when scope is "income-msg" or check-sensitive-words is false. The reply is
-// trimmed (as LangBot does) and ban words are masked; a reply is never blocked.
-FilterDecision FilterOutgoing(const util::JsonObject& config, const BanWordFilter& filter,
+// Output side: skipped unless `settings.outgoing`. The reply is trimmed (as LangBot does) and ban
+// words are masked; a reply is never blocked.
+FilterDecision FilterOutgoing(const FilterSettings& settings, const BanWordFilter& filter,
                               std::string_view reply);
 
 }  // namespace sb::pipeline

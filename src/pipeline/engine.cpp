@@ -10,6 +10,7 @@
 #include "pipeline/config_values.hpp"
 #include "pipeline/ignore_rules.hpp"
 #include "pipeline/output_rules.hpp"
+#include "pipeline/stage_settings.hpp"
 
 namespace sb::pipeline {
 
@@ -150,7 +151,7 @@ void PipelineEngine::Process(const util::PipelineId& pipeline, Query query, Done
   run->state.query = std::move(query);
   run->outcome.session_id = run->state.query.SessionId();
   const Query& q = run->state.query;
-  const util::JsonObject& config = run->Config();
+  const StageSettings& settings = q.Settings();
   EngineOutcome& outcome = run->outcome;
 
   auto ignore = [&](IgnoreReason reason, LogLevel level, std::string line) {
@@ -172,14 +173,14 @@ void PipelineEngine::Process(const util::PipelineId& pipeline, Query query, Done
   run->state.chain = std::move(trigger.chain);
 
   // 2. Access control.
-  AccessDecision access = CheckAccess(config, q.launcher_type, q.launcher_id);
+  AccessDecision access = CheckAccess(settings.access, q.launcher_type, q.launcher_id);
   if (!access.allowed) {
     return ignore(IgnoreReason::kAccessDenied, LogLevel::kInfo,
                   "ignored by access control: " + access.session_id);
   }
 
   // 3. Ignore rules.
-  IgnoreDecision ignored = CheckIgnore(config, run->state.text);
+  IgnoreDecision ignored = CheckIgnore(settings.ignore, run->state.text);
   AddWarnings(outcome, ignored.warnings, "ignore rules");
   if (ignored.ignore) {
     return ignore(IgnoreReason::kIgnoreRule, LogLevel::kInfo,
@@ -187,7 +188,8 @@ void PipelineEngine::Process(const util::PipelineId& pipeline, Query query, Done
   }
 
   // 4. Incoming content filter.
-  FilterDecision in = FilterIncoming(config, ban_words_, run->state.chain, run->state.text);
+  FilterDecision in =
+      FilterIncoming(settings.filter, ban_words_, run->state.chain, run->state.text);
   if (in.action == FilterAction::kBlock) {
     outcome.reply.push_back(Plain(in.user_notice));
     return ignore(IgnoreReason::kBannedWords, LogLevel::kInfo,
@@ -195,8 +197,8 @@ void PipelineEngine::Process(const util::PipelineId& pipeline, Query query, Done
   }
 
   // 5. Rate limit, one counter per pipeline and session.
-  RateDecision rate = limiter_.Acquire(pipeline.str() + ":" + outcome.session_id,
-                                       RateLimitSettings::FromConfig(config));
+  RateDecision rate =
+      limiter_.Acquire(pipeline.str() + ":" + outcome.session_id, settings.rate_limit);
   if (rate.verdict == RateVerdict::kDrop) {
     return ignore(IgnoreReason::kRateLimited, LogLevel::kInfo,
                   "rate limit reached for " + outcome.session_id + ": message dropped");
@@ -311,7 +313,7 @@ void PipelineEngine::RunPluginCommand(std::shared_ptr<Run> run, const Command& c
           run->outcome.failed = true;
           run->outcome.error = "command !" + name + " failed: " + answer->error().message;
           Log(*run, LogLevel::kError, run->outcome.error);
-          auto failure = FailureReply(run->Config(), run->outcome.error);
+          auto failure = FailureReply(run->state.query.Settings().output, run->outcome.error);
           if (!failure) {
             run->outcome.kind = OutcomeKind::kIgnored;
             run->outcome.reason = IgnoreReason::kFailureHidden;
@@ -352,7 +354,7 @@ void PipelineEngine::RunCommand(std::shared_ptr<Run> run) {
         outcome.failed = true;
         outcome.error = "could not reset the conversation: " + cleared.error().message;
         Log(*run, LogLevel::kError, outcome.error);
-        auto failure = FailureReply(run->Config(), outcome.error);
+        auto failure = FailureReply(run->state.query.Settings().output, outcome.error);
         if (!failure) {
           outcome.kind = OutcomeKind::kIgnored;
           outcome.reason = IgnoreReason::kFailureHidden;
@@ -380,7 +382,7 @@ void PipelineEngine::RunCommand(std::shared_ptr<Run> run) {
 
 void PipelineEngine::RunRunner(std::shared_ptr<Run> run) {
   // 7. The runner.
-  std::string name = GetString(run->Config(), {"ai", "runner", "runner"}, kLocalAgent);
+  const std::string& name = run->state.query.Settings().runner;
   Runner* runner = &local_agent_;
   if (name != kLocalAgent) {
     auto it = runners_.find(name);
@@ -404,6 +406,7 @@ void PipelineEngine::RunRunner(std::shared_ptr<Run> run) {
 void PipelineEngine::Finish(std::shared_ptr<Run> run, util::Result<AgentReply> result) {
   if (run->finished.exchange(true)) return;  // a runner answering twice is ignored
   const util::JsonObject& config = run->Config();
+  const OutputSettings& output = run->state.query.Settings().output;
   EngineOutcome& outcome = run->outcome;
   auto elapsed_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - run->started).count();
@@ -415,7 +418,7 @@ void PipelineEngine::Finish(std::shared_ptr<Run> run, util::Result<AgentReply> r
     Log(*run, LogLevel::kError,
         "run failed for " + outcome.session_id + " after " + std::to_string(elapsed_ms) +
             " ms: " + outcome.error);
-    auto failure = FailureReply(config, outcome.error);
+    auto failure = FailureReply(output, outcome.error);
     if (!failure) {
       outcome.kind = OutcomeKind::kIgnored;
       outcome.reason = IgnoreReason::kFailureHidden;
@@ -447,11 +450,11 @@ void PipelineEngine::Finish(std::shared_ptr<Run> run, util::Result<AgentReply> r
 }
 
 void PipelineEngine::Shape(std::shared_ptr<Run> run, AgentReply reply, std::int64_t elapsed_ms) {
-  const util::JsonObject& config = run->Config();
+  const StageSettings& settings = run->state.query.Settings();
   EngineOutcome& outcome = run->outcome;
   auto* result = &reply;
-  std::string text = RemoveThinkEnabled(config) ? RemoveThink(result->text) : result->text;
-  FilterDecision out = FilterOutgoing(config, ban_words_, text);
+  std::string text = settings.output.remove_think ? RemoveThink(result->text) : result->text;
+  FilterDecision out = FilterOutgoing(settings.filter, ban_words_, text);
   if (out.action == FilterAction::kMask) {
     Log(*run, LogLevel::kInfo, "ban words masked in the reply to " + outcome.session_id);
   }
@@ -463,7 +466,7 @@ void PipelineEngine::Shape(std::shared_ptr<Run> run, AgentReply reply, std::int6
     return;
   }
   domain::MessageChain body{Plain(std::move(text))};
-  LongTextDecision long_text = CheckLongText(config, body);
+  LongTextDecision long_text = CheckLongText(settings.output, body);
   if (long_text.action != LongTextAction::kSend) {
     Log(*run, LogLevel::kInfo,
         "long reply (" + std::to_string(long_text.length) + " > " +

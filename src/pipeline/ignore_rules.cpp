@@ -16,23 +16,32 @@ std::string_view TrimSpace(std::string_view text) {
 
 }  // namespace
 
-IgnoreDecision CheckIgnore(const util::JsonObject& config, std::string_view text) {
-  IgnoreDecision decision;
-  text = TrimSpace(text);
-  for (const std::string& prefix : GetStringList(config, {"trigger", "ignore-rules", "prefix"})) {
+IgnoreSettings IgnoreSettings::Read(const util::JsonObject& config) {
+  IgnoreSettings s;
+  for (std::string& prefix : GetStringList(config, {"trigger", "ignore-rules", "prefix"})) {
     // "" would ignore every message; in a console list it is an unfilled row.
     if (prefix.empty()) {
-      decision.warnings.push_back("an empty ignore prefix was skipped");
+      s.warnings.push_back("an empty ignore prefix was skipped");
       continue;
     }
+    s.prefixes.push_back(std::move(prefix));
+  }
+  s.regexps = std::make_shared<const PatternList>(PatternList::Compile(
+      GetStringList(config, {"trigger", "ignore-rules", "regexp"}), s.warnings));
+  return s;
+}
+
+IgnoreDecision CheckIgnore(const IgnoreSettings& settings, std::string_view text) {
+  IgnoreDecision decision;
+  decision.warnings = settings.warnings;
+  text = TrimSpace(text);
+  for (const std::string& prefix : settings.prefixes) {
     if (text.starts_with(prefix)) {
       decision.ignore = true;
       return decision;
     }
   }
-  PatternList regexps = PatternList::Compile(
-      GetStringList(config, {"trigger", "ignore-rules", "regexp"}), decision.warnings);
-  decision.ignore = regexps.Search(text);
+  decision.ignore = settings.regexps && settings.regexps->Search(text);
   return decision;
 }
 

@@ -102,7 +102,7 @@ void MessageDriver::Start(std::shared_ptr<Run> run) {
   const auto& msg = run->message;
   Query query =
       MakeQuery(run->origin->bot_id(), LauncherOf(msg.chat_type), msg.chat_id, msg.sender_id,
-                msg.chain, run->origin->account_id(), run->pipeline->config);
+                msg.chain, run->origin->account_id(), run->pipeline->config, run->pipeline->stages);
   std::weak_ptr<MessageDriver> weak = weak_from_this();
   engine_.Process(
       run->pipeline->id, std::move(query),

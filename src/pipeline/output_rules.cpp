@@ -2,6 +2,7 @@
 
 #include "pipeline/config_values.hpp"
 #include "pipeline/pattern_list.hpp"
+#include "pipeline/stage_settings.hpp"
 
 namespace sb::pipeline {
 namespace {
@@ -18,8 +19,17 @@ std::string_view Trim(std::string_view text) {
 
 }  // namespace
 
-bool RemoveThinkEnabled(const util::JsonObject& config) {
-  return GetBool(config, {"output", "misc", "remove-think"}, false);
+OutputSettings OutputSettings::Read(const util::JsonObject& config) {
+  OutputSettings s;
+  s.remove_think = GetBool(config, {"output", "misc", "remove-think"}, false);
+  s.quote_origin = GetBool(config, {"output", "misc", "quote-origin"}, false);
+  s.at_sender = GetBool(config, {"output", "misc", "at-sender"}, true);
+  s.long_text_threshold = GetInt(config, {"output", "long-text-processing", "threshold"}, 1000);
+  if (s.long_text_threshold < 0) s.long_text_threshold = 1000;
+  s.long_text_strategy = GetString(config, {"output", "long-text-processing", "strategy"}, "none");
+  s.exception_handling = GetString(config, {"output", "misc", "exception-handling"}, "show-hint");
+  s.failure_hint = GetString(config, {"output", "misc", "failure-hint"}, "Request failed.");
+  return s;
 }
 
 std::string RemoveThink(std::string_view text) {
@@ -47,9 +57,9 @@ std::string RemoveThink(std::string_view text) {
 }
 
 domain::MessageChain ReplyPrefix(const Query& query) {
-  const util::JsonObject& config = query.Config();
+  const OutputSettings& settings = query.Settings().output;
   domain::MessageChain prefix;
-  if (GetBool(config, {"output", "misc", "quote-origin"}, false)) {
+  if (settings.quote_origin) {
     for (const auto& element : query.chain) {
       if (element.type == domain::ElementType::kSource && !element.id.empty()) {
         domain::MessageElement quote;
@@ -61,7 +71,7 @@ domain::MessageChain ReplyPrefix(const Query& query) {
     }
   }
   if (query.launcher_type == LauncherType::kGroup && !query.sender_id.empty() &&
-      GetBool(config, {"output", "misc", "at-sender"}, true)) {
+      settings.at_sender) {
     domain::MessageElement at;
     at.type = domain::ElementType::kAt;
     at.target = query.sender_id;
@@ -82,10 +92,9 @@ const char* LongTextActionName(LongTextAction action) {
   return "send";
 }
 
-LongTextDecision CheckLongText(const util::JsonObject& config, const domain::MessageChain& reply) {
+LongTextDecision CheckLongText(const OutputSettings& settings, const domain::MessageChain& reply) {
   LongTextDecision decision;
-  decision.threshold = GetInt(config, {"output", "long-text-processing", "threshold"}, 1000);
-  if (decision.threshold < 0) decision.threshold = 1000;
+  decision.threshold = settings.long_text_threshold;
   std::string text;
   for (const auto& element : reply) {
     if (element.type != domain::ElementType::kPlain) return decision;
@@ -93,7 +102,7 @@ LongTextDecision CheckLongText(const util::JsonObject& config, const domain::Mes
   }
   decision.length = static_cast<std::int64_t>(CodePointCount(text));
   if (decision.length <= decision.threshold) return decision;
-  std::string strategy = GetString(config, {"output", "long-text-processing", "strategy"}, "none");
+  const std::string& strategy = settings.long_text_strategy;
   if (strategy == "forward") {
     decision.action = LongTextAction::kForward;
   } else if (strategy == "image") {
@@ -102,12 +111,11 @@ LongTextDecision CheckLongText(const util::JsonObject& config, const domain::Mes
   return decision;
 }
 
-std::optional<std::string> FailureReply(const util::JsonObject& config,
+std::optional<std::string> FailureReply(const OutputSettings& settings,
                                         std::string_view error_text) {
-  std::string mode = GetString(config, {"output", "misc", "exception-handling"}, "show-hint");
-  if (mode == "hide") return std::nullopt;
-  if (mode == "show-error") return std::string(error_text);
-  return GetString(config, {"output", "misc", "failure-hint"}, "Request failed.");
+  if (settings.exception_handling == "hide") return std::nullopt;
+  if (settings.exception_handling == "show-error") return std::string(error_text);
+  return settings.failure_hint;
 }
 
 }  // namespace sb::pipeline

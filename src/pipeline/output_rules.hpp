@@ -17,8 +17,18 @@
 
 namespace sb::pipeline {
 
-// output.misc.remove-think (default false).
-bool RemoveThinkEnabled(const util::JsonObject& config);
+// output.misc and output.long-text-processing.
+struct OutputSettings {
+  bool remove_think = false;  // output.misc.remove-think
+  bool quote_origin = false;  // output.misc.quote-origin
+  bool at_sender = true;      // output.misc.at-sender
+  std::int64_t long_text_threshold = 1000;
+  std::string long_text_strategy = "none";       // "none", "forward", "image"
+  std::string exception_handling = "show-hint";  // "show-hint", "show-error", "hide"
+  std::string failure_hint = "Request failed.";
+
+  static OutputSettings Read(const util::JsonObject& config);
+};
 
 // Removes every "<think>...</think>" block. Beyond LangBot (which only removes closed blocks):
 // an unterminated "<think>" drops the rest of the text, because a reply cut off mid-reasoning
@@ -27,9 +37,8 @@ bool RemoveThinkEnabled(const util::JsonObject& config);
 // removed, surrounding whitespace is trimmed.
 std::string RemoveThink(std::string_view text);
 
-// Elements to put before the reply: a Quote of the incoming message when output.misc.quote-origin
-// is true (default false) and the incoming chain has a Source id, then an At of the sender in
-// group chats when output.misc.at-sender is true (default true).
+// Elements to put before the reply: a Quote of the incoming message when quote_origin is set and
+// the incoming chain has a Source id, then an At of the sender in group chats when at_sender is.
 domain::MessageChain ReplyPrefix(const Query& query);
 
 enum class LongTextAction {
@@ -46,12 +55,11 @@ struct LongTextDecision {
 };
 
 // LangBot only processes a reply made of Plain elements whose text is longer than the threshold.
-LongTextDecision CheckLongText(const util::JsonObject& config, const domain::MessageChain& reply);
+LongTextDecision CheckLongText(const OutputSettings& settings, const domain::MessageChain& reply);
 
-// The text to send when the run failed, per output.misc.exception-handling: "show-hint"
-// (default) gives failure-hint (default "Request failed."), "show-error" the error text itself,
-// "hide" nothing.
-std::optional<std::string> FailureReply(const util::JsonObject& config,
+// The text to send when the run failed, per exception_handling: "show-hint" gives failure_hint,
+// "show-error" the error text itself, "hide" nothing.
+std::optional<std::string> FailureReply(const OutputSettings& settings,
                                         std::string_view error_text);
 
 }  // namespace sb::pipeline

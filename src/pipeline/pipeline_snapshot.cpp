@@ -5,6 +5,7 @@
 
 #include "domain/plugin_hooks.hpp"
 #include "pipeline/config_values.hpp"
+#include "pipeline/stage_settings.hpp"
 
 namespace sb::pipeline {
 
@@ -39,6 +40,7 @@ std::shared_ptr<const PipelineSnapshot> PipelineSnapshot::From(domain::Pipeline 
   snapshot->id = pipeline.uuid;
   pipeline.config[domain::kExtensionsPreferencesKey] = std::move(pipeline.extensions_preferences);
   snapshot->driver = DriverSettings::Read(pipeline.config);
+  snapshot->stages = std::make_shared<const StageSettings>(StageSettings::Read(pipeline.config));
   snapshot->config = std::make_shared<const util::JsonObject>(std::move(pipeline.config));
   return snapshot;
 }

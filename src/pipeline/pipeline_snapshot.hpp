@@ -22,6 +22,8 @@
 
 namespace sb::pipeline {
 
+struct StageSettings;
+
 // trigger.message-aggregation and output.force-delay, clamped to sane bounds.
 struct DriverSettings {
   bool aggregate = false;
@@ -39,6 +41,8 @@ struct PipelineSnapshot {
   // The config with the plugin binding under domain::kExtensionsPreferencesKey.
   std::shared_ptr<const util::JsonObject> config;
   DriverSettings driver;
+  // What the engine's stages read, compiled once (regexps included).
+  std::shared_ptr<const StageSettings> stages;
 
   static std::shared_ptr<const PipelineSnapshot> From(domain::Pipeline pipeline);
 };

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "pipeline/stage_settings.hpp"
+
 namespace sb::pipeline {
 
 const char* LauncherTypeName(LauncherType type) {
@@ -51,7 +53,8 @@ bool HasNonTextElements(const domain::MessageChain& chain) {
 
 Query MakeQuery(std::string bot_uuid, LauncherType launcher_type, std::string launcher_id,
                 std::string sender_id, domain::MessageChain chain, std::string_view bot_account_id,
-                std::shared_ptr<const util::JsonObject> config) {
+                std::shared_ptr<const util::JsonObject> config,
+                std::shared_ptr<const StageSettings> settings) {
   Query query;
   query.bot_uuid = std::move(bot_uuid);
   query.launcher_type = launcher_type;
@@ -62,6 +65,9 @@ Query MakeQuery(std::string bot_uuid, LauncherType launcher_type, std::string la
   query.text = PlainText(chain);
   query.chain = std::move(chain);
   query.config = std::move(config);
+  query.settings = settings
+                       ? std::move(settings)
+                       : std::make_shared<const StageSettings>(StageSettings::Read(query.Config()));
   return query;
 }
 

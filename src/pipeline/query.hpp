@@ -13,6 +13,8 @@
 
 namespace sb::pipeline {
 
+struct StageSettings;
+
 enum class LauncherType { kPerson, kGroup };
 
 // "person" / "group", as in LangBot's session ids and event log.
@@ -34,9 +36,12 @@ struct Query {
   std::string text;
   // Shared with the running pipeline so a query does not copy the config; null means defaults.
   std::shared_ptr<const util::JsonObject> config;
+  // The stages' settings, read from `config` once per pipeline change (PipelineSnapshot).
+  std::shared_ptr<const StageSettings> settings;
 
   // The pipeline config, or an empty object (every reader then falls back to its default).
   const util::JsonObject& Config() const;
+  const StageSettings& Settings() const { return *settings; }
   std::string SessionId() const { return pipeline::SessionId(launcher_type, launcher_id); }
 };
 
@@ -50,8 +55,10 @@ bool IsBotMentioned(const domain::MessageChain& chain, std::string_view bot_acco
 // for such messages because its filters only understand text.
 bool HasNonTextElements(const domain::MessageChain& chain);
 
+// `settings` are those read from `config`; when null they are read here (tests, one-off runs).
 Query MakeQuery(std::string bot_uuid, LauncherType launcher_type, std::string launcher_id,
                 std::string sender_id, domain::MessageChain chain, std::string_view bot_account_id,
-                std::shared_ptr<const util::JsonObject> config);
+                std::shared_ptr<const util::JsonObject> config,
+                std::shared_ptr<const StageSettings> settings = nullptr);
 
 }  // namespace sb::pipeline

@@ -5,6 +5,7 @@
 
 #include "pipeline/config_values.hpp"
 #include "pipeline/pattern_list.hpp"
+#include "pipeline/stage_settings.hpp"
 
 namespace sb::pipeline {
 namespace {
@@ -55,6 +56,23 @@ const char* TriggerRuleName(TriggerRule rule) {
   return "none";
 }
 
+TriggerSettings TriggerSettings::Read(const util::JsonObject& config) {
+  constexpr std::string_view kRules = "group-respond-rules";
+  TriggerSettings s;
+  s.at = GetBool(config, {"trigger", kRules, "at"}, false);
+  for (std::string& prefix : GetStringList(config, {"trigger", kRules, "prefix"})) {
+    if (prefix.empty()) {
+      s.prefix_warnings.push_back("an empty respond prefix was skipped");
+      continue;
+    }
+    s.prefixes.push_back(std::move(prefix));
+  }
+  s.regexps = std::make_shared<const PatternList>(PatternList::Compile(
+      GetStringList(config, {"trigger", kRules, "regexp"}), s.regexp_warnings));
+  s.random = GetNumber(config, {"trigger", kRules, "random"}, 0.0);
+  return s;
+}
+
 TriggerDecision DecideTrigger(const Query& query, RandomSource& random) {
   TriggerDecision decision;
   decision.text = query.text;
@@ -65,15 +83,14 @@ TriggerDecision DecideTrigger(const Query& query, RandomSource& random) {
     return decision;
   }
 
-  const util::JsonObject& config = query.Config();
-  constexpr std::string_view kRules = "group-respond-rules";
+  const TriggerSettings& settings = query.Settings().trigger;
 
   // Only an At of the bot itself, as LangBot does: an @all announcement is not a question to it.
   const bool at_bot = std::any_of(query.chain.begin(), query.chain.end(), [&](const auto& e) {
     return e.type == domain::ElementType::kAt && !query.bot_account_id.empty() &&
            e.target == query.bot_account_id;
   });
-  if (GetBool(config, {"trigger", kRules, "at"}, false) && at_bot) {
+  if (settings.at && at_bot) {
     // LangBot removes the bot's At (twice, because a reply to the bot carries it twice); AtAll
     // stays, it addresses everyone.
     std::erase_if(decision.chain, [&](const domain::MessageElement& e) {
@@ -89,11 +106,8 @@ TriggerDecision DecideTrigger(const Query& query, RandomSource& random) {
   // looked for after it, which LangBot (matching the raw text) does not do.
   std::size_t lead = LeadingSpace(query.text);
   std::string_view text = std::string_view(query.text).substr(lead);
-  for (const std::string& prefix : GetStringList(config, {"trigger", kRules, "prefix"})) {
-    if (prefix.empty()) {
-      decision.warnings.push_back("an empty respond prefix was skipped");
-      continue;
-    }
+  decision.warnings = settings.prefix_warnings;
+  for (const std::string& prefix : settings.prefixes) {
     if (text.starts_with(prefix)) {
       decision.text = std::string(text.substr(prefix.size()));
       StripPlainPrefix(decision.chain, lead + prefix.size());
@@ -103,16 +117,15 @@ TriggerDecision DecideTrigger(const Query& query, RandomSource& random) {
     }
   }
 
-  PatternList regexps =
-      PatternList::Compile(GetStringList(config, {"trigger", kRules, "regexp"}), decision.warnings);
-  if (regexps.MatchAtStart(query.text)) {
+  decision.warnings.insert(decision.warnings.end(), settings.regexp_warnings.begin(),
+                           settings.regexp_warnings.end());
+  if (settings.regexps && settings.regexps->MatchAtStart(query.text)) {
     decision.respond = true;
     decision.rule = TriggerRule::kRegexp;
     return decision;
   }
 
-  double probability = GetNumber(config, {"trigger", kRules, "random"}, 0.0);
-  if (probability > 0.0 && random.Next() < probability) {
+  if (settings.random > 0.0 && random.Next() < settings.random) {
     decision.respond = true;
     decision.rule = TriggerRule::kRandom;
   }

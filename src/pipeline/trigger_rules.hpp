@@ -5,13 +5,17 @@
 //   if (d.respond) run_pipeline(d.text, d.chain);
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "domain/message.hpp"
 #include "pipeline/query.hpp"
+#include "util/json.hpp"
 
 namespace sb::pipeline {
+
+class PatternList;  // pipeline/pattern_list.hpp (Boost.Regex stays out of this header)
 
 // A number in [0, 1) per call; injectable so tests fix the outcome of the random rule.
 class RandomSource {
@@ -30,6 +34,19 @@ class UniformRandomSource final : public RandomSource {
 enum class TriggerRule { kNone, kPrivate, kAt, kPrefix, kRegexp, kRandom };
 const char* TriggerRuleName(TriggerRule rule);
 
+// trigger.group-respond-rules (defaults: at false, no prefixes, no regexps, random 0).
+struct TriggerSettings {
+  bool at = false;
+  std::vector<std::string> prefixes;  // empty entries dropped (with a warning)
+  std::shared_ptr<const PatternList> regexps;
+  double random = 0.0;
+  // Skipped prefixes and invalid regexps, for the bot's log when a message reaches that rule.
+  std::vector<std::string> prefix_warnings;
+  std::vector<std::string> regexp_warnings;
+
+  static TriggerSettings Read(const util::JsonObject& config);
+};
+
 struct TriggerDecision {
   bool respond = false;
   TriggerRule rule = TriggerRule::kNone;
@@ -41,9 +58,8 @@ struct TriggerDecision {
   std::vector<std::string> warnings;
 };
 
-// Reads trigger.group-respond-rules from the query's config (defaults: at false, no prefixes,
-// no regexps, random 0). `random` is only consulted when the other rules did not match and the
-// configured probability is above 0.
+// Applies the query's trigger settings. `random` is only consulted when the other rules did not
+// match and the configured probability is above 0.
 TriggerDecision DecideTrigger(const Query& query, RandomSource& random);
 
 }  // namespace sb::pipeline

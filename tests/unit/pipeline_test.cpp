@@ -328,7 +328,7 @@ TEST(AccessControl, Table) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    AccessDecision d = CheckAccess(*Cfg(c.config), c.type, c.id);
+    AccessDecision d = CheckAccess(AccessSettings::Read(*Cfg(c.config)), c.type, c.id);
     EXPECT_EQ(d.allowed, c.allowed);
     EXPECT_EQ(d.session_id, SessionId(c.type, c.id));
   }
@@ -349,13 +349,13 @@ TEST(IgnoreRules, Table) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.text);
-    IgnoreDecision d = CheckIgnore(*Cfg(cfg), c.text);
+    IgnoreDecision d = CheckIgnore(IgnoreSettings::Read(*Cfg(cfg)), c.text);
     EXPECT_EQ(d.ignore, c.ignore);
   }
   // The empty prefix and the invalid regexp are reported, not thrown.
-  IgnoreDecision d = CheckIgnore(*Cfg(cfg), "plain");
+  IgnoreDecision d = CheckIgnore(IgnoreSettings::Read(*Cfg(cfg)), "plain");
   EXPECT_EQ(d.warnings.size(), 2u);
-  EXPECT_FALSE(CheckIgnore(*Cfg("{}"), "anything").ignore);
+  EXPECT_FALSE(CheckIgnore(IgnoreSettings::Read(*Cfg("{}")), "anything").ignore);
 }
 
 // ---------- patterns ----------
@@ -469,8 +469,9 @@ TEST(ContentFilter, BanWordsPerScope) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     auto cfg = Cfg(c.config);
-    FilterDecision d = c.incoming ? FilterIncoming(*cfg, filter, c.chain, c.text)
-                                  : FilterOutgoing(*cfg, filter, c.text);
+    FilterDecision d = c.incoming
+                           ? FilterIncoming(FilterSettings::Read(*cfg), filter, c.chain, c.text)
+                           : FilterOutgoing(FilterSettings::Read(*cfg), filter, c.text);
     EXPECT_EQ(d.action, c.action) << FilterActionName(d.action);
     EXPECT_EQ(d.text, c.out);
     EXPECT_EQ(d.user_notice.empty(), d.action != FilterAction::kBlock);
@@ -629,8 +630,9 @@ TEST(OutputRules, RemoveThinkTable) {
     SCOPED_TRACE(c.in);
     EXPECT_EQ(RemoveThink(c.in), c.out);
   }
-  EXPECT_FALSE(RemoveThinkEnabled(*Cfg("{}")));
-  EXPECT_TRUE(RemoveThinkEnabled(*Cfg(R"({"output":{"misc":{"remove-think":true}}})")));
+  EXPECT_FALSE(OutputSettings::Read(*Cfg("{}")).remove_think);
+  EXPECT_TRUE(
+      OutputSettings::Read(*Cfg(R"({"output":{"misc":{"remove-think":true}}})")).remove_think);
 }
 
 TEST(OutputRules, ReplyPrefix) {
@@ -678,23 +680,31 @@ TEST(OutputRules, LongTextTable) {
     auto cfg =
         Cfg(std::string(R"({"output":{"long-text-processing":{"threshold":10,"strategy":")") +
             c.strategy + "\"}}}");
-    EXPECT_EQ(CheckLongText(*cfg, c.reply).action, c.action);
+    EXPECT_EQ(CheckLongText(OutputSettings::Read(*cfg), c.reply).action, c.action);
   }
   // Characters, not bytes: ten 3-byte characters are not over 10.
   std::string cjk;
   for (int i = 0; i < 10; ++i) cjk += "\xE4\xBD\xA0";
   auto cfg = Cfg(R"({"output":{"long-text-processing":{"threshold":10,"strategy":"forward"}}})");
-  EXPECT_EQ(CheckLongText(*cfg, {Plain(cjk)}).action, LongTextAction::kSend);
-  EXPECT_EQ(CheckLongText(*Cfg("{}"), {Plain(std::string(1001, 'x'))}).threshold, 1000);
+  EXPECT_EQ(CheckLongText(OutputSettings::Read(*cfg), {Plain(cjk)}).action, LongTextAction::kSend);
+  EXPECT_EQ(
+      CheckLongText(OutputSettings::Read(*Cfg("{}")), {Plain(std::string(1001, 'x'))}).threshold,
+      1000);
 }
 
 TEST(OutputRules, FailureReply) {
-  EXPECT_EQ(FailureReply(*Cfg("{}"), "boom"), "Request failed.");
-  EXPECT_EQ(FailureReply(*Cfg(R"({"output":{"misc":{"failure-hint":"Oops"}}})"), "boom"), "Oops");
+  EXPECT_EQ(FailureReply(OutputSettings::Read(*Cfg("{}")), "boom"), "Request failed.");
   EXPECT_EQ(
-      FailureReply(*Cfg(R"({"output":{"misc":{"exception-handling":"show-error"}}})"), "boom"),
-      "boom");
-  EXPECT_EQ(FailureReply(*Cfg(R"({"output":{"misc":{"exception-handling":"hide"}}})"), "boom"),
+      FailureReply(OutputSettings::Read(*Cfg(R"({"output":{"misc":{"failure-hint":"Oops"}}})")),
+                   "boom"),
+      "Oops");
+  EXPECT_EQ(FailureReply(OutputSettings::Read(
+                             *Cfg(R"({"output":{"misc":{"exception-handling":"show-error"}}})")),
+                         "boom"),
+            "boom");
+  EXPECT_EQ(FailureReply(
+                OutputSettings::Read(*Cfg(R"({"output":{"misc":{"exception-handling":"hide"}}})")),
+                "boom"),
             std::nullopt);
 }
 
