@@ -178,7 +178,12 @@ class Core : public std::enable_shared_from_this<Core> {
       if (remaining->fetch_sub(1) == 1 && stopped) stopped();
     };
     if (listener) {
-      listener->Stop(one_done);
+      // The handle stays alive until its Stop completes: the Beast listener forgets a pending
+      // `stopped` when its handle goes first (reported to the ws branch).
+      listener->Stop([listener, one_done]() mutable {
+        one_done();
+        listener.reset();
+      });
     } else {
       one_done();
     }
