@@ -176,6 +176,30 @@ class OneBotBotTest(ServerTestCase):
         self.assertEqual(len(self.llm.chat_requests()), 1)
         self.assertNotIn("my own words", json.dumps(self.llm.chat_requests()))
 
+    def test_two_accounts_each_answer_their_own_chats(self):
+        bot = self.ready()
+        first = self.self_id
+        second = first + 50000
+        self.connect(self_id=second)
+        self.assertTrue(wait_until(lambda: self.ob.state(second)["connected"], 10))
+        self.running(bot, str(second))  # the newest account is the one the status names
+        self.say("to the first account", "group", 4242, 777)  # no mention: ignored
+        self.say([{"type": "at", "data": {"qq": str(first)}},
+                  {"type": "text", "data": {"text": " first"}}], "group", 4242, 777)
+        self.self_id = second
+        self.say([{"type": "at", "data": {"qq": str(second)}},
+                  {"type": "text", "data": {"text": " second"}}], "group", 4343, 888)
+        on_second = self.sends(1)
+        self.self_id = first
+        on_first = self.sends(1)
+        self.assertEqual(on_first[0]["params"]["group_id"], 777)
+        self.assertIn("first", self.text_of(on_first[0]))
+        self.assertEqual(on_second[0]["params"]["group_id"], 888)
+        self.assertIn("second", self.text_of(on_second[0]))
+        time.sleep(0.3)
+        self.assertEqual(len(self.ob.actions(first)), 1)
+        self.assertEqual(len(self.ob.actions(second)), 1)
+
     def test_send_message_to_a_person_and_a_group(self):
         bot = self.ready()
         url = "/api/v1/platform/bots/%s/send_message" % bot

@@ -50,6 +50,7 @@ constexpr int kLoggedBadFrames = 5;  // per window; the rest are only counted
 constexpr int kHeartbeatsMissed = 2;
 constexpr util::Duration kHeartbeatSlack = 1s;
 constexpr std::size_t kMaxConnections = 2048;
+constexpr std::size_t kMaxRoutes = 100'000;  // chats remembered with the account that heard them
 
 using SendDone = std::function<void(util::Result<domain::SendReceipt>)>;
 
@@ -207,7 +208,7 @@ class Core : public std::enable_shared_from_this<Core> {
         (*once)(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
         return;
       }
-      conn = primary_.lock();
+      conn = RouteFor(message);
       if (!conn) {
         (*once)(util::Fail(ErrorCode::kUpstreamUnreachable,
                            "no OneBot implementation is connected to this bot"));
@@ -260,7 +261,7 @@ class Core : public std::enable_shared_from_this<Core> {
       }
       had_trouble_ = true;
       host_.OnTrouble(fmt::format("{}; {}", listener.error().message, retry));
-      retry_timer_ = clock_.After(delay, [weak] {
+      auto timer = clock_.After(delay, [weak] {
         auto self = weak.lock();
         if (!self) return;
         // Through the group: Stop waits for it, and no host call follows the stop.
@@ -269,6 +270,12 @@ class Core : public std::enable_shared_from_this<Core> {
           co_return;
         });
       });
+      std::lock_guard lock(mu_);
+      if (stopping_) {
+        timer.Cancel();
+      } else {
+        retry_timer_ = timer;
+      }
       return;
     }
     bool keep = false;
@@ -377,6 +384,15 @@ class Core : public std::enable_shared_from_this<Core> {
     }
     switch (frame->kind) {
       case FrameKind::kMessage:
+        if (std::string shown = RememberRoute(*frame->message, self_id); shown != self_id) {
+          // The host knows the bot by one account id (the newest connection's): a mention of
+          // this connection's account is a mention of the bot, so it is named by that id.
+          for (auto& element : frame->message->chain) {
+            if (element.type == domain::ElementType::kAt && element.target == self_id) {
+              element.target = shown;
+            }
+          }
+        }
         host_.OnMessage(std::move(*frame->message));
         break;
       case FrameKind::kMeta:
@@ -406,13 +422,15 @@ class Core : public std::enable_shared_from_this<Core> {
       conn.bad_frames = 0;
     }
     ++conn.bad_frames;
+    std::uint64_t total = 0;
     {
       std::lock_guard lock(mu_);
-      ++bad_frames_total_;
+      total = ++bad_frames_total_;
     }
     if (conn.bad_frames <= kLoggedBadFrames) {
-      host_.Log(LogLevel::kWarning, fmt::format("skipped a bad OneBot frame from {}: {}",
-                                                conn.remote, why.substr(0, 200)));
+      host_.Log(LogLevel::kWarning,
+                fmt::format("skipped a bad OneBot frame from {} ({} so far): {}", conn.remote,
+                            total, why.substr(0, 200)));
     }
     if (conn.bad_frames == kMaxBadFrames + 1) {
       host_.Log(
@@ -433,6 +451,40 @@ class Core : public std::enable_shared_from_this<Core> {
     Register(conn);
   }
 
+  static std::string RouteKey(domain::TargetType type, const std::string& id) {
+    return (type == domain::TargetType::kGroup ? "g" : "p") + id;
+  }
+
+  // Replies leave through the account that received the chat (a bot may serve several QQ
+  // accounts, and only members of a group can write to it).
+  // Returns the account id the host currently knows the bot by.
+  std::string RememberRoute(const domain::ReceivedMessage& message, const std::string& self_id) {
+    if (self_id.empty()) return self_id;
+    std::string key = RouteKey(message.chat_type, message.chat_id);
+    std::lock_guard lock(mu_);
+    auto it = routes_.find(key);
+    if (it != routes_.end()) {
+      if (it->second != self_id) it->second = self_id;
+    } else {
+      if (routes_.size() >= kMaxRoutes) routes_.clear();
+      routes_.emplace(std::move(key), self_id);
+    }
+    return shown_account_.empty() ? self_id : shown_account_;
+  }
+
+  // The connection a message to `message`'s target goes through: the account that last heard
+  // from that chat when it is connected, else the newest connection that takes actions. mu_ held.
+  std::shared_ptr<Conn> RouteFor(const domain::OutgoingMessage& message) {
+    if (slots_.size() > 1) {
+      auto route = routes_.find(RouteKey(message.target_type, message.target_id));
+      if (route != routes_.end()) {
+        auto slot = slots_.find(route->second + "/api");
+        if (slot != slots_.end()) return slot->second;
+      }
+    }
+    return primary_.lock();
+  }
+
   // The connection holds the slot of its account and role: an older one there is closed.
   void Register(const std::shared_ptr<Conn>& conn) {
     const std::string self_id = conn->SelfId();
@@ -450,6 +502,7 @@ class Core : public std::enable_shared_from_this<Core> {
       if (slot && slot != conn) older = slot;
       slot = conn;
       if (conn->CanSend()) primary_ = conn;
+      shown_account_ = self_id;
     }
     if (older) {
       {
@@ -735,10 +788,12 @@ class Core : public std::enable_shared_from_this<Core> {
   std::map<std::uint64_t, std::shared_ptr<Conn>> live_;  // guarded by mu_; by serial
   std::map<std::string, std::shared_ptr<Conn>> slots_;   // guarded by mu_; "<self>/api|event"
   std::weak_ptr<Conn> primary_;                          // guarded by mu_; where sends go
-  std::unordered_map<std::string, Pending> pending_;     // guarded by mu_; by echo
-  std::uint64_t echo_seq_ = 0;                           // guarded by mu_
-  std::uint64_t refused_ = 0;                            // guarded by mu_
-  std::uint64_t bad_frames_total_ = 0;                   // guarded by mu_
+  std::unordered_map<std::string, std::string> routes_;  // guarded by mu_; chat -> self id
+  std::string shown_account_;  // guarded by mu_; the account id last given to OnConnected
+  std::unordered_map<std::string, Pending> pending_;  // guarded by mu_; by echo
+  std::uint64_t echo_seq_ = 0;                        // guarded by mu_
+  std::uint64_t refused_ = 0;                         // guarded by mu_
+  std::uint64_t bad_frames_total_ = 0;                // guarded by mu_
 };
 
 class OneBotAdapter final : public PlatformAdapter {
