@@ -2,10 +2,25 @@
 // action frames and responses, from payloads shaped as NapCat and the standard send them.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
+#include "net/websocket.hpp"
+#include "platforms/onebot/onebot_adapter.hpp"
 #include "platforms/onebot/onebot_codec.hpp"
 #include "util/json.hpp"
+#include "util/simulated_clock.hpp"
 
 namespace sb::platforms::onebot {
 namespace {
@@ -420,6 +435,382 @@ TEST(OneBotUpgrade, AccessToken) {
   // Refusals never echo the token.
   EXPECT_EQ(CheckUpgrade("/ws", "Bearer badtok", "1", "Universal", t).body.find("badtok"),
             std::string::npos);
+}
+
+// ---- the adapter, over the real WebSocket transport on loopback, on a simulated clock ----------
+
+using namespace std::chrono_literals;
+namespace asio = boost::asio;
+using ConnPtr = std::shared_ptr<net::WebSocketConnection>;
+using domain::ReceivedMessage;
+
+// Records every host call; tests wait on it.
+class RecordingHost final : public AdapterHost {
+ public:
+  void OnMessage(ReceivedMessage message) override {
+    Add([&] { messages.push_back(std::move(message)); });
+  }
+  void OnConnected(std::string bot_account_id) override {
+    Add([&] { connected.push_back(std::move(bot_account_id)); });
+  }
+  void OnTrouble(std::string why) override {
+    Add([&] { troubles.push_back(std::move(why)); });
+  }
+  void Log(domain::LogLevel, std::string text) override {
+    Add([&] { logs.push_back(std::move(text)); });
+  }
+
+  template <typename Ready>
+  bool WaitFor(Ready ready, std::chrono::milliseconds timeout = 5s) {
+    std::unique_lock lock(mu);
+    return cv.wait_for(lock, timeout, [&] { return ready(); });
+  }
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<ReceivedMessage> messages;  // guarded by mu
+  std::vector<std::string> connected;     // guarded by mu
+  std::vector<std::string> troubles;      // guarded by mu
+  std::vector<std::string> logs;          // guarded by mu
+  std::atomic<bool> stopped{false};
+  std::atomic<int> after_stop_calls{0};
+
+ private:
+  template <typename Change>
+  void Add(Change change) {
+    if (stopped) ++after_stop_calls;
+    {
+      std::lock_guard lock(mu);
+      change();
+    }
+    cv.notify_all();
+  }
+};
+
+class OneBotAdapterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    work_.emplace(io_.get_executor());
+    for (auto& t : threads_) t = std::thread([this] { io_.run(); });
+    transport_ = net::MakeWebSocketTransport(io_.get_executor(), {});
+  }
+
+  void TearDown() override {
+    for (auto& c : clients_) c->Abort();
+    StopAdapter();
+    adapter_.reset();
+    if (blocker_) StopListener(blocker_);
+    clients_.clear();
+    work_.reset();
+    io_.stop();  // client sockets may still wait out their close handshake
+    for (auto& t : threads_) t.join();
+  }
+
+  template <typename T>
+  std::optional<T> Await(asio::awaitable<T> op, std::chrono::milliseconds limit = 5s) {
+    auto future = asio::co_spawn(io_, std::move(op), asio::use_future);
+    if (future.wait_for(limit) != std::future_status::ready) return std::nullopt;
+    try {
+      return future.get();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "the awaited operation ended with " << e.what();
+      return std::nullopt;
+    }
+  }
+
+  void Start(std::string token = "", int port = 0) {
+    AdapterContext context;
+    context.bot_uuid = "bot-1";
+    context.config =
+        util::JsonObject{{"host", "127.0.0.1"}, {"port", port}, {"access-token", std::move(token)}};
+    context.executor = io_.get_executor();
+    context.websockets = transport_;
+    context.clock = &clock_;
+    context.host = &host_;
+    adapter_ = MakeOneBotAdapter(std::move(context));
+    adapter_->Start();
+  }
+
+  // The port the adapter listens on, from its "listening ... ws://127.0.0.1:<port>/ws" log.
+  int Port() {
+    int port = 0;
+    host_.WaitFor([&] {
+      for (const auto& line : host_.logs) {
+        auto at = line.find("ws://127.0.0.1:");
+        if (at != std::string::npos) port = std::stoi(line.substr(at + 15));
+      }
+      return port != 0;
+    });
+    return port;
+  }
+
+  util::Result<ConnPtr> Dial(std::vector<std::pair<std::string, std::string>> headers,
+                             std::string path = "/ws") {
+    net::WebSocketConnectRequest request;
+    request.url = "ws://127.0.0.1:" + std::to_string(Port()) + path;
+    request.headers = std::move(headers);
+    auto conn = Await(transport_->Connect(std::move(request)));
+    if (!conn) return util::Fail(ErrorCode::kInternal, "Connect never completed");
+    if (*conn) clients_.push_back(**conn);
+    return std::move(*conn);
+  }
+
+  ConnPtr DialAs(std::string self_id) {
+    auto conn = Dial({{"X-Self-ID", self_id}, {"X-Client-Role", "Universal"}});
+    EXPECT_TRUE(conn.has_value()) << (conn ? "" : conn.error().message);
+    return conn ? *conn : nullptr;
+  }
+
+  // The next text frame the adapter sent on `conn`, parsed; null when none came in time.
+  util::Json NextFrame(const ConnPtr& conn) {
+    auto message = Await(conn->Read());
+    if (!message || !*message) return nullptr;
+    auto json = util::ParseJson((*message)->data);
+    return json ? *json : util::Json(nullptr);
+  }
+
+  void Write(const ConnPtr& conn, std::string text) {
+    auto written = Await(conn->Write(std::move(text)));
+    ASSERT_TRUE(written && *written);
+  }
+
+  using SendResult = util::Result<domain::SendReceipt>;
+  std::future<SendResult> Send(std::string target, std::string text) {
+    OutgoingMessage m = Out(TargetType::kPerson, std::move(target), {Plain(std::move(text))});
+    auto promise = std::make_shared<std::promise<SendResult>>();
+    auto calls = std::make_shared<std::atomic<int>>(0);
+    adapter_->Send(std::move(m), "", [promise, calls](SendResult r) {
+      // Exactly once: a second call would throw here and fail the test.
+      EXPECT_EQ(calls->fetch_add(1), 0);
+      promise->set_value(std::move(r));
+    });
+    return promise->get_future();
+  }
+
+  static SendResult Get(std::future<SendResult>& f) {
+    if (f.wait_for(5s) != std::future_status::ready) {
+      return util::Fail(ErrorCode::kInternal, "Send never completed");
+    }
+    return f.get();
+  }
+
+  bool StopAdapter() {
+    if (!adapter_ || stop_requested_) return true;
+    stop_requested_ = true;
+    auto count = std::make_shared<std::atomic<int>>(0);
+    auto done = std::make_shared<std::promise<void>>();
+    auto future = done->get_future();
+    adapter_->Stop([this, count, done] {
+      host_.stopped = true;
+      if (count->fetch_add(1) == 0) done->set_value();
+    });
+    adapter_->Stop([count] { count->fetch_add(100); });  // idempotent: never runs
+    const bool in_time = future.wait_for(5s) == std::future_status::ready;
+    std::this_thread::sleep_for(50ms);
+    return in_time && count->load() == 1;
+  }
+
+  static void StopListener(const std::shared_ptr<net::WebSocketListener>& listener) {
+    std::promise<void> done;
+    listener->Stop([&done] { done.set_value(); });
+    done.get_future().wait_for(5s);
+  }
+
+  bool Connected(const std::string& account) {
+    return host_.WaitFor([&] {
+      return std::find(host_.connected.begin(), host_.connected.end(), account) !=
+             host_.connected.end();
+    });
+  }
+
+  asio::io_context io_;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
+  std::thread threads_[2];
+  std::shared_ptr<net::WebSocketTransport> transport_;
+  std::shared_ptr<net::WebSocketListener> blocker_;
+  util::SimulatedClock clock_;
+  RecordingHost host_;
+  std::unique_ptr<PlatformAdapter> adapter_;
+  std::vector<ConnPtr> clients_;
+  bool stop_requested_ = false;
+};
+
+TEST_F(OneBotAdapterTest, ReceivesAMessageAndMatchesTheAnswerByEcho) {
+  Start();
+  ConnPtr conn = DialAs("10001");
+  ASSERT_TRUE(conn);
+  ASSERT_TRUE(Connected("10001"));
+  Write(conn, std::string(kPrivate));
+  ASSERT_TRUE(host_.WaitFor([&] { return !host_.messages.empty(); }));
+  EXPECT_EQ(host_.messages[0].sender_id, "20002");
+
+  auto sent = Send("20002", "hi back");
+  util::Json action = NextFrame(conn);
+  ASSERT_TRUE(action.is_object()) << "no action frame";
+  EXPECT_EQ(action.at("action"), "send_private_msg");
+  const std::string echo(action.at("echo").as_string());
+  // An answer to someone else's echo is not ours; then ours.
+  Write(conn, R"({"status":"ok","retcode":0,"data":{"message_id":1},"echo":"other"})");
+  Write(conn, R"({"status":"ok","retcode":0,"data":{"message_id":4242},"echo":")" + echo + R"("})");
+  auto result = Get(sent);
+  ASSERT_TRUE(result.has_value()) << result.error().message;
+  EXPECT_EQ(result->message_id, "4242");
+}
+
+TEST_F(OneBotAdapterTest, RefusalTimeoutAndStopEndSends) {
+  Start();
+  ConnPtr conn = DialAs("10001");
+  ASSERT_TRUE(Connected("10001"));
+
+  auto refused = Send("20002", "x");
+  util::Json action = NextFrame(conn);
+  ASSERT_TRUE(action.is_object());
+  Write(conn, R"({"status":"failed","retcode":100,"data":null,"message":"m",)"
+              R"("wording":"群已被禁言","echo":")" +
+                  std::string(action.at("echo").as_string()) + R"("})");
+  auto r1 = Get(refused);
+  ASSERT_FALSE(r1.has_value());
+  EXPECT_EQ(r1.error().code, ErrorCode::kUpstreamFailed);
+  EXPECT_NE(r1.error().message.find("群已被禁言"), std::string::npos) << r1.error().message;
+  EXPECT_NE(r1.error().message.find("100"), std::string::npos);
+
+  auto silent = Send("20002", "y");
+  ASSERT_TRUE(NextFrame(conn).is_object());
+  clock_.Advance(29s);
+  EXPECT_EQ(silent.wait_for(200ms), std::future_status::timeout);
+  clock_.Advance(2s);
+  auto r2 = Get(silent);
+  ASSERT_FALSE(r2.has_value());
+  EXPECT_EQ(r2.error().code, ErrorCode::kUpstreamTimeout) << r2.error().message;
+
+  auto pending = Send("20002", "z");
+  ASSERT_TRUE(NextFrame(conn).is_object());
+  EXPECT_TRUE(StopAdapter());
+  auto r3 = Get(pending);
+  ASSERT_FALSE(r3.has_value());
+  EXPECT_EQ(r3.error().code, ErrorCode::kCancelled);
+  // The socket is closed with the listener (1001) and no host call follows the stop.
+  auto after = Await(conn->Read());
+  ASSERT_TRUE(after.has_value());
+  EXPECT_FALSE(after->has_value());
+  EXPECT_EQ(host_.after_stop_calls.load(), 0);
+  auto late = Send("20002", "after stop");
+  auto r4 = Get(late);
+  ASSERT_FALSE(r4.has_value());
+  EXPECT_EQ(r4.error().code, ErrorCode::kCancelled);
+}
+
+TEST_F(OneBotAdapterTest, NoConnectionIsUnreachableAndBadTargetsAreRefused) {
+  Start();
+  Port();
+  auto none = Send("20002", "x");
+  auto r = Get(none);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, ErrorCode::kUpstreamUnreachable);
+  auto bad = Send("not-a-number", "x");
+  auto r2 = Get(bad);
+  ASSERT_FALSE(r2.has_value());
+  EXPECT_EQ(r2.error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST_F(OneBotAdapterTest, TokenIsCheckedAtTheUpgrade) {
+  Start("s3cret");
+  auto none = Dial({{"X-Self-ID", "10001"}});
+  ASSERT_FALSE(none.has_value());
+  EXPECT_NE(none.error().message.find("401"), std::string::npos) << none.error().message;
+  auto wrong = Dial({{"X-Self-ID", "10001"}, {"Authorization", "Bearer nope"}});
+  ASSERT_FALSE(wrong.has_value());
+  EXPECT_NE(wrong.error().message.find("403"), std::string::npos) << wrong.error().message;
+  auto query = Dial({{"X-Self-ID", "10001"}}, "/ws/?access_token=s3cret");
+  EXPECT_TRUE(query.has_value());
+  auto header = Dial({{"X-Self-ID", "10002"}, {"Authorization", "Token s3cret"}}, "/ws/api");
+  EXPECT_TRUE(header.has_value());
+  auto path = Dial({{"X-Self-ID", "10003"}, {"Authorization", "Bearer s3cret"}}, "/other");
+  ASSERT_FALSE(path.has_value());
+  EXPECT_NE(path.error().message.find("404"), std::string::npos) << path.error().message;
+  host_.WaitFor([&] { return host_.logs.size() >= 3; });
+  std::lock_guard lock(host_.mu);
+  for (const auto& line : host_.logs) EXPECT_EQ(line.find("s3cret"), std::string::npos) << line;
+}
+
+TEST_F(OneBotAdapterTest, ANewerConnectionReplacesTheOlder) {
+  Start();
+  ConnPtr first = DialAs("10001");
+  ASSERT_TRUE(Connected("10001"));
+  ConnPtr second = DialAs("10001");
+  ASSERT_TRUE(second);
+  auto ended = Await(first->Read());
+  ASSERT_TRUE(ended.has_value());
+  EXPECT_FALSE(ended->has_value());
+  EXPECT_EQ(first->close_info().code, 1000);
+  // Sends go through the newer one.
+  auto sent = Send("20002", "x");
+  util::Json action = NextFrame(second);
+  ASSERT_TRUE(action.is_object());
+  Write(second, R"({"status":"ok","retcode":0,"data":{"message_id":7},"echo":")" +
+                    std::string(action.at("echo").as_string()) + R"("})");
+  EXPECT_TRUE(Get(sent).has_value());
+  std::lock_guard lock(host_.mu);
+  EXPECT_TRUE(host_.troubles.empty()) << host_.troubles[0];  // a replacement is no trouble
+}
+
+TEST_F(OneBotAdapterTest, MissingHeartbeatsDropTheConnection) {
+  Start();
+  ConnPtr conn = DialAs("10001");
+  ASSERT_TRUE(Connected("10001"));
+  Write(conn, R"({"time":1,"self_id":10001,"post_type":"meta_event",)"
+              R"("meta_event_type":"heartbeat","status":{},"interval":5000})");
+  ASSERT_TRUE(host_.WaitFor([&] { return host_.logs.size() >= 2; }));
+  std::this_thread::sleep_for(100ms);  // the heartbeat is read before time moves
+  clock_.Advance(10s);  // two intervals have not passed (with the slack): still alive
+  EXPECT_FALSE(host_.WaitFor([&] { return !host_.troubles.empty(); }, 300ms));
+  clock_.Advance(2s);
+  ASSERT_TRUE(host_.WaitFor([&] {
+    return !host_.troubles.empty() &&
+           host_.troubles.back().find("no heartbeat") != std::string::npos;
+  }));
+  auto ended = Await(conn->Read());
+  ASSERT_TRUE(ended.has_value());
+  EXPECT_FALSE(ended->has_value());
+}
+
+TEST_F(OneBotAdapterTest, WithoutXSelfIdTheAccountComesFromGetLoginInfo) {
+  Start();
+  auto conn = Dial({{"X-Client-Role", "Universal"}});
+  ASSERT_TRUE(conn.has_value());
+  util::Json action = NextFrame(*conn);
+  ASSERT_TRUE(action.is_object());
+  EXPECT_EQ(action.at("action"), "get_login_info");
+  Write(*conn, R"({"status":"ok","retcode":0,"data":{"user_id":10009,"nickname":"B"},"echo":")" +
+                   std::string(action.at("echo").as_string()) + R"("})");
+  EXPECT_TRUE(Connected("10009"));
+}
+
+TEST_F(OneBotAdapterTest, APortInUseIsTroubleRetriedOnTheClock) {
+  net::WebSocketListenOptions options;
+  options.host = "127.0.0.1";
+  auto blocker = transport_->Listen(
+      options,
+      [](const net::WebSocketUpgrade&) {
+        return net::WebSocketVerdict{404, ""};
+      },
+      [](ConnPtr, net::WebSocketUpgrade) {});
+  ASSERT_TRUE(blocker.has_value());
+  blocker_ = *blocker;
+  const int port = blocker_->port();
+  Start("", port);
+  ASSERT_TRUE(host_.WaitFor([&] { return !host_.troubles.empty(); }));
+  {
+    std::lock_guard lock(host_.mu);
+    EXPECT_NE(host_.troubles[0].find(std::to_string(port)), std::string::npos) << host_.troubles[0];
+    EXPECT_NE(host_.troubles[0].find("retrying"), std::string::npos) << host_.troubles[0];
+    EXPECT_TRUE(host_.connected.empty());
+  }
+  StopListener(blocker_);
+  blocker_.reset();
+  clock_.Advance(2s);  // the first retry comes within ~1.2 s
+  ASSERT_TRUE(host_.WaitFor([&] { return !host_.connected.empty(); }));
+  EXPECT_TRUE(DialAs("10001"));
 }
 
 }  // namespace
