@@ -314,6 +314,334 @@ TEST_F(WebSocketTest, StopClosesEveryConnectionWith1001AndReportsOnce) {
   EXPECT_EQ(late.error().code, ErrorCode::kUpstreamUnreachable);
 }
 
+// A blocking raw TCP client that speaks RFC 6455 by hand, for what our client never does.
+class RawPeer {
+ public:
+  explicit RawPeer(std::uint16_t port) : socket_(io_) {
+    socket_.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+  }
+  // Sends `request` and returns the response head (status line and headers).
+  std::string Send(const std::string& request) {
+    asio::write(socket_, asio::buffer(request));
+    boost::system::error_code ec;
+    const std::size_t n = asio::read_until(socket_, asio::dynamic_buffer(buffer_), "\r\n\r\n", ec);
+    if (ec) return "";
+    std::string head = buffer_.substr(0, n);
+    buffer_.erase(0, n);
+    return head;
+  }
+  std::string Upgrade(const std::string& target = "/ws") {
+    return Send("GET " + target +
+                " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n");
+  }
+  // One masked client frame.
+  void Frame(int opcode, const std::string& payload, bool fin) {
+    std::string frame;
+    frame += static_cast<char>((fin ? 0x80 : 0x00) | opcode);
+    if (payload.size() < 126) {
+      frame += static_cast<char>(0x80 | payload.size());
+    } else {
+      frame += static_cast<char>(0x80 | 126);
+      frame += static_cast<char>(payload.size() >> 8);
+      frame += static_cast<char>(payload.size() & 0xff);
+    }
+    const char mask[4] = {0x12, 0x34, 0x56, 0x78};
+    frame.append(mask, 4);
+    for (std::size_t i = 0; i < payload.size(); ++i) frame += payload[i] ^ mask[i % 4];
+    asio::write(socket_, asio::buffer(frame));
+  }
+  // The next server frame as (opcode, payload); opcode -1 when the socket closed.
+  std::pair<int, std::string> ReadFrame() {
+    boost::system::error_code ec;
+    auto need = [&](std::size_t n) {
+      if (buffer_.size() < n) {
+        asio::read(socket_, asio::dynamic_buffer(buffer_),
+                   asio::transfer_at_least(n - buffer_.size()), ec);
+      }
+      return buffer_.size() >= n;
+    };
+    if (!need(2)) return {-1, ""};
+    const int opcode = buffer_[0] & 0x0f;
+    std::size_t len = static_cast<unsigned char>(buffer_[1]) & 0x7f;
+    std::size_t head = 2;
+    if (len == 126) {
+      if (!need(4)) return {-1, ""};
+      len = (static_cast<unsigned char>(buffer_[2]) << 8) | static_cast<unsigned char>(buffer_[3]);
+      head = 4;
+    }
+    if (!need(head + len)) return {-1, ""};
+    std::string payload = buffer_.substr(head, len);
+    buffer_.erase(0, head + len);
+    return {opcode, payload};
+  }
+  // True when the server closed the TCP connection within `limit`.
+  bool ClosedWithin(std::chrono::milliseconds limit) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    socket_.non_blocking(true);
+    for (;;) {
+      char byte;
+      boost::system::error_code ec;
+      socket_.read_some(asio::buffer(&byte, 1), ec);
+      if (ec == asio::error::would_block) {
+        if (std::chrono::steady_clock::now() > end) return false;
+        std::this_thread::sleep_for(10ms);
+        continue;
+      }
+      if (ec) return true;
+    }
+  }
+
+ private:
+  asio::io_context io_;
+  tcp::socket socket_;
+  std::string buffer_;
+};
+
+TEST_F(WebSocketTest, FragmentedFramesAreReassembledAndPingsAnswered) {
+  auto listener = Listen();
+  RawPeer peer(listener->port());
+  ASSERT_NE(peer.Upgrade().find(" 101 "), std::string::npos);
+  auto server = opened_.Get(0);
+  ASSERT_TRUE(server);
+  peer.Frame(0x1, "frag", false);
+  peer.Frame(0x9, "are you there", true);  // a ping between the fragments
+  peer.Frame(0x0, "mented ", false);
+  peer.Frame(0x0, std::string(300, 'z'), true);
+  auto pong = peer.ReadFrame();
+  EXPECT_EQ(pong.first, 0xA);
+  EXPECT_EQ(pong.second, "are you there");
+  auto got = Read(server);
+  ASSERT_TRUE(got) << got.error().message;
+  EXPECT_EQ(got->data, "fragmented " + std::string(300, 'z'));
+  EXPECT_FALSE(got->binary);
+}
+
+TEST_F(WebSocketTest, FragmentsOverTheLimitTogetherClose1009) {
+  WebSocketListenOptions options;
+  options.limits.max_message_bytes = 100;
+  // After its 1009 frame Beast waits for the peer to drop the TCP connection, which this peer
+  // never does: the idle timeout bounds that wait.
+  options.limits.idle_timeout = 200ms;
+  auto listener = Listen(options);
+  RawPeer peer(listener->port());
+  ASSERT_NE(peer.Upgrade().find(" 101 "), std::string::npos);
+  auto server = opened_.Get(0);
+  peer.Frame(0x2, std::string(60, 'a'), false);
+  peer.Frame(0x0, std::string(60, 'b'), true);
+  auto close = peer.ReadFrame();
+  ASSERT_EQ(close.first, 0x8);
+  ASSERT_GE(close.second.size(), 2u);
+  EXPECT_EQ((static_cast<unsigned char>(close.second[0]) << 8) |
+                static_cast<unsigned char>(close.second[1]),
+            1009);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(Read(server));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+  // The peer never sent a close frame of its own.
+  EXPECT_EQ(server->close_info().code, 1006);
+}
+
+TEST_F(WebSocketTest, PlainHttpGets426AndGarbageGets400) {
+  auto listener = Listen();
+  RawPeer get(listener->port());
+  const auto head = get.Send("GET /ws HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_NE(head.find(" 426 "), std::string::npos) << head;
+  EXPECT_NE(head.find("Upgrade: websocket"), std::string::npos) << head;
+  RawPeer post(listener->port());
+  EXPECT_NE(post.Send("POST /ws HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n").find(" 400 "),
+            std::string::npos);
+  RawPeer garbage(listener->port());
+  EXPECT_NE(garbage.Send("NOT HTTP AT ALL\r\n\r\n").find(" 400 "), std::string::npos);
+}
+
+TEST_F(WebSocketTest, OversizedUpgradeRequestIsRefusedWith431) {
+  WebSocketListenOptions options;
+  options.max_header_bytes = 2048;
+  auto listener = Listen(options);
+  WebSocketConnectRequest request;
+  request.headers = {{"X-Padding", std::string(4096, 'p')}};
+  auto client = Connect(Url(listener), request);
+  ASSERT_FALSE(client);
+  EXPECT_EQ(client.error().code, ErrorCode::kUpstreamFailed);
+  EXPECT_NE(client.error().message.find("431"), std::string::npos) << client.error().message;
+  EXPECT_TRUE(Connect(Url(listener)));  // a normal one still gets in
+}
+
+TEST_F(WebSocketTest, SilentUpgradeRequestIsDroppedAfterTheHandshakeTimeout) {
+  WebSocketListenOptions options;
+  options.limits.handshake_timeout = 200ms;
+  auto listener = Listen(options);
+  RawPeer peer(listener->port());
+  EXPECT_TRUE(peer.ClosedWithin(3s));
+}
+
+TEST_F(WebSocketTest, IdleTimeoutDropsASilentPeer) {
+  WebSocketListenOptions options;
+  options.limits.idle_timeout = 150ms;
+  auto listener = Listen(options);
+  RawPeer peer(listener->port());  // upgrades, then never reads nor answers a ping
+  ASSERT_NE(peer.Upgrade().find(" 101 "), std::string::npos);
+  auto server = opened_.Get(0);
+  const auto start = std::chrono::steady_clock::now();
+  auto got = Read(server);
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(got);
+  EXPECT_EQ(server->close_info().code, 1006);
+  EXPECT_GE(took, 250ms);  // a ping after 150 ms, then 150 ms more for any answer
+  EXPECT_LT(took, 3s);
+}
+
+TEST_F(WebSocketTest, IdleTimeoutKeepsALivelyPeer) {
+  WebSocketListenOptions options;
+  options.limits.idle_timeout = 100ms;
+  auto listener = Listen(options, /*echo=*/true);
+  auto client = Connect(Url(listener));  // our client answers pings
+  ASSERT_TRUE(client) << client.error().message;
+  std::this_thread::sleep_for(600ms);  // several idle periods with no message at all
+  ASSERT_TRUE(Write(*client, "still here"));
+  auto got = Read(*client);
+  ASSERT_TRUE(got) << got.error().message;
+  EXPECT_EQ(got->data, "still here");
+}
+
+TEST_F(WebSocketTest, ConcurrentWritersKeepMessagesWholeAndOrdered) {
+  auto listener = Listen();
+  auto client = Connect(Url(listener));
+  ASSERT_TRUE(client) << client.error().message;
+  auto server = opened_.Get(0);
+  constexpr int kWriters = 4;
+  constexpr int kEach = 200;
+  std::atomic<int> failures{0};
+  for (int w = 0; w < kWriters; ++w) {
+    asio::co_spawn(
+        rig_.io,
+        [](ConnPtr conn, int w, std::atomic<int>& failures) -> asio::awaitable<void> {
+          for (int i = 0; i < kEach; ++i) {
+            // Sizes vary so some writes span several TCP segments.
+            std::string body = std::to_string(w) + ":" + std::to_string(i) + ":";
+            body += std::string(static_cast<std::size_t>((i * 977) % 20000),
+                                static_cast<char>('a' + w));
+            if (!co_await conn->Write(std::move(body))) ++failures;
+          }
+        }(*client, w, failures),
+        asio::detached);
+  }
+  std::vector<int> next(kWriters, 0);
+  for (int n = 0; n < kWriters * kEach; ++n) {
+    auto got = Read(server);
+    ASSERT_TRUE(got) << got.error().message;
+    const auto first = got->data.find(':');
+    const auto second = got->data.find(':', first + 1);
+    const int w = std::stoi(got->data.substr(0, first));
+    const int i = std::stoi(got->data.substr(first + 1, second - first - 1));
+    ASSERT_EQ(i, next[static_cast<std::size_t>(w)]) << "writer " << w << " out of order";
+    ++next[static_cast<std::size_t>(w)];
+    const std::string padding = got->data.substr(second + 1);
+    ASSERT_EQ(padding,
+              std::string(static_cast<std::size_t>((i * 977) % 20000), static_cast<char>('a' + w)));
+  }
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST_F(WebSocketTest, CancelledReadFailsAndTheConnectionGoesOn) {
+  auto listener = Listen();
+  auto client = Connect(Url(listener));
+  ASSERT_TRUE(client) << client.error().message;
+  auto server = opened_.Get(0);
+  // The adapters' pattern: a read raced against a timer; the timer wins and cancels the read.
+  auto raced = Await(rig_.io, [](ConnPtr conn) -> asio::awaitable<Result<WebSocketMessage>> {
+    asio::steady_timer timer(co_await asio::this_coro::executor, 100ms);
+    auto winner = co_await (conn->Read() || timer.async_wait(asio::use_awaitable));
+    if (winner.index() == 0) co_return std::get<0>(std::move(winner));
+    co_return util::Fail(ErrorCode::kInternal, "timer won");
+  }(*client));
+  ASSERT_FALSE(raced);
+  EXPECT_EQ(raced.error().code, ErrorCode::kInternal);  // the read did not complete
+
+  // A read cancelled through an explicit signal reports kCancelled.
+  auto signal = std::make_shared<asio::cancellation_signal>();
+  auto promise = std::make_shared<std::promise<Result<WebSocketMessage>>>();
+  auto future = promise->get_future();
+  asio::co_spawn(rig_.io, (*client)->Read(),
+                 asio::bind_cancellation_slot(
+                     signal->slot(), [promise](std::exception_ptr, Result<WebSocketMessage> r) {
+                       promise->set_value(std::move(r));
+                     }));
+  std::this_thread::sleep_for(50ms);
+  asio::post(rig_.io, [signal] { signal->emit(asio::cancellation_type::terminal); });
+  ASSERT_EQ(future.wait_for(10s), std::future_status::ready);
+  auto cancelled = future.get();
+  ASSERT_FALSE(cancelled);
+  EXPECT_EQ(cancelled.error().code, ErrorCode::kCancelled);
+
+  ASSERT_TRUE(Write(server, "after the cancel"));
+  auto got = Read(*client);
+  ASSERT_TRUE(got) << got.error().message;
+  EXPECT_EQ(got->data, "after the cancel");
+}
+
+TEST_F(WebSocketTest, BindConflictIsUnavailableNamingTheAddress) {
+  auto first = Listen();
+  WebSocketListenOptions options;
+  options.host = "127.0.0.1";
+  options.port = first->port();
+  auto second = rig_.transport->Listen(
+      options, [](const WebSocketUpgrade&) { return WebSocketVerdict{}; },
+      [](ConnPtr, WebSocketUpgrade) {});
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().code, ErrorCode::kUnavailable);
+  EXPECT_NE(second.error().message.find("127.0.0.1:" + std::to_string(first->port())),
+            std::string::npos)
+      << second.error().message;
+}
+
+TEST_F(WebSocketTest, UpgradesBeyondMaxConnectionsGet503) {
+  WebSocketListenOptions options;
+  options.max_connections = 2;
+  auto listener = Listen(options);
+  auto a = Connect(Url(listener));
+  auto b = Connect(Url(listener));
+  ASSERT_TRUE(a && b);
+  auto c = Connect(Url(listener));
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().code, ErrorCode::kUpstreamFailed);
+  EXPECT_NE(c.error().message.find("503"), std::string::npos) << c.error().message;
+  // Once one is gone its place is free again.
+  Close(*a, 1000, "");
+  ASSERT_TRUE(opened_.Get(0));
+  EXPECT_TRUE(test::Eventually([&] { return static_cast<bool>(Connect(Url(listener))); }));
+}
+
+TEST_F(WebSocketTest, DroppingTheLastHandleClosesWith1001) {
+  auto listener = Listen();
+  auto client = Connect(Url(listener));
+  ASSERT_TRUE(client) << client.error().message;
+  ASSERT_TRUE(opened_.Get(0));
+  opened_.Clear();  // the listener side's only handle
+  auto got = Read(*client);
+  ASSERT_FALSE(got);
+  EXPECT_EQ((*client)->close_info().code, 1001);
+}
+
+TEST_F(WebSocketTest, StopDuringAPendingReadEndsTheRead) {
+  auto listener = Listen();
+  auto client = Connect(Url(listener));
+  ASSERT_TRUE(client) << client.error().message;
+  auto server = opened_.Get(0);
+  auto pending = std::async(std::launch::async, [&] { return Read(server); });
+  std::this_thread::sleep_for(20ms);
+  std::promise<void> stopped;
+  listener->Stop([&] { stopped.set_value(); });
+  auto got = pending.get();
+  ASSERT_FALSE(got);
+  EXPECT_EQ(got.error().code, ErrorCode::kUpstreamFailed);
+  EXPECT_EQ(stopped.get_future().wait_for(10s), std::future_status::ready);
+  listener.reset();
+  server.reset();
+  opened_.Clear();
+}
+
 TEST_F(WebSocketTest, MalformedUrlAndSchemeAreInvalidArguments) {
   auto bad = Connect("not a url");
   ASSERT_FALSE(bad);
