@@ -5,6 +5,12 @@
 #include "net/websocket.hpp"
 
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <boost/asio.hpp>
@@ -12,7 +18,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
+#include <filesystem>
 #include <functional>
 #include <future>
 #include <memory>
@@ -649,6 +658,309 @@ TEST_F(WebSocketTest, MalformedUrlAndSchemeAreInvalidArguments) {
   auto http = Connect("http://127.0.0.1:1/ws");
   ASSERT_FALSE(http);
   EXPECT_EQ(http.error().code, ErrorCode::kInvalidArgument);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Against an independent implementation: Python's `websockets` in a child process.
+
+// A python3 that has the websockets module, or empty.
+std::string FindPython() {
+  for (const char* candidate : {"/usr/bin/python3", "python3"}) {
+    const std::string probe = std::string(candidate) + " -c 'import websockets' >/dev/null 2>&1";
+    if (std::system(probe.c_str()) == 0) return candidate;
+  }
+  return {};
+}
+
+// A self-signed certificate for "localhost" only, written as PEM files; the certificate file
+// doubles as the trusted CA file.
+class TestCert {
+ public:
+  explicit TestCert(const std::filesystem::path& dir)
+      : cert_file_((dir / "cert.pem").string()), key_file_((dir / "key.pem").string()) {
+    EVP_PKEY* key = EVP_EC_gen("P-256");
+    X509* cert = X509_new();
+    X509_set_version(cert, 2);
+    ASN1_INTEGER_set(X509_get_serialNumber(cert), 7);
+    X509_gmtime_adj(X509_getm_notBefore(cert), -3600);
+    X509_gmtime_adj(X509_getm_notAfter(cert), 24 * 3600);
+    X509_set_pubkey(cert, key);
+    X509_NAME* name = X509_get_subject_name(cert);
+    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                               reinterpret_cast<const unsigned char*>("localhost"), -1, -1, 0);
+    X509_set_issuer_name(cert, name);
+    X509V3_CTX ctx;
+    X509V3_set_ctx_nodb(&ctx);
+    X509V3_set_ctx(&ctx, cert, cert, nullptr, nullptr, 0);
+    X509_EXTENSION* san = X509V3_EXT_conf_nid(nullptr, &ctx, NID_subject_alt_name, "DNS:localhost");
+    X509_add_ext(cert, san, -1);
+    X509_EXTENSION_free(san);
+    X509_sign(cert, key, EVP_sha256());
+    FILE* f = std::fopen(cert_file_.c_str(), "w");
+    PEM_write_X509(f, cert);
+    std::fclose(f);
+    f = std::fopen(key_file_.c_str(), "w");
+    PEM_write_PrivateKey(f, key, nullptr, nullptr, 0, nullptr, nullptr);
+    std::fclose(f);
+    X509_free(cert);
+    EVP_PKEY_free(key);
+  }
+  const std::string& cert_file() const { return cert_file_; }
+  const std::string& key_file() const { return key_file_; }
+
+ private:
+  std::string cert_file_;
+  std::string key_file_;
+};
+
+// tests/unit/support/ws_peer.py as a child process.
+class PythonPeer {
+ public:
+  PythonPeer(const std::string& python, const TestCert& cert) {
+    int out[2];
+    if (pipe(out) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(out[1], STDOUT_FILENO);
+      close(out[0]);
+      close(out[1]);
+      execlp(python.c_str(), python.c_str(), SB_WS_PEER, "--cert", cert.cert_file().c_str(),
+             "--key", cert.key_file().c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(out[1]);
+    stdout_ = fdopen(out[0], "r");
+    char line[256];
+    while (stdout_ && std::fgets(line, sizeof line, stdout_)) {
+      std::sscanf(line, "WS_PORT=%d", &ws_port_);
+      std::sscanf(line, "WSS_PORT=%d", &wss_port_);
+      if (std::sscanf(line, "PROXY_PORT=%d", &proxy_port_) == 1) break;
+    }
+  }
+  ~PythonPeer() {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      waitpid(pid_, nullptr, 0);
+    }
+    if (stdout_) std::fclose(stdout_);
+  }
+  bool ready() const { return ws_port_ > 0 && wss_port_ > 0 && proxy_port_ > 0; }
+  int ws_port() const { return ws_port_; }
+  int wss_port() const { return wss_port_; }
+  int proxy_port() const { return proxy_port_; }
+
+ private:
+  pid_t pid_ = -1;
+  FILE* stdout_ = nullptr;
+  int ws_port_ = 0;
+  int wss_port_ = 0;
+  int proxy_port_ = 0;
+};
+
+class WebSocketPeerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    python_ = FindPython();
+    if (python_.empty()) return;
+    dir_ =
+        std::filesystem::temp_directory_path() / ("sb_websocket_test_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+    cert_ = new TestCert(dir_);
+    peer_ = new PythonPeer(python_, *cert_);
+  }
+  static void TearDownTestSuite() {
+    delete peer_;
+    delete cert_;
+    peer_ = nullptr;
+    cert_ = nullptr;
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+  void SetUp() override {
+    if (python_.empty()) {
+      GTEST_SKIP() << "no python3 with the websockets module (apt install python3-websockets)";
+    }
+    ASSERT_TRUE(peer_->ready()) << "ws_peer.py did not start";
+  }
+
+  // A rig whose client trusts the test certificate, with `edit` applied to its options.
+  static HttpClientOptions Options(std::function<void(HttpClientOptions&)> edit = nullptr) {
+    HttpClientOptions options;
+    options.ca_file = cert_->cert_file();
+    if (edit) edit(options);
+    return options;
+  }
+  static Result<ConnPtr> Connect(IoRig& rig, const std::string& url,
+                                 WebSocketConnectRequest request = {}) {
+    request.url = url;
+    return Await(rig.io, rig.transport->Connect(std::move(request)));
+  }
+  static Result<WebSocketMessage> Ask(IoRig& rig, const ConnPtr& conn, std::string text) {
+    if (auto written = Await(rig.io, conn->Write(std::move(text))); !written) {
+      return tl::make_unexpected(written.error());
+    }
+    return Await(rig.io, conn->Read());
+  }
+  static std::string Ws(const std::string& host, const std::string& path = "/") {
+    return "ws://" + host + ":" + std::to_string(peer_->ws_port()) + path;
+  }
+  static std::string Wss(const std::string& host, const std::string& path = "/") {
+    return "wss://" + host + ":" + std::to_string(peer_->wss_port()) + path;
+  }
+
+  static inline std::string python_;
+  static inline std::filesystem::path dir_;
+  static inline TestCert* cert_ = nullptr;
+  static inline PythonPeer* peer_ = nullptr;
+};
+
+TEST_F(WebSocketPeerTest, EchoTextBinaryAndAFragmentedReply) {
+  IoRig rig(Options());
+  WebSocketConnectRequest request;
+  request.headers = {{"Authorization", "Bot abc"}};
+  auto conn = Connect(rig, Ws("127.0.0.1", "/gateway?v=10&token=t0k"), request);
+  ASSERT_TRUE(conn) << conn.error().message;
+  auto echo = Ask(rig, *conn, "hello python");
+  ASSERT_TRUE(echo) << echo.error().message;
+  EXPECT_EQ(echo->data, "hello python");
+  EXPECT_FALSE(echo->binary);
+
+  const std::string bytes("\x00\x80\xff", 3);
+  ASSERT_TRUE(Await(rig.io, (*conn)->Write(bytes, true)));
+  auto binary = Await(rig.io, (*conn)->Read());
+  ASSERT_TRUE(binary) << binary.error().message;
+  EXPECT_EQ(binary->data, bytes);
+  EXPECT_TRUE(binary->binary);
+
+  auto fragments = Ask(rig, *conn, "fragments");
+  ASSERT_TRUE(fragments) << fragments.error().message;
+  EXPECT_EQ(fragments->data, "fragmented reply");
+
+  auto path = Ask(rig, *conn, "path");
+  ASSERT_TRUE(path);
+  EXPECT_EQ(path->data, "/gateway?v=10&token=t0k");
+  auto headers = Ask(rig, *conn, "headers");
+  ASSERT_TRUE(headers);
+  EXPECT_NE(headers->data.find(R"("authorization": "Bot abc")"), std::string::npos)
+      << headers->data;
+  EXPECT_NE(headers->data.find(R"("user-agent": "Switchboard")"), std::string::npos)
+      << headers->data;
+}
+
+TEST_F(WebSocketPeerTest, OneMebibyteEachWay) {
+  IoRig rig(Options());
+  auto conn = Connect(rig, Ws("127.0.0.1"));
+  ASSERT_TRUE(conn) << conn.error().message;
+  std::string big(1 << 20, 'q');  // the Python server's default max_size is exactly 1 MiB
+  big.front() = '<';
+  big.back() = '>';
+  auto echo = Ask(rig, *conn, big);
+  ASSERT_TRUE(echo) << echo.error().message;
+  EXPECT_TRUE(echo->data == big);
+}
+
+TEST_F(WebSocketPeerTest, ServerCloseCodeAndReasonReachUs) {
+  IoRig rig(Options());
+  auto conn = Connect(rig, Ws("127.0.0.1"));
+  ASSERT_TRUE(conn) << conn.error().message;
+  auto got = Ask(rig, *conn, "close 4002 python says bye");
+  ASSERT_FALSE(got);
+  EXPECT_EQ(got.error().code, ErrorCode::kUpstreamFailed);
+  EXPECT_EQ((*conn)->close_info().code, 4002);
+  EXPECT_EQ((*conn)->close_info().reason, "python says bye");
+}
+
+TEST_F(WebSocketPeerTest, OurCloseIsAnswered) {
+  IoRig rig(Options());
+  auto conn = Connect(rig, Ws("127.0.0.1"));
+  ASSERT_TRUE(conn) << conn.error().message;
+  const auto start = std::chrono::steady_clock::now();
+  Await(rig.io, [](ConnPtr c) -> asio::awaitable<bool> {
+    co_await c->Close(1000, "done");
+    co_return true;
+  }(*conn));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  EXPECT_EQ((*conn)->close_info().code, 1000);  // the peer's answer
+  EXPECT_FALSE(Await(rig.io, (*conn)->Read()));
+}
+
+TEST_F(WebSocketPeerTest, WssWithTheCaFile) {
+  IoRig rig(Options());
+  auto conn = Connect(rig, Wss("localhost", "/secure"));
+  ASSERT_TRUE(conn) << conn.error().message;
+  auto echo = Ask(rig, *conn, "over tls");
+  ASSERT_TRUE(echo) << echo.error().message;
+  EXPECT_EQ(echo->data, "over tls");
+  auto fragments = Ask(rig, *conn, "fragments");
+  ASSERT_TRUE(fragments);
+  EXPECT_EQ(fragments->data, "fragmented reply");
+}
+
+TEST_F(WebSocketPeerTest, WssHostNameMismatchFails) {
+  IoRig rig(Options());
+  // The certificate names localhost only, not the address.
+  auto conn = Connect(rig, Wss("127.0.0.1"));
+  ASSERT_FALSE(conn);
+  EXPECT_EQ(conn.error().code, ErrorCode::kUpstreamUnreachable);
+  EXPECT_NE(conn.error().message.find("127.0.0.1"), std::string::npos) << conn.error().message;
+}
+
+TEST_F(WebSocketPeerTest, WssWithoutTrustFailsAndVerifyOffAccepts) {
+  IoRig untrusted;  // system CA store only
+  auto conn = Connect(untrusted, Wss("localhost"));
+  ASSERT_FALSE(conn);
+  EXPECT_EQ(conn.error().code, ErrorCode::kUpstreamUnreachable);
+
+  IoRig unchecked(Options([](auto& o) {
+    o.ca_file.clear();
+    o.verify_tls = false;
+  }));
+  auto insecure = Connect(unchecked, Wss("127.0.0.1"));
+  ASSERT_TRUE(insecure) << insecure.error().message;
+  EXPECT_TRUE(Ask(unchecked, *insecure, "ok"));
+}
+
+TEST_F(WebSocketPeerTest, ThroughTheProxyWithCredentials) {
+  IoRig rig(Options([](auto& o) {
+    o.proxy_url = "http://user:pass@127.0.0.1:" + std::to_string(peer_->proxy_port());
+  }));
+  // The gateway's name is never resolved by us: the proxy does that (here: to loopback).
+  auto conn = Connect(rig, Ws("gateway.example.invalid", "/?token=secret"));
+  ASSERT_TRUE(conn) << conn.error().message;
+  auto echo = Ask(rig, *conn, "tunnelled");
+  ASSERT_TRUE(echo) << echo.error().message;
+  EXPECT_EQ(echo->data, "tunnelled");
+  auto log = Ask(rig, *conn, "proxy-log");
+  ASSERT_TRUE(log);
+  // "user:pass" in Base64.
+  const std::string expected =
+      "CONNECT gateway.example.invalid:" + std::to_string(peer_->ws_port()) +
+      " auth=Basic dXNlcjpwYXNz";
+  EXPECT_NE(log->data.find(expected), std::string::npos) << log->data;
+  EXPECT_EQ(log->data.find("secret"), std::string::npos) << log->data;
+
+  auto secure = Connect(rig, Wss("localhost"));
+  ASSERT_TRUE(secure) << secure.error().message;
+  EXPECT_TRUE(Ask(rig, *secure, "tls in the tunnel"));
+}
+
+TEST_F(WebSocketPeerTest, NoProxyBypassesAndARefusedTunnelIsUnreachable) {
+  IoRig rig(Options([](auto& o) {
+    o.proxy_url = "http://127.0.0.1:" + std::to_string(peer_->proxy_port());
+    o.no_proxy = "localhost";
+  }));
+  auto direct = Connect(rig, Wss("localhost"));
+  ASSERT_TRUE(direct) << direct.error().message;
+  auto log = Ask(rig, *direct, "proxy-log");
+  ASSERT_TRUE(log);
+  EXPECT_EQ(log->data.find("CONNECT localhost:" + std::to_string(peer_->wss_port()) + " auth=\""),
+            std::string::npos)
+      << log->data;
+
+  // Port 1 on loopback is closed, so the proxy answers 502.
+  auto refused = Connect(rig, "ws://gateway.example.invalid:1/");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::kUpstreamUnreachable);
+  EXPECT_NE(refused.error().message.find("502"), std::string::npos) << refused.error().message;
 }
 
 }  // namespace
