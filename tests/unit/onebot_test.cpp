@@ -518,11 +518,11 @@ class OneBotAdapterTest : public ::testing::Test {
     }
   }
 
-  void Start(std::string token = "", int port = 0) {
+  void Start(std::string token = "", int port = 0, std::string host = "127.0.0.1") {
     AdapterContext context;
     context.bot_uuid = "bot-1";
-    context.config =
-        util::JsonObject{{"host", "127.0.0.1"}, {"port", port}, {"access-token", std::move(token)}};
+    context.config = util::JsonObject{
+        {"host", std::move(host)}, {"port", port}, {"access-token", std::move(token)}};
     context.executor = io_.get_executor();
     context.websockets = transport_;
     context.clock = &clock_;
@@ -811,6 +811,22 @@ TEST_F(OneBotAdapterTest, APortInUseIsTroubleRetriedOnTheClock) {
   clock_.Advance(2s);  // the first retry comes within ~1.2 s
   ASSERT_TRUE(host_.WaitFor([&] { return !host_.connected.empty(); }));
   EXPECT_TRUE(DialAs("10001"));
+}
+
+TEST_F(OneBotAdapterTest, AHostThatIsNoAddressIsTroubleWithoutRetries) {
+  Start("", 0, "qq.example.com");
+  ASSERT_TRUE(host_.WaitFor([&] { return !host_.troubles.empty(); }));
+  clock_.Advance(120s);
+  std::this_thread::sleep_for(50ms);
+  std::lock_guard lock(host_.mu);
+  EXPECT_EQ(host_.troubles.size(), 1u);
+  EXPECT_NE(host_.troubles[0].find("IP address"), std::string::npos) << host_.troubles[0];
+  EXPECT_TRUE(host_.connected.empty());
+}
+
+TEST_F(OneBotAdapterTest, LocalhostListensOnLoopback) {
+  Start("", 0, "localhost");
+  ASSERT_TRUE(host_.WaitFor([&] { return !host_.connected.empty(); }));
 }
 
 }  // namespace

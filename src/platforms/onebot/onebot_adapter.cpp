@@ -139,6 +139,7 @@ class Core : public std::enable_shared_from_this<Core> {
         token_(common::ConfigString(context_.config, "access-token")),
         group_(CoroutineGroup::Make(context_.executor)) {
     if (listen_host_.empty()) listen_host_ = "0.0.0.0";
+    if (listen_host_ == "localhost") listen_host_ = "127.0.0.1";  // the listener takes addresses
   }
 
   void Start() {
@@ -250,6 +251,11 @@ class Core : public std::enable_shared_from_this<Core> {
       self->Opened(std::move(ws), std::move(up));
     };
     auto listener = context_.websockets->Listen(options, accept, opened);
+    if (!listener && listener.error().code == ErrorCode::kInvalidArgument) {
+      // A host that is no IP address: trying again cannot help.
+      host_.OnTrouble(listener.error().message + "; set host to an IP address such as 0.0.0.0");
+      return;
+    }
     if (!listener) {
       util::Duration delay;
       std::string retry;
