@@ -9,6 +9,7 @@ today=$(date -u +%Y-%m-%d)
 
 python3 bench/http_bench.py --binary "$build_dir/switchboard" --out "$out"
 python3 bench/bot_bench.py --binary "$build_dir/switchboard" --out "$out"
+python3 bench/onebot_bench.py --binary "$build_dir/switchboard" --out "$out"
 python3 bench/login_flood_bench.py --binary "$build_dir/switchboard" --out "$out"
 
 {

@@ -3,12 +3,14 @@
 #include <spdlog/spdlog.h>
 
 #include "net/http_client.hpp"
+#include "net/websocket.hpp"
 #include "pipeline/content_filter.hpp"
 #include "pipeline/engine.hpp"
 #include "pipeline/local_agent_runner.hpp"
 #include "pipeline/message_driver.hpp"
 #include "pipeline/rate_limiter.hpp"
 #include "pipeline/trigger_rules.hpp"
+#include "platforms/onebot/onebot_adapter.hpp"
 #include "platforms/telegram/telegram_adapter.hpp"
 #include "platforms/webhook/webhook_adapter.hpp"
 #include "runners/dify_runner.hpp"
@@ -23,7 +25,8 @@ namespace sb::app {
 
 struct BotStack::Parts {
   Parts(Core& core, boost::asio::any_io_executor executor, std::shared_ptr<net::HttpClient> http,
-        domain::LlmGateway& gateway, util::BlockingExecutor& blocking)
+        std::shared_ptr<net::WebSocketTransport> websockets, domain::LlmGateway& gateway,
+        util::BlockingExecutor& blocking)
       : dify(executor, http),
         n8n(executor, http),
         resolver(core.models(), core.providers()),
@@ -45,8 +48,9 @@ struct BotStack::Parts {
                                                    runtime::DebugChatRuntime::kDriverOptions)),
         debug_chat(std::make_shared<runtime::DebugChatRuntime>(
             debug_driver, core.storage().pipelines(), pipelines, debug_memory, clock)),
-        runtime(MakeDeps(core, std::move(executor), std::move(http), blocking),
-                MakeOptions(core.config())) {
+        runtime(
+            MakeDeps(core, std::move(executor), std::move(http), std::move(websockets), blocking),
+            MakeOptions(core.config())) {
     // The external runners serve the bots' pipelines and the debug chat alike.
     for (pipeline::PipelineEngine* e : {&engine, &debug_engine}) {
       e->AddRunner("dify-service-api", dify);
@@ -59,10 +63,12 @@ struct BotStack::Parts {
 
   runtime::RuntimeDeps MakeDeps(Core& core, boost::asio::any_io_executor executor,
                                 std::shared_ptr<net::HttpClient> http,
+                                std::shared_ptr<net::WebSocketTransport> websockets,
                                 util::BlockingExecutor& blocking) {
     runtime::RuntimeDeps deps;
     deps.executor = std::move(executor);
     deps.http = std::move(http);
+    deps.websockets = std::move(websockets);
     deps.blocking = &blocking;
     deps.driver = driver;
     deps.pipelines = &pipelines;
@@ -70,6 +76,7 @@ struct BotStack::Parts {
     deps.clock = &clock;
     deps.adapters["webhook"] = platforms::webhook::MakeWebhookAdapter;
     deps.adapters["telegram"] = platforms::telegram::MakeTelegramAdapter;
+    deps.adapters["aiocqhttp"] = platforms::onebot::MakeOneBotAdapter;
     return deps;
   }
 
@@ -117,11 +124,12 @@ struct BotStack::Parts {
 };
 
 BotStack::BotStack(Core& core, boost::asio::any_io_executor executor,
-                   std::shared_ptr<net::HttpClient> http, domain::LlmGateway& gateway,
+                   std::shared_ptr<net::HttpClient> http,
+                   std::shared_ptr<net::WebSocketTransport> websockets, domain::LlmGateway& gateway,
                    util::BlockingExecutor& blocking)
     : core_(core),
-      parts_(
-          std::make_unique<Parts>(core, std::move(executor), std::move(http), gateway, blocking)) {}
+      parts_(std::make_unique<Parts>(core, std::move(executor), std::move(http),
+                                     std::move(websockets), gateway, blocking)) {}
 
 BotStack::~BotStack() {
   core_.bots().AttachRuntime(nullptr);
