@@ -8,6 +8,8 @@
 #include "pipeline/local_agent_runner.hpp"
 #include "pipeline/rate_limiter.hpp"
 #include "pipeline/trigger_rules.hpp"
+#include "platforms/line/line_adapter.hpp"
+#include "platforms/slack/slack_adapter.hpp"
 #include "platforms/telegram/telegram_adapter.hpp"
 #include "platforms/webhook/webhook_adapter.hpp"
 #include "runners/dify_runner.hpp"
@@ -64,6 +66,8 @@ struct BotStack::Parts {
     deps.clock = &clock;
     deps.adapters["webhook"] = platforms::webhook::MakeWebhookAdapter;
     deps.adapters["telegram"] = platforms::telegram::MakeTelegramAdapter;
+    deps.adapters["slack"] = platforms::slack::MakeSlackAdapter;
+    deps.adapters["LINE"] = platforms::line::MakeLineAdapter;
     return deps;
   }
 
