@@ -5,6 +5,7 @@ double `message` + `app_mention` delivery answered once), retries, url_verificat
 acknowledgement with a slow model, forged and stale signatures, send_message, disabling, and
 malformed or oversized bodies."""
 
+import base64
 import json
 import time
 import unittest
@@ -15,6 +16,9 @@ from fake_clients import FakeProvider, FakeSlack, slack_sign, wait_until
 SECRET = "slack-signing-secret-for-tests"
 TOKEN = "xoxb-1111-2222-switchboardtest"
 BOT_USER = "U0FAKEBOT1"  # what the fake's auth.test answers
+# A 1x1 PNG.
+PNG_B64 = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJ"
+           "RU5ErkJggg==")
 
 
 class SlackBotTest(ServerTestCase):
@@ -210,15 +214,25 @@ class SlackBotTest(ServerTestCase):
         self.assertEqual(posts[1]["text"], "<@U0BOB00001> news")
         self.assertEqual(posts[2]["blocks"][0]["image_url"], "https://example.com/cat.png")
         self.assertEqual(str(data.get("message_id")), posts[0]["ts"])
-        # Slack's refusal comes back as 502 with its error name; base64 images are refused first.
+        # An inline image is uploaded as a file into the channel; one that is no base64 is
+        # refused before any call.
+        inline = dict(group, message_chain=[{"type": "Image",
+                                             "base64": "data:image/png;base64," + PNG_B64}])
+        self.assertOk(*self.as_key("POST", path, inline)[:2])
+        uploads = [s for s in self.slack.sent() if s["method"] == "files.completeUploadExternal"]
+        self.assertEqual(len(uploads), 1, self.slack.sent())
+        self.assertEqual(uploads[0]["channel"], "C0GROUP002")
+        self.assertEqual(uploads[0]["files"][0]["filename"], "image.png")
+        self.assertEqual(uploads[0]["files"][0]["size"], len(base64.b64decode(PNG_B64)))
+        broken = dict(group, message_chain=[{"type": "Image", "base64": "!!not base64!!"}])
+        status, resp, _ = self.as_key("POST", path, broken)
+        self.assertError(status, resp, 400, "message_chain[0]")
+        # Slack's refusal comes back as 502 with its error name.
         self.slack.control("POST", "/_control/fail",
                            {"method": "chat.postMessage", "error": "channel_not_found"})
         status, resp, _ = self.as_key("POST", path, group)
         self.assertError(status, resp, 502, "channel_not_found")
         self.assertNotIn(TOKEN, json.dumps(resp))
-        inline = dict(group, message_chain=[{"type": "Image", "base64": "iVBORw0KGgo="}])
-        status, resp, _ = self.as_key("POST", path, inline)
-        self.assertError(status, resp, 400, "message_chain[0]")
 
     def test_disabling_the_bot_stops_it_answering(self):
         bot = self.bot()

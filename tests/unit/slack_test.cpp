@@ -206,36 +206,56 @@ TEST(SlackEncode, TextMentionsAndImagesInOrder) {
                       Element(ElementType::kImage, "https://i/x.png"), Plain("after")}),
       "");
   ASSERT_EQ(bodies.size(), 3u);
-  EXPECT_EQ(util::SerializeJson(bodies[0]),
+  EXPECT_EQ(util::SerializeJson(bodies[0].post),
             R"({"channel":"C1","text":"<@U7> 1 &lt; 2 &amp; 3<!channel>"})");
   EXPECT_EQ(
-      util::SerializeJson(bodies[1]),
+      util::SerializeJson(bodies[1].post),
       R"({"channel":"C1","text":"image","blocks":[{"type":"image","image_url":"https://i/x.png","alt_text":"image"}]})");
-  EXPECT_EQ(util::SerializeJson(bodies[2]), R"({"channel":"C1","text":"after"})");
+  EXPECT_EQ(util::SerializeJson(bodies[2].post), R"({"channel":"C1","text":"after"})");
 }
 
 TEST(SlackEncode, ThreadAndLongText) {
   std::string para(3000, 'a');
   auto bodies = EncodeOutgoing(Outgoing("U5", {Plain(para + "\n" + para)}), "171.5");
   ASSERT_EQ(bodies.size(), 2u);
-  EXPECT_EQ(bodies[0].at("thread_ts").as_string(), "171.5");
-  EXPECT_EQ(bodies[0].at("text").as_string(), para + "\n");
-  EXPECT_EQ(bodies[1].at("text").as_string(), para);
+  EXPECT_EQ(bodies[0].post.at("thread_ts").as_string(), "171.5");
+  EXPECT_EQ(bodies[0].post.at("text").as_string(), para + "\n");
+  EXPECT_EQ(bodies[1].post.at("text").as_string(), para);
 }
 
 TEST(SlackCheckDeliverable, NamesTheElement) {
-  domain::MessageElement b64 = Element(ElementType::kImage);
-  b64.base64 = "data:image/png;base64,iVBORw0KGgo=";
-  auto r = CheckDeliverable(Outgoing("C1", {Plain("x"), b64}));
+  domain::MessageElement bad = Element(ElementType::kImage);
+  bad.base64 = "data:image/png;base64,!!not base64!!";
+  auto r = CheckDeliverable(Outgoing("C1", {Plain("x"), bad}));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, util::ErrorCode::kInvalidArgument);
   EXPECT_NE(r.error().message.find("message_chain[1]"), std::string::npos);
+  domain::MessageElement good = Element(ElementType::kImage);
+  good.base64 = "data:image/png;base64,iVBORw0KGgo=";
+  EXPECT_TRUE(CheckDeliverable(Outgoing("C1", {good})));
   EXPECT_FALSE(CheckDeliverable(Outgoing("", {Plain("x")})));
   EXPECT_FALSE(CheckDeliverable(Outgoing("C 1", {Plain("x")})));
   EXPECT_FALSE(CheckDeliverable(Outgoing("C1", {Element(ElementType::kSource, "1")})));
   EXPECT_FALSE(CheckDeliverable(Outgoing("C1", {Element(ElementType::kVoice)})));
   EXPECT_TRUE(CheckDeliverable(Outgoing("U1", {Element(ElementType::kAt, "U2")})));
   EXPECT_TRUE(CheckDeliverable(Outgoing("C1", {Element(ElementType::kImage, "https://i/x")})));
+}
+
+TEST(SlackEncode, InlineImagesBecomeUploads) {
+  domain::MessageElement jpeg = Element(ElementType::kImage);
+  jpeg.base64 = "data:image/jpeg;base64,/9j/4AA=";
+  auto calls = EncodeOutgoing(Outgoing("C1", {Plain("look"), jpeg}), "5.5");
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_FALSE(calls[0].upload);
+  ASSERT_TRUE(calls[1].upload);
+  EXPECT_EQ(calls[1].upload->filename, "image.jpg");
+  EXPECT_EQ(calls[1].upload->bytes, std::string("\xFF\xD8\xFF\xE0\x00", 5));
+  EXPECT_EQ(util::SerializeJson(calls[1].post), R"({"channel":"C1","thread_ts":"5.5"})");
+}
+
+TEST(SlackEncode, FormEncoding) {
+  EXPECT_EQ(FormEncode({{"filename", "a b&c.png"}, {"files", R"([{"id":"F1"}])"}}),
+            "filename=a+b%26c.png&files=%5B%7B%22id%22%3A%22F1%22%7D%5D");
 }
 
 TEST(SlackApi, OkErrorsAndNonApiBodies) {
@@ -429,6 +449,36 @@ TEST_F(SlackAdapterTest, ReplyToAThreadedMessageStaysInTheThread) {
   auto posts = http_->RequestsTo("/api/chat.postMessage");
   ASSERT_EQ(posts.size(), 1u);
   EXPECT_EQ(posts[0].body, R"({"channel":"C1","thread_ts":"20.0","text":"answer"})");
+}
+
+TEST_F(SlackAdapterTest, InlineImagesAreUploadedIntoTheChannel) {
+  http_->SetScript([this](const net::HttpRequest& r) -> util::Result<net::HttpResponse> {
+    if (r.url.ends_with("/files.getUploadURLExternal")) {
+      return test::Reply(
+          200, R"({"ok":true,"upload_url":"http://files.test/upload/F1","file_id":"F1"})");
+    }
+    if (r.url == "http://files.test/upload/F1") return test::Reply(200, "OK - 5");
+    if (r.url.ends_with("/files.completeUploadExternal")) {
+      return test::Reply(200, R"({"ok":true,"files":[{"id":"F1","title":"image.png"}]})");
+    }
+    return Answer(r);
+  });
+  domain::MessageElement png = Element(ElementType::kImage);
+  png.base64 = "iVBORw0KGgo=";
+  auto sent = test::SendAndWait(*adapter_, Outgoing("C1", {png}));
+  ASSERT_TRUE(sent) << sent.error().message;
+  auto ticket = http_->RequestsTo("/api/files.getUploadURLExternal");
+  ASSERT_EQ(ticket.size(), 1u);
+  EXPECT_EQ(ticket[0].body, "filename=image.png&length=8");
+  EXPECT_EQ(test::HeaderOf(ticket[0], "Content-Type"), "application/x-www-form-urlencoded");
+  auto bytes = http_->RequestsTo("/upload/F1");
+  ASSERT_EQ(bytes.size(), 1u);
+  EXPECT_EQ(bytes[0].body, std::string("\x89PNG\r\n\x1A\n", 8));
+  EXPECT_EQ(test::HeaderOf(bytes[0], "Authorization"), "");
+  auto complete = http_->RequestsTo("/api/files.completeUploadExternal");
+  ASSERT_EQ(complete.size(), 1u);
+  EXPECT_EQ(complete[0].body,
+            "files=%5B%7B%22id%22%3A%22F1%22%2C%22title%22%3A%22image.png%22%7D%5D&channel_id=C1");
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "net/http_client.hpp"
 #include "platforms/common/acknowledge.hpp"
 #include "platforms/common/config_reader.hpp"
+#include "platforms/common/json_fields.hpp"
 #include "platforms/common/recent_ids.hpp"
 #include "platforms/common/reconnect_backoff.hpp"
 #include "platforms/common/rest_call.hpp"
@@ -93,11 +94,11 @@ class Core : public std::enable_shared_from_this<Core> {
     auto once = std::make_shared<util::CallOnce<util::Result<domain::SendReceipt>>>(
         std::move(done),
         [] { return util::Fail(ErrorCode::kCancelled, "the bot stopped before sending"); });
-    auto bodies = std::make_shared<const std::vector<util::JsonObject>>(
+    auto calls = std::make_shared<const std::vector<OutboundCall>>(
         EncodeOutgoing(message, ThreadOf(reply_to_message_id)));
     auto self = shared_from_this();
     const bool started =
-        !stopping_ && group_->Spawn([self, bodies, once]() { return self->PostAll(bodies, once); });
+        !stopping_ && group_->Spawn([self, calls, once]() { return self->PostAll(calls, once); });
     if (!started) (*once)(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
   }
 
@@ -168,6 +169,20 @@ class Core : public std::enable_shared_from_this<Core> {
     return it == threads_.end() ? std::string() : it->second;
   }
 
+  // files.completeUploadExternal wants a conversation id: a person's DM channel, when an event
+  // has shown it, else the user id as chat.postMessage takes it.
+  std::string DirectChannelOf(const std::string& target) {
+    std::lock_guard lock(mu_);
+    auto it = direct_channels_.find(target);
+    return it == direct_channels_.end() ? target : it->second;
+  }
+
+  void RememberDirectChannel(const std::string& user, const std::string& channel) {
+    std::lock_guard lock(mu_);
+    if (direct_channels_.size() >= kRememberedThreads) direct_channels_.clear();
+    direct_channels_[user] = channel;
+  }
+
   void RememberThread(const std::string& ts, const std::string& thread_ts) {
     if (thread_ts.empty()) return;
     std::lock_guard lock(mu_);
@@ -179,8 +194,17 @@ class Core : public std::enable_shared_from_this<Core> {
   }
 
   asio::awaitable<Outcome> Call(std::string method, const util::JsonObject& params) {
-    auto request =
-        common::BearerRequest("POST", base_ + "/" + method, token_, util::SerializeJson(params));
+    co_return co_await Call(std::move(method), util::SerializeJson(params), "");
+  }
+
+  // A Web API call with a JSON body, or with a form body when `form_type` names its type.
+  asio::awaitable<Outcome> Call(std::string method, std::string body, std::string form_type) {
+    auto request = common::BearerRequest("POST", base_ + "/" + method, token_,
+                                         form_type.empty() ? std::move(body) : std::string());
+    if (!form_type.empty()) {
+      request.headers.emplace_back("Content-Type", std::move(form_type));
+      request.body = std::move(body);
+    }
     Outcome outcome;
     auto response = co_await common::SendWithRetry(*context_.http, std::move(request));
     if (!response) {
@@ -258,16 +282,24 @@ class Core : public std::enable_shared_from_this<Core> {
     // A mention arrives twice, as `message` and as `app_mention`: the first one is answered.
     if (!messages_.FirstSighting(decoded->DedupeKey())) co_return;
     RememberThread(decoded->ts, decoded->thread_ts);
+    if (decoded->message->chat_type == domain::TargetType::kPerson) {
+      RememberDirectChannel(decoded->message->chat_id, decoded->channel);
+    }
     context_.host->OnMessage(std::move(*decoded->message));
   }
 
   asio::awaitable<void> PostAll(
-      std::shared_ptr<const std::vector<util::JsonObject>> bodies,
+      std::shared_ptr<const std::vector<OutboundCall>> calls,
       std::shared_ptr<util::CallOnce<util::Result<domain::SendReceipt>>> once) {
     co_await asio::this_coro::throw_if_cancelled(false);
     domain::SendReceipt receipt;
-    for (const util::JsonObject& body : *bodies) {
-      Outcome outcome = co_await Call("chat.postMessage", body);
+    for (const OutboundCall& call : *calls) {
+      Outcome outcome;
+      if (call.upload) {
+        outcome = co_await UploadFile(call);
+      } else {
+        outcome = co_await Call("chat.postMessage", call.post);
+      }
       if (!outcome.ok) {
         if (TokenRefused(outcome.api.error)) {
           context_.host->OnTrouble(
@@ -281,6 +313,51 @@ class Core : public std::enable_shared_from_this<Core> {
     (*once)(receipt);
   }
 
+  // files.getUploadURLExternal, the bytes to its upload_url, files.completeUploadExternal into
+  // the call's channel and thread (files.upload is deprecated).
+  asio::awaitable<Outcome> UploadFile(const OutboundCall& call) {
+    const std::string form_type = "application/x-www-form-urlencoded";
+    const Upload& upload = *call.upload;
+    std::string ticket_form = FormEncode(
+        {{"filename", upload.filename}, {"length", std::to_string(upload.bytes.size())}});
+    Outcome ticket_call =
+        co_await Call("files.getUploadURLExternal", std::move(ticket_form), form_type);
+    if (!ticket_call.ok) co_return ticket_call;
+    auto ticket = DecodeUploadTicket(ticket_call.api);
+    if (!ticket) {
+      ticket_call.ok = false;
+      ticket_call.error = ticket.error();
+      co_return ticket_call;
+    }
+    net::HttpRequest bytes;
+    bytes.method = "POST";
+    bytes.url = ticket->upload_url;
+    bytes.headers.emplace_back("Content-Type", "application/octet-stream");
+    bytes.body = upload.bytes;
+    bytes.timeouts.connect = std::chrono::seconds(10);
+    bytes.timeouts.total = std::chrono::seconds(120);
+    bytes.max_response_bytes = 64 * 1024;
+    auto sent = co_await context_.http->Send(std::move(bytes));
+    if (!sent || sent->status != 200) {
+      Outcome failed;
+      if (sent) {
+        failed.error = {ErrorCode::kUpstreamFailed,
+                        fmt::format("the Slack file upload answered HTTP {}", sent->status)};
+      } else {
+        failed.error = {sent.error().code, "the Slack file upload failed: " + sent.error().message};
+      }
+      co_return failed;
+    }
+    const std::string target(common::StringOr(call.post, "channel"));
+    util::JsonArray files{util::JsonObject{{"id", ticket->file_id}, {"title", upload.filename}}};
+    std::vector<std::pair<std::string, std::string>> form{{"files", util::SerializeJson(files)},
+                                                          {"channel_id", DirectChannelOf(target)}};
+    if (const auto thread = common::StringOr(call.post, "thread_ts"); !thread.empty()) {
+      form.emplace_back("thread_ts", std::string(thread));
+    }
+    co_return co_await Call("files.completeUploadExternal", FormEncode(form), form_type);
+  }
+
   const AdapterContext context_;
   const std::string token_;
   const std::string signing_secret_;
@@ -291,9 +368,10 @@ class Core : public std::enable_shared_from_this<Core> {
   common::RecentIds messages_;  // channel:ts of messages already handed on
 
   std::mutex mu_;
-  Identity self_;                                         // guarded by mu_; from auth.test
-  std::unordered_map<std::string, std::string> threads_;  // guarded by mu_
-  std::deque<std::string> thread_order_;                  // guarded by mu_; oldest first
+  Identity self_;                                                 // guarded by mu_; from auth.test
+  std::unordered_map<std::string, std::string> threads_;          // guarded by mu_
+  std::deque<std::string> thread_order_;                          // guarded by mu_; oldest first
+  std::unordered_map<std::string, std::string> direct_channels_;  // guarded by mu_; user -> D…
 };
 
 class SlackAdapter final : public PlatformAdapter {

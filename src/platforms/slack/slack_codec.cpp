@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <utility>
 
 #include "platforms/common/json_fields.hpp"
@@ -111,6 +112,39 @@ bool PlausibleId(std::string_view id) {
   return std::none_of(id.begin(), id.end(), [](char c) {
     return static_cast<unsigned char>(c) <= ' ' || c == '<' || c == '>' || c == '|';
   });
+}
+
+// An inline image: "data:<mime>;base64,<data>" or bare base64. nullopt when it does not decode
+// or is over kMaxUploadBytes.
+std::optional<Upload> DecodeInlineImage(std::string_view base64) {
+  std::string_view mime;
+  std::string_view data = base64;
+  if (base64.starts_with("data:")) {
+    const auto comma = base64.find(',');
+    if (comma == std::string_view::npos) return std::nullopt;
+    mime = base64.substr(5, comma - 5);
+    if (const auto semi = mime.find(';'); semi != std::string_view::npos) {
+      mime = mime.substr(0, semi);
+    }
+    data = base64.substr(comma + 1);
+  }
+  if (data.empty() || data.size() > kMaxUploadBytes / 3 * 4 + 4) return std::nullopt;
+  std::string compact;
+  compact.reserve(data.size());
+  for (char c : data) {
+    if (c != '\n' && c != '\r' && c != ' ') compact.push_back(c);
+  }
+  Upload upload;
+  if (!util::Base64Decode(compact, upload.bytes) || upload.bytes.empty() ||
+      upload.bytes.size() > kMaxUploadBytes) {
+    return std::nullopt;
+  }
+  std::string_view extension = "png";
+  if (mime == "image/jpeg" || mime == "image/jpg") extension = "jpg";
+  if (mime == "image/gif") extension = "gif";
+  if (mime == "image/webp") extension = "webp";
+  upload.filename = "image." + std::string(extension);
+  return upload;
 }
 
 }  // namespace
@@ -311,9 +345,10 @@ util::Result<void> CheckDeliverable(const domain::OutgoingMessage& message) {
         shows_something = true;
         break;
       case ElementType::kImage:
-        if (!IsHttpUrl(e.url)) {
-          return Invalid(where +
-                         ": Image needs an http(s) url on Slack (base64 images are not uploaded)");
+        if (!IsHttpUrl(e.url) && !DecodeInlineImage(e.base64)) {
+          return Invalid(
+              fmt::format("{}: Image needs an http(s) url or valid base64 of at most {} MiB", where,
+                          kMaxUploadBytes / (1024 * 1024)));
         }
         shows_something = true;
         break;
@@ -334,9 +369,9 @@ util::Result<void> CheckDeliverable(const domain::OutgoingMessage& message) {
   return util::Ok();
 }
 
-std::vector<JsonObject> EncodeOutgoing(const domain::OutgoingMessage& message,
-                                       std::string_view thread_ts) {
-  std::vector<JsonObject> bodies;
+std::vector<OutboundCall> EncodeOutgoing(const domain::OutgoingMessage& message,
+                                         std::string_view thread_ts) {
+  std::vector<OutboundCall> calls;
   auto base = [&]() {
     JsonObject body;
     body["channel"] = message.target_id;
@@ -351,9 +386,9 @@ std::vector<JsonObject> EncodeOutgoing(const domain::OutgoingMessage& message,
     });
     if (!blank) {
       for (auto& piece : common::SplitText(text, kMaxTextChars, common::TextUnit::kCodePoint)) {
-        JsonObject body = base();
-        body["text"] = std::move(piece);
-        bodies.push_back(std::move(body));
+        OutboundCall call{base(), std::nullopt};
+        call.post["text"] = std::move(piece);
+        calls.push_back(std::move(call));
       }
     }
     text.clear();
@@ -378,11 +413,15 @@ std::vector<JsonObject> EncodeOutgoing(const domain::OutgoingMessage& message,
       }
       case ElementType::kImage: {
         flush();
-        JsonObject body = base();
-        body["text"] = "image";  // the notification text; the block shows the picture
-        JsonObject block{{"type", "image"}, {"image_url", e.url}, {"alt_text", "image"}};
-        body["blocks"] = util::JsonArray{std::move(block)};
-        bodies.push_back(std::move(body));
+        OutboundCall call{base(), std::nullopt};
+        if (IsHttpUrl(e.url)) {
+          call.post["text"] = "image";  // the notification text; the block shows the picture
+          JsonObject block{{"type", "image"}, {"image_url", e.url}, {"alt_text", "image"}};
+          call.post["blocks"] = util::JsonArray{std::move(block)};
+        } else {
+          call.upload = DecodeInlineImage(e.base64);
+        }
+        calls.push_back(std::move(call));
         break;
       }
       case ElementType::kQuote:
@@ -391,7 +430,41 @@ std::vector<JsonObject> EncodeOutgoing(const domain::OutgoingMessage& message,
     }
   }
   flush();
-  return bodies;
+  return calls;
+}
+
+std::string FormEncode(const std::vector<std::pair<std::string, std::string>>& fields) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const auto& [key, value] : fields) {
+    if (!out.empty()) out.push_back('&');
+    for (const std::string* part : {&key, &value}) {
+      for (unsigned char c : *part) {
+        if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+          out.push_back(static_cast<char>(c));
+        } else if (c == ' ') {
+          out.push_back('+');
+        } else {
+          out.push_back('%');
+          out.push_back(kHex[c >> 4]);
+          out.push_back(kHex[c & 15]);
+        }
+      }
+      if (part == &key) out.push_back('=');
+    }
+  }
+  return out;
+}
+
+util::Result<UploadTicket> DecodeUploadTicket(const ApiResponse& response) {
+  UploadTicket ticket;
+  ticket.upload_url = std::string(StringOr(response.body, "upload_url"));
+  ticket.file_id = std::string(StringOr(response.body, "file_id").substr(0, kMaxIdBytes));
+  if (!IsHttpUrl(ticket.upload_url) || ticket.file_id.empty()) {
+    return util::Fail(ErrorCode::kUpstreamFailed,
+                      "files.getUploadURLExternal gave no upload_url or file_id");
+  }
+  return ticket;
 }
 
 std::string SentTs(const ApiResponse& response) {

@@ -4,7 +4,7 @@
 //   if (!Verify(secret, call.body, sig_header, ts_header, clock.Now())) return 401;
 //   auto envelope = DecodeEnvelope(call.body);    // url_verification, event_callback, other
 //   auto event = DecodeEvent(envelope->event, self);  // a message for the host, or a skip reason
-//   auto bodies = EncodeOutgoing(message, thread_ts);  // one chat.postMessage body each
+//   auto calls = EncodeOutgoing(message, thread_ts);  // chat.postMessage bodies and uploads
 #pragma once
 
 #include <chrono>
@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "domain/message.hpp"
@@ -102,19 +103,49 @@ domain::MessageChain DecodeText(std::string_view text);
 // `&`, `<`, `>` as &amp; &lt; &gt;: the only escaping Slack's text needs.
 std::string EscapeText(std::string_view text);
 
-// kInvalidArgument naming "message_chain[i]" for what Slack cannot carry here (an Image without
-// an http(s) url: base64 images are not uploaded; a Voice or File without url; an At without
-// target), "target_id" for an empty id or one with spaces or control characters, or a chain with
-// nothing to show.
+// Inline (base64) images are uploaded as files; larger ones are refused.
+inline constexpr std::size_t kMaxUploadBytes = 20 * 1024 * 1024;
+
+// kInvalidArgument naming "message_chain[i]" for what Slack cannot carry here (an Image with
+// neither an http(s) url nor valid base64 of at most kMaxUploadBytes; a Voice or File without
+// url; an At without target), "target_id" for an empty id or one with spaces or control
+// characters, or a chain with nothing to show.
 util::Result<void> CheckDeliverable(const domain::OutgoingMessage& message);
 
-// The chat.postMessage bodies that deliver `message` (which passed CheckDeliverable), in order:
-// each run of text (Plain escaped, At as <@id>, AtAll as <!channel>, File and Voice as links) in
-// pieces of at most kMaxTextChars, each Image as an image block. The channel is the target id (a
-// user id posts into the app's DM with that user). `thread_ts`, when not empty, puts every body in
-// that thread. Source and Quote elements are dropped (Slack has no quote reply).
-std::vector<util::JsonObject> EncodeOutgoing(const domain::OutgoingMessage& message,
-                                             std::string_view thread_ts);
+// An inline image to upload with files.getUploadURLExternal, a POST of the bytes to the
+// upload_url, and files.completeUploadExternal.
+struct Upload {
+  std::string filename;  // "image.png", by the data URL's type
+  std::string bytes;
+};
+
+// One step of delivering a message: a chat.postMessage body, or (with `upload`) a file shared
+// into `post`'s channel and thread.
+struct OutboundCall {
+  util::JsonObject post;  // {"channel", "thread_ts"?, "text"?, "blocks"?}
+  std::optional<Upload> upload;
+};
+
+// The calls that deliver `message` (which passed CheckDeliverable), in order: each run of text
+// (Plain escaped, At as <@id>, AtAll as <!channel>, File and Voice as links) in pieces of at most
+// kMaxTextChars, each Image with a url as an image block, each inline Image as an upload. The
+// channel is the target id (a user id posts into the app's DM with that user). `thread_ts`, when
+// not empty, puts every call in that thread. Source and Quote elements are dropped (Slack has no
+// quote reply).
+std::vector<OutboundCall> EncodeOutgoing(const domain::OutgoingMessage& message,
+                                         std::string_view thread_ts);
+
+// application/x-www-form-urlencoded, the form files.getUploadURLExternal and
+// files.completeUploadExternal take their arguments in.
+std::string FormEncode(const std::vector<std::pair<std::string, std::string>>& fields);
+
+// files.getUploadURLExternal's answer: where to POST the bytes and the file's id. kUpstreamFailed
+// when either is missing.
+struct UploadTicket {
+  std::string upload_url;
+  std::string file_id;
+};
+util::Result<UploadTicket> DecodeUploadTicket(const ApiResponse& response);
 
 // The `ts` of a chat.postMessage answer; empty when absent.
 std::string SentTs(const ApiResponse& response);
