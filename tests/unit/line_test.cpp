@@ -211,7 +211,9 @@ TEST(LineEncode, TextMentionsAndImages) {
   ASSERT_EQ(mixed.size(), 3u);
   EXPECT_EQ(
       util::SerializeJson(mixed[0]),
-      R"({"type":"textV2","text":"{m0} hi {{x}} {m1}","substitution":{"m0":{"type":"mention","mentionee":{"type":"user","userId":"U7"}},"m1":{"type":"mention","mentionee":{"type":"all"}}}})");
+      R"({"type":"textV2","text":"{m0} hi )"
+      "\xEF\xBD\x9Bx\xEF\xBD\x9D"
+      R"( {m1}","substitution":{"m0":{"type":"mention","mentionee":{"type":"user","userId":"U7"}},"m1":{"type":"mention","mentionee":{"type":"all"}}}})");
   EXPECT_EQ(
       util::SerializeJson(mixed[1]),
       R"({"type":"image","originalContentUrl":"https://i/x.png","previewImageUrl":"https://i/x.png"})");

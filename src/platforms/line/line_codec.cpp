@@ -111,13 +111,19 @@ bool PlausibleTarget(std::string_view id) {
                      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; });
 }
 
-// `text` with { and } doubled, so textV2 shows them instead of reading a placeholder.
-std::string EscapeBraces(std::string_view text) {
+// `text` with { and } as their full-width forms: textV2 reads every {...} as a placeholder, and
+// LINE documents no escape for a literal brace.
+std::string ReplaceBraces(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
-    out.push_back(c);
-    if (c == '{' || c == '}') out.push_back(c);
+    if (c == '{') {
+      out += "\xEF\xBD\x9B";  // U+FF5B
+    } else if (c == '}') {
+      out += "\xEF\xBD\x9D";  // U+FF5D
+    } else {
+      out.push_back(c);
+    }
   }
   return out;
 }
@@ -346,7 +352,7 @@ std::vector<JsonObject> EncodeMessages(const domain::OutgoingMessage& message) {
     for (const MessageElement* e : run) {
       if (e->type == ElementType::kPlain) {
         plain += e->text;
-        v2 += EscapeBraces(e->text);
+        v2 += ReplaceBraces(e->text);
         continue;
       }
       const std::string key = fmt::format("m{}", substitution.size());

@@ -97,7 +97,8 @@ util::Result<void> CheckDeliverable(const domain::OutgoingMessage& message);
 
 // The message objects that deliver `message` (which passed CheckDeliverable), in order: each run
 // of text a `text` message (cut at kMaxTextUnits), or a `textV2` with mention substitutions when
-// it holds At or AtAll; each Image an `image` message; a File a text line with its link. Source
+// it holds At or AtAll (its literal braces then shown as full-width ｛ ｝, since textV2 reads
+// {...} as placeholders); each Image an `image` message; a File a text line with its link. Source
 // and Quote are dropped.
 std::vector<util::JsonObject> EncodeMessages(const domain::OutgoingMessage& message);
 
