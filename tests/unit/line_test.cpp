@@ -245,6 +245,35 @@ TEST(LineCheckDeliverable, RefusesWhatLineCannotCarry) {
   EXPECT_TRUE(CheckDeliverable(Outgoing("C1", {Element(ElementType::kAt, "U2")})));
 }
 
+TEST(LineAdapterSignIn, ARefusedTokenIsTroubleWithoutRetries) {
+  test::IoThreads io;
+  util::SystemClock clock;
+  test::RecordingHost host;
+  auto http = std::make_shared<test::ScriptedHttp>([](const net::HttpRequest&) {
+    return test::Reply(
+        401,
+        R"({"message":"Authentication failed. Confirm that the access token in the authorization header is valid."})");
+  });
+  AdapterContext context;
+  context.config = util::JsonObject{{"channel_access_token", "revoked-line-token"},
+                                    {"channel_secret", "s"},
+                                    {"api_base_url", "http://line.test"}};
+  context.executor = io.executor();
+  context.http = http;
+  context.clock = &clock;
+  context.host = &host;
+  auto adapter = MakeLineAdapter(std::move(context));
+  adapter->Start();
+  ASSERT_TRUE(host.WaitFor([&] { return !host.troubles.empty(); }));
+  std::this_thread::sleep_for(200ms);
+  const auto troubles = host.Read([&] { return host.troubles; });
+  ASSERT_EQ(troubles.size(), 1u);
+  EXPECT_NE(troubles[0].find("401"), std::string::npos);
+  EXPECT_EQ(troubles[0].find("revoked-line-token"), std::string::npos);
+  EXPECT_EQ(http->Requests().size(), 1u);
+  EXPECT_TRUE(test::StopAndWait(*adapter));
+}
+
 // The adapter against a scripted Messaging API.
 class LineAdapterTest : public ::testing::Test {
  protected:

@@ -344,6 +344,34 @@ class SlackAdapterTest : public ::testing::Test {
   std::vector<util::Result<net::HttpResponse>> post_answers_;  // guarded by mu_
 };
 
+TEST(SlackAdapterSignIn, ARefusedTokenIsTroubleWithoutRetries) {
+  test::IoThreads io;
+  util::SystemClock clock;
+  test::RecordingHost host;
+  auto http = std::make_shared<test::ScriptedHttp>([](const net::HttpRequest&) {
+    return test::Reply(200, R"({"ok":false,"error":"invalid_auth"})");
+  });
+  AdapterContext context;
+  context.config = util::JsonObject{{"bot_token", "xoxb-revoked-token"},
+                                    {"signing_secret", "s"},
+                                    {"api_base_url", "http://slack.test/api"}};
+  context.executor = io.executor();
+  context.http = http;
+  context.clock = &clock;
+  context.host = &host;
+  auto adapter = MakeSlackAdapter(std::move(context));
+  adapter->Start();
+  ASSERT_TRUE(host.WaitFor([&] { return !host.troubles.empty(); }));
+  std::this_thread::sleep_for(200ms);
+  const auto troubles = host.Read([&] { return host.troubles; });
+  ASSERT_EQ(troubles.size(), 1u);
+  EXPECT_NE(troubles[0].find("invalid_auth"), std::string::npos);
+  EXPECT_EQ(troubles[0].find("xoxb"), std::string::npos);
+  EXPECT_EQ(http->Requests().size(), 1u);
+  EXPECT_TRUE(host.Read([&] { return host.connected.empty(); }));
+  EXPECT_TRUE(test::StopAndWait(*adapter));
+}
+
 TEST_F(SlackAdapterTest, SignsInWithAuthTest) {
   EXPECT_EQ(host_.Read([&] { return host_.connected; }), std::vector<std::string>{"UBOT"});
   auto calls = http_->RequestsTo("/api/auth.test");
