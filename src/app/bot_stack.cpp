@@ -6,6 +6,7 @@
 #include "pipeline/content_filter.hpp"
 #include "pipeline/engine.hpp"
 #include "pipeline/local_agent_runner.hpp"
+#include "pipeline/message_driver.hpp"
 #include "pipeline/rate_limiter.hpp"
 #include "pipeline/trigger_rules.hpp"
 #include "platforms/line/line_adapter.hpp"
@@ -39,8 +40,13 @@ struct BotStack::Parts {
         debug_agent(gateway, resolver, debug_memory, blocking, clock),
         debug_agent_runner(debug_agent),
         debug_engine(debug_agent_runner, debug_memory, limiter, ban_words, random, clock),
+        pipelines(core.storage().pipelines()),
+        driver(pipeline::MessageDriver::Make(engine, blocking, clock, random,
+                                             DriverOptionsFrom(core.config()))),
+        debug_driver(pipeline::MessageDriver::Make(debug_engine, blocking, clock, random,
+                                                   runtime::DebugChatRuntime::kDriverOptions)),
         debug_chat(std::make_shared<runtime::DebugChatRuntime>(
-            debug_engine, core.storage().pipelines(), debug_memory, blocking, executor, clock)),
+            debug_driver, core.storage().pipelines(), pipelines, debug_memory, clock)),
         runtime(MakeDeps(core, std::move(executor), std::move(http), blocking),
                 MakeOptions(core.config())) {
     // The external runners serve the bots' pipelines and the debug chat alike.
@@ -60,8 +66,8 @@ struct BotStack::Parts {
     deps.executor = std::move(executor);
     deps.http = std::move(http);
     deps.blocking = &blocking;
-    deps.engine = &engine;
-    deps.pipelines = &core.storage().pipelines();
+    deps.driver = driver;
+    deps.pipelines = &pipelines;
     deps.logs = &core.storage().bot_logs();
     deps.clock = &clock;
     deps.adapters["webhook"] = platforms::webhook::MakeWebhookAdapter;
@@ -73,8 +79,6 @@ struct BotStack::Parts {
 
   static runtime::RuntimeOptions MakeOptions(const config::Config& cfg) {
     runtime::RuntimeOptions options;
-    options.max_in_flight = static_cast<std::size_t>(cfg.runtime.max_concurrent_pipelines);
-    options.max_queued = static_cast<std::size_t>(cfg.runtime.max_queued_messages);
     options.busy_notice = cfg.runtime.busy_notice;
     options.webhook_prefix = cfg.api.webhook_prefix;
     while (!options.webhook_prefix.empty() && options.webhook_prefix.back() == '/') {
@@ -84,6 +88,12 @@ struct BotStack::Parts {
     return options;
   }
 
+  static pipeline::DriverOptions DriverOptionsFrom(const config::Config& cfg) {
+    return {.max_in_flight = static_cast<std::size_t>(cfg.runtime.max_concurrent_pipelines),
+            .max_queued = static_cast<std::size_t>(cfg.runtime.max_queued_messages)};
+  }
+
+  // First, so that it goes last: the drivers' timers run on its thread.
   util::SystemClock clock;
   pipeline::UniformRandomSource random;
   runners::DifyRunner dify;
@@ -102,6 +112,10 @@ struct BotStack::Parts {
   pipeline::LocalAgentRunner debug_agent;
   pipeline::LocalAgentRunnerAdapter debug_agent_runner;
   pipeline::PipelineEngine debug_engine;
+  // Pipelines as the message path reads them, shared by the bots and the debug chat.
+  pipeline::PipelineCache pipelines;
+  std::shared_ptr<pipeline::MessageDriver> driver;
+  std::shared_ptr<pipeline::MessageDriver> debug_driver;
   std::shared_ptr<runtime::DebugChatRuntime> debug_chat;
   runtime::BotRuntimeManager runtime;
 };

@@ -1,6 +1,6 @@
 #include "app/plugin_calls.hpp"
 
-#include "platforms/webhook/webhook_codec.hpp"
+#include "domain/message_json.hpp"
 
 namespace sb::app {
 namespace {
@@ -31,7 +31,7 @@ plugins::PluginCallHandler MakeSendMessageCall(services::BotService& bots,
     if (message.target_id.empty()) {
       return answer(util::Fail(ErrorCode::kInvalidArgument, "target_id is required"));
     }
-    auto chain = platforms::webhook::DecodeMessageChain(data, "message_chain");
+    auto chain = domain::DecodeMessageChain(data, "message_chain");
     if (!chain) return answer(tl::unexpected(chain.error()));
     message.chain = std::move(*chain);
     // The bot's record is read from the database: not on the plugin's I/O strand.

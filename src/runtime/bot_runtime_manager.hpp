@@ -20,7 +20,8 @@
 #include "domain/bot_log.hpp"
 #include "domain/bot_runtime.hpp"
 #include "domain/pipeline.hpp"
-#include "pipeline/engine.hpp"
+#include "pipeline/message_driver.hpp"
+#include "pipeline/pipeline_snapshot.hpp"
 #include "platforms/adapter_context.hpp"
 #include "platforms/platform_adapter.hpp"
 #include "util/blocking_executor.hpp"
@@ -34,8 +35,6 @@ using AdapterFactory =
     std::function<std::unique_ptr<platforms::PlatformAdapter>(platforms::AdapterContext)>;
 
 struct RuntimeOptions {
-  std::size_t max_in_flight = 64;  // pipeline runs at once, over all bots
-  std::size_t max_queued = 10000;  // messages waiting for a run; more are refused
   std::string busy_notice = "The bot is busy right now. Please try again in a moment.";
   std::string webhook_prefix;  // public base URL, for adapters that register a webhook
   int default_log_retention = 1000;
@@ -45,9 +44,11 @@ struct RuntimeOptions {
 struct RuntimeDeps {
   boost::asio::any_io_executor executor;
   std::shared_ptr<net::HttpClient> http;
+  std::shared_ptr<net::WebSocketTransport> websockets;
   util::BlockingExecutor* blocking = nullptr;
-  pipeline::PipelineEngine* engine = nullptr;
-  domain::PipelineRepository* pipelines = nullptr;
+  // Takes every received message through its pipeline (scheduling, the engine, delays).
+  std::shared_ptr<pipeline::MessageDriver> driver;
+  pipeline::PipelineCache* pipelines = nullptr;
   domain::BotLogRepository* logs = nullptr;
   const util::Clock* clock = nullptr;
   std::map<std::string, AdapterFactory> adapters;  // by adapter name
@@ -87,6 +88,8 @@ class BotRuntimeManager final : public domain::BotRuntime {
 
  private:
   friend class Incarnation;  // one start of a bot, reporting back to the manager
+  friend class BotOrigin;    // a bot as the message driver sees it
+  friend class BotTurn;      // one message of a bot
   struct Impl;
   std::shared_ptr<Impl> impl_;
 };

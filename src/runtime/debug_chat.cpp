@@ -2,38 +2,19 @@
 
 #include <spdlog/spdlog.h>
 
-#include <boost/asio/steady_timer.hpp>
 #include <utility>
 
+#include "domain/message_json.hpp"
+#include "domain/message_text.hpp"
 #include "pipeline/query.hpp"
-#include "platforms/webhook/webhook_codec.hpp"
 
 namespace sb::runtime {
 
-namespace asio = boost::asio;
 using util::ErrorCode;
 using util::JsonArray;
 using util::JsonObject;
 
 namespace {
-
-std::string TextOf(const domain::MessageChain& chain) {
-  std::string out;
-  for (const auto& e : chain) {
-    if (e.type == domain::ElementType::kPlain) out += e.text;
-  }
-  return out;
-}
-
-JsonArray EncodeChain(const domain::MessageChain& chain) {
-  JsonArray out;
-  for (const auto& e : chain) {
-    if (e.type != domain::ElementType::kSource) {
-      out.push_back(platforms::webhook::EncodeMessageElement(e));
-    }
-  }
-  return out;
-}
 
 std::string Serialize(const JsonObject& object) { return util::SerializeJson(object); }
 
@@ -108,31 +89,141 @@ class DebugChatRuntime::Connection final : public domain::DebugChatConnection,
   std::atomic<bool> closed_{false};
 };
 
-// One message on its way through the pipeline.
-struct DebugChatRuntime::Turn {
-  std::string room;
-  std::string session_type;
-  std::int64_t reply_id = 0;
-  std::string streamed;  // text so far, when streaming
-  util::TimePoint started{};
-  std::mutex mu;
-  SessionScheduler::Finished finished;  // ends the room's turn
+// A room as the message driver sees it.
+class DebugChatRuntime::RoomOrigin final : public pipeline::MessageOrigin {
+ public:
+  // `stream`: the sender wants the reply's pieces as they are written.
+  RoomOrigin(std::weak_ptr<DebugChatRuntime> chat, util::PipelineId pipeline,
+             std::string session_type, bool stream)
+      : chat_(std::move(chat)),
+        pipeline_(std::move(pipeline)),
+        session_type_(std::move(session_type)),
+        stream_(stream) {}
+
+  std::string scope() const override { return RoomKey(pipeline_, session_type_); }
+  std::string bot_id() const override { return kBotId; }
+  std::string account_id() const override { return kBotAccountId; }
+  std::shared_ptr<const pipeline::PipelineSnapshot> CachedPipeline() override {
+    auto chat = chat_.lock();
+    return chat ? chat->cache_.Cached(pipeline_) : nullptr;
+  }
+  util::Result<std::shared_ptr<const pipeline::PipelineSnapshot>> LoadPipeline() override {
+    auto chat = chat_.lock();
+    if (!chat) return util::Fail(ErrorCode::kUnavailable, "shutting down");
+    return chat->cache_.Load(pipeline_);
+  }
+  void Refused(const domain::ReceivedMessage&, const std::string&, bool busy) override {
+    if (auto chat = chat_.lock()) {
+      chat->Broadcast(scope(), Error(busy ? "too many messages are waiting; try again in a moment"
+                                          : "the debug chat is closing"));
+    }
+  }
+  std::shared_ptr<pipeline::Turn> Begin(const domain::ReceivedMessage&,
+                                        const std::string&) override;
+
+ private:
+  std::weak_ptr<DebugChatRuntime> chat_;
+  const util::PipelineId pipeline_;
+  const std::string session_type_;
+  const bool stream_;
 };
 
-DebugChatRuntime::DebugChatRuntime(pipeline::PipelineEngine& engine,
+// One message's run: streams the reply's pieces and records the reply in the room.
+class DebugChatRuntime::RoomTurn final : public pipeline::Turn,
+                                         public std::enable_shared_from_this<RoomTurn> {
+ public:
+  RoomTurn(std::weak_ptr<DebugChatRuntime> chat, std::string room, std::string session_type,
+           std::int64_t reply_id, util::TimePoint started, bool stream)
+      : chat_(std::move(chat)),
+        room_(std::move(room)),
+        session_type_(std::move(session_type)),
+        reply_id_(reply_id),
+        started_(started),
+        stream_(stream) {}
+
+  void Log(domain::LogLevel, std::string) override {}  // the console has no event log
+  bool Answering() override { return !chat_.expired(); }
+
+  pipeline::PipelineEngine::OnDelta Stream() override {
+    if (!stream_) return nullptr;
+    return [self = shared_from_this()](const domain::ChatDelta& delta) {
+      auto chat = self->chat_.lock();
+      if (!chat || delta.content.empty()) return;
+      std::string text;
+      {
+        std::lock_guard lock(self->mu_);
+        self->streamed_ += delta.content;
+        text = self->streamed_;
+      }
+      JsonObject piece{{"id", self->reply_id_},
+                       {"role", "assistant"},
+                       {"content", text},
+                       {"message_chain", JsonArray{JsonObject{{"type", "Plain"}, {"text", text}}}},
+                       {"timestamp", util::FormatRfc3339(self->started_)},
+                       {"is_final", false}};
+      chat->Broadcast(self->room_, JsonObject{{"type", "response"},
+                                              {"session_type", self->session_type_},
+                                              {"data", std::move(piece)}});
+    };
+  }
+
+  void Ignored(const pipeline::EngineOutcome& outcome) override {
+    auto chat = chat_.lock();
+    if (!chat) return;
+    // Say why, as the console has no event log to show it.
+    std::string why = pipeline::IgnoreReasonName(outcome.reason);
+    for (const auto& line : outcome.log) why = line.text;
+    chat->Broadcast(room_, JsonObject{{"type", "ignored"},
+                                      {"session_type", session_type_},
+                                      {"reason", pipeline::IgnoreReasonName(outcome.reason)},
+                                      {"message", why}});
+  }
+
+  void Deliver(domain::MessageChain reply, std::string, std::function<void()> done) override {
+    if (auto chat = chat_.lock()) {
+      JsonObject message{{"id", reply_id_},
+                         {"role", "assistant"},
+                         {"content", domain::PlainTextOf(reply)},
+                         {"message_chain", domain::EncodeMessageChain(reply)},
+                         {"timestamp", util::FormatRfc3339(started_)},
+                         {"is_final", true}};
+      chat->Record(room_, message);
+      chat->Broadcast(room_, JsonObject{{"type", "response"},
+                                        {"session_type", session_type_},
+                                        {"data", std::move(message)}});
+    }
+    done();
+  }
+
+ private:
+  std::weak_ptr<DebugChatRuntime> chat_;
+  const std::string room_;
+  const std::string session_type_;
+  const std::int64_t reply_id_;
+  const util::TimePoint started_;
+  const bool stream_;
+  std::mutex mu_;
+  std::string streamed_;  // text so far, when streaming; guarded by mu_
+};
+
+std::shared_ptr<pipeline::Turn> DebugChatRuntime::RoomOrigin::Begin(const domain::ReceivedMessage&,
+                                                                    const std::string&) {
+  auto chat = chat_.lock();
+  if (!chat) return nullptr;
+  const std::string room = scope();
+  return std::make_shared<RoomTurn>(chat_, room, session_type_, chat->NextId(room),
+                                    chat->clock_.Now(), stream_);
+}
+
+DebugChatRuntime::DebugChatRuntime(std::shared_ptr<pipeline::MessageDriver> driver,
                                    domain::PipelineRepository& pipelines,
-                                   domain::ConversationRepository& memory,
-                                   util::BlockingExecutor& blocking, asio::any_io_executor executor,
-                                   const util::Clock& clock)
-    : engine_(engine),
+                                   pipeline::PipelineCache& cache,
+                                   domain::ConversationRepository& memory, const util::Clock& clock)
+    : driver_(std::move(driver)),
       pipelines_(pipelines),
+      cache_(cache),
       memory_(memory),
-      blocking_(blocking),
-      executor_(std::move(executor)),
-      clock_(clock),
-      scheduler_(std::make_unique<SessionScheduler>(
-          kMaxRunning, kMaxWaiting,
-          [&blocking](std::function<void()> job) { blocking.Post(std::move(job)); })) {}
+      clock_(clock) {}
 
 std::string DebugChatRuntime::RoomKey(const util::PipelineId& pipeline,
                                       const std::string& session_type) {
@@ -231,22 +322,22 @@ void DebugChatRuntime::Leave(const std::string& room, std::uint64_t connection) 
 }
 
 void DebugChatRuntime::OnMessage(const std::shared_ptr<Connection>& from, const JsonObject& frame) {
-  auto chain = platforms::webhook::DecodeMessageChain(frame, "message");
+  auto chain = domain::DecodeMessageChain(frame, "message");
   if (!chain) return from->Send(Error(chain.error().message));
   bool stream = true;
   if (const auto* s = frame.if_contains("stream"); s && s->is_bool()) stream = s->get_bool();
-  auto pipeline = pipelines_.Get(from->pipeline());
-  if (!pipeline) return from->Send(Error("cannot read the pipeline: " + pipeline.error().message));
+  if (auto pipeline = cache_.Load(from->pipeline()); !pipeline) {
+    return from->Send(Error("cannot read the pipeline: " + pipeline.error().message));
+  }
 
   const std::string room = from->Room();
   const std::string& session_type = from->session_type();
-  const auto now = clock_.Now();
   const std::int64_t user_id = NextId(room);
   JsonObject user_message{{"id", user_id},
                           {"role", "user"},
-                          {"content", TextOf(*chain)},
-                          {"message_chain", EncodeChain(*chain)},
-                          {"timestamp", util::FormatRfc3339(now)},
+                          {"content", domain::PlainTextOf(*chain)},
+                          {"message_chain", domain::EncodeMessageChain(*chain)},
+                          {"timestamp", util::FormatRfc3339(clock_.Now())},
                           {"is_final", true},
                           {"connection_id", std::to_string(from->id())}};
   Record(room, user_message);
@@ -254,108 +345,21 @@ void DebugChatRuntime::OnMessage(const std::shared_ptr<Connection>& from, const 
       room,
       JsonObject{{"type", "user_message"}, {"session_type", session_type}, {"data", user_message}});
 
+  domain::ReceivedMessage message;
+  message.chat_type =
+      session_type == "group" ? domain::TargetType::kGroup : domain::TargetType::kPerson;
+  message.chat_id = kBotId;
+  message.sender_id = "websocket_user";
+  message.message_id = std::to_string(user_id);
   domain::MessageElement source;
   source.type = domain::ElementType::kSource;
   source.id = std::to_string(user_id);
-  chain->insert(chain->begin(), std::move(source));
-  const auto launcher =
-      session_type == "group" ? pipeline::LauncherType::kGroup : pipeline::LauncherType::kPerson;
-  auto query = pipeline::MakeQuery(kBotId, launcher, kBotId, "websocket_user", std::move(*chain),
-                                   kBotAccountId,
-                                   std::make_shared<const JsonObject>(std::move(pipeline->config)));
-
-  auto turn = std::make_shared<Turn>();
-  turn->room = room;
-  turn->session_type = session_type;
-  turn->reply_id = NextId(room);
-  turn->started = now;
-  std::weak_ptr<DebugChatRuntime> weak = weak_from_this();
-  pipeline::PipelineEngine::OnDelta on_delta;
-  if (stream) {
-    on_delta = [weak, turn](const domain::ChatDelta& delta) {
-      auto self = weak.lock();
-      if (!self || delta.content.empty()) return;
-      std::string text;
-      {
-        std::lock_guard lock(turn->mu);
-        turn->streamed += delta.content;
-        text = turn->streamed;
-      }
-      JsonObject piece{{"id", turn->reply_id},
-                       {"role", "assistant"},
-                       {"content", text},
-                       {"message_chain", JsonArray{JsonObject{{"type", "Plain"}, {"text", text}}}},
-                       {"timestamp", util::FormatRfc3339(turn->started)},
-                       {"is_final", false}};
-      self->Broadcast(turn->room, JsonObject{{"type", "response"},
-                                             {"session_type", turn->session_type},
-                                             {"data", std::move(piece)}});
-    };
-  }
+  message.chain = std::move(*chain);
+  message.chain.insert(message.chain.begin(), std::move(source));
   // One message of a room at a time (replies in order, memory not raced), few rooms at once.
-  const util::PipelineId pipeline_id = pipeline->uuid;
-  auto shared_query = std::make_shared<pipeline::Query>(std::move(query));
-  const bool taken = scheduler_->Submit(
-      room, [weak, turn, pipeline_id, shared_query,
-             on_delta = std::move(on_delta)](SessionScheduler::Finished finished) mutable {
-        turn->finished = std::move(finished);
-        auto self = weak.lock();
-        if (!self) return;
-        self->engine_.Process(
-            pipeline_id, std::move(*shared_query),
-            [weak, turn](pipeline::EngineOutcome outcome) {
-              if (auto self = weak.lock()) self->OnOutcome(turn, std::move(outcome));
-            },
-            std::move(on_delta));
-      });
-  if (!taken) from->Send(Error("too many messages are waiting; try again in a moment"));
-}
-
-void DebugChatRuntime::OnOutcome(std::shared_ptr<Turn> turn, pipeline::EngineOutcome outcome) {
-  std::weak_ptr<DebugChatRuntime> weak = weak_from_this();
-  if (outcome.kind == pipeline::OutcomeKind::kDeferred) {
-    // Held by the rate limiter ("wait"): resume when its window opens, holding the room's turn
-    // but not a slot of the global limit.
-    scheduler_->Yield(turn->room);
-    auto timer = std::make_shared<asio::steady_timer>(
-        executor_, std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                       outcome.wait_until - clock_.Now()));
-    timer->async_wait(
-        [weak, turn, timer, deferred = outcome.deferred](const boost::system::error_code& ec) {
-          auto self = weak.lock();
-          if (ec || !self) return;
-          self->blocking_.Post([weak, turn, deferred] {
-            auto self = weak.lock();
-            if (!self) return;
-            self->engine_.Resume(deferred, [weak, turn](pipeline::EngineOutcome resumed) {
-              if (auto self = weak.lock()) self->OnOutcome(turn, std::move(resumed));
-            });
-          });
-        });
-    return;
-  }
-  if (outcome.reply.empty()) {
-    // Ignored by a rule: say so, as the console has no event log to show it.
-    std::string why = pipeline::IgnoreReasonName(outcome.reason);
-    for (const auto& line : outcome.log) why = line.text;
-    Broadcast(turn->room, JsonObject{{"type", "ignored"},
-                                     {"session_type", turn->session_type},
-                                     {"reason", pipeline::IgnoreReasonName(outcome.reason)},
-                                     {"message", why}});
-    if (turn->finished) turn->finished();
-    return;
-  }
-  JsonObject reply{{"id", turn->reply_id},
-                   {"role", "assistant"},
-                   {"content", TextOf(outcome.reply)},
-                   {"message_chain", EncodeChain(outcome.reply)},
-                   {"timestamp", util::FormatRfc3339(turn->started)},
-                   {"is_final", true}};
-  Record(turn->room, reply);
-  Broadcast(turn->room, JsonObject{{"type", "response"},
-                                   {"session_type", turn->session_type},
-                                   {"data", std::move(reply)}});
-  if (turn->finished) turn->finished();
+  driver_->Submit(
+      std::make_shared<RoomOrigin>(weak_from_this(), from->pipeline(), session_type, stream),
+      std::move(message));
 }
 
 }  // namespace sb::runtime

@@ -9,7 +9,6 @@
 // messages. Memory lives in the process only (no bot owns these sessions).
 #pragma once
 
-#include <boost/asio/any_io_executor.hpp>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -20,9 +19,8 @@
 #include "domain/conversation.hpp"
 #include "domain/debug_chat.hpp"
 #include "domain/pipeline.hpp"
-#include "pipeline/engine.hpp"
-#include "runtime/session_scheduler.hpp"
-#include "util/blocking_executor.hpp"
+#include "pipeline/message_driver.hpp"
+#include "pipeline/pipeline_snapshot.hpp"
 #include "util/clock.hpp"
 
 namespace sb::runtime {
@@ -35,13 +33,14 @@ class DebugChatRuntime final : public domain::DebugChat,
   static constexpr const char* kBotId = "websocket";
   static constexpr const char* kBotAccountId = "websocketbot";
   static constexpr std::size_t kMaxHistory = 200;
-  static constexpr std::size_t kMaxRunning = 8;    // debug turns in flight over all rooms
-  static constexpr std::size_t kMaxWaiting = 200;  // beyond that a message is refused
+  // What the debug chat's driver should allow: turns in flight over all rooms, and waiting.
+  static constexpr pipeline::DriverOptions kDriverOptions{.max_in_flight = 8, .max_queued = 200};
 
-  // `engine` must remember through `memory` (an in-process store).
-  DebugChatRuntime(pipeline::PipelineEngine& engine, domain::PipelineRepository& pipelines,
-                   domain::ConversationRepository& memory, util::BlockingExecutor& blocking,
-                   boost::asio::any_io_executor executor, const util::Clock& clock);
+  // The driver's engine must remember through `memory` (an in-process store). A message goes
+  // the same way as a bot's: aggregation, rate limits and forced delays apply.
+  DebugChatRuntime(std::shared_ptr<pipeline::MessageDriver> driver,
+                   domain::PipelineRepository& pipelines, pipeline::PipelineCache& cache,
+                   domain::ConversationRepository& memory, const util::Clock& clock);
 
   util::Result<std::shared_ptr<domain::DebugChatConnection>> Connect(
       const util::PipelineId& pipeline, const std::string& session_type,
@@ -53,13 +52,13 @@ class DebugChatRuntime final : public domain::DebugChat,
 
  private:
   class Connection;
+  class RoomOrigin;
+  class RoomTurn;
   struct Room {
     std::vector<util::JsonObject> history;
     std::int64_t next_id = 1;
     std::map<std::uint64_t, std::weak_ptr<Connection>> connections;
   };
-  struct Turn;
-
   static std::string RoomKey(const util::PipelineId& pipeline, const std::string& session_type);
   void Broadcast(const std::string& room, const util::JsonObject& event);
   // Stores (or, for a streamed reply, replaces) a message of the room's history.
@@ -67,18 +66,15 @@ class DebugChatRuntime final : public domain::DebugChat,
   std::int64_t NextId(const std::string& room);
   void Leave(const std::string& room, std::uint64_t connection);
   void OnMessage(const std::shared_ptr<Connection>& from, const util::JsonObject& frame);
-  void OnOutcome(std::shared_ptr<Turn> turn, pipeline::EngineOutcome outcome);
 
-  pipeline::PipelineEngine& engine_;
+  std::shared_ptr<pipeline::MessageDriver> driver_;
   domain::PipelineRepository& pipelines_;
+  pipeline::PipelineCache& cache_;
   domain::ConversationRepository& memory_;
-  util::BlockingExecutor& blocking_;
-  boost::asio::any_io_executor executor_;
   const util::Clock& clock_;
   std::mutex mu_;
-  std::map<std::string, Room> rooms_;
-  std::uint64_t next_connection_ = 1;
-  std::unique_ptr<SessionScheduler> scheduler_;
+  std::map<std::string, Room> rooms_;  // guarded by mu_
+  std::uint64_t next_connection_ = 1;  // guarded by mu_
 };
 
 }  // namespace sb::runtime

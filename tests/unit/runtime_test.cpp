@@ -17,10 +17,12 @@
 
 #include "pipeline/content_filter.hpp"
 #include "pipeline/engine.hpp"
+#include "pipeline/message_driver.hpp"
+#include "pipeline/pipeline_snapshot.hpp"
+#include "pipeline/session_scheduler.hpp"
 #include "pipeline/rate_limiter.hpp"
 #include "runtime/bot_log_writer.hpp"
 #include "runtime/bot_runtime_manager.hpp"
-#include "runtime/session_scheduler.hpp"
 #include "runtime/write_behind_conversations.hpp"
 #include "support/bot_storage.hpp"
 #include "support/eventually.hpp"
@@ -29,6 +31,7 @@ namespace sb::runtime {
 namespace {
 
 using namespace std::chrono_literals;
+using pipeline::SessionScheduler;
 
 // Polls `pred` for up to two seconds.
 template <typename Pred>
@@ -256,18 +259,21 @@ class RuntimeTest : public ::testing::Test {
     if (manager_) manager_->StopAll(2s);
     pool_.Join();  // tasks of the manager finish while it still exists
     manager_.reset();
+    driver_.reset();
     work_.reset();
     io_thread_.join();
     engine_.reset();
     db_.reset();
   }
 
-  void Make(RuntimeOptions options = {}) {
+  void Make(RuntimeOptions options = {}, pipeline::DriverOptions driver_options = {}) {
+    cache_ = std::make_unique<pipeline::PipelineCache>(db_->storage().pipelines());
+    driver_ = pipeline::MessageDriver::Make(*engine_, pool_, clock_, random_, driver_options);
     RuntimeDeps deps;
     deps.executor = io_.get_executor();
     deps.blocking = &pool_;
-    deps.engine = engine_.get();
-    deps.pipelines = &db_->storage().pipelines();
+    deps.driver = driver_;
+    deps.pipelines = cache_.get();
     deps.logs = &db_->storage().bot_logs();
     deps.clock = &clock_;
     deps.adapters["fake"] = [this](platforms::AdapterContext ctx) {
@@ -291,8 +297,8 @@ class RuntimeTest : public ::testing::Test {
     return s ? s->state : domain::RuntimeState::kStopped;
   }
 
-  platforms::ReceivedMessage Message(std::string chat, std::string text) {
-    platforms::ReceivedMessage m;
+  domain::ReceivedMessage Message(std::string chat, std::string text) {
+    domain::ReceivedMessage m;
     m.chat_id = chat;
     m.sender_id = chat;
     m.message_id = "mid-" + chat;
@@ -324,6 +330,8 @@ class RuntimeTest : public ::testing::Test {
   ReplyRunner runner_;
   std::unique_ptr<pipeline::RateLimiter> limiter_;
   std::unique_ptr<pipeline::PipelineEngine> engine_;
+  std::unique_ptr<pipeline::PipelineCache> cache_;
+  std::shared_ptr<pipeline::MessageDriver> driver_;
   boost::asio::io_context io_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_ =
       boost::asio::make_work_guard(io_);
@@ -438,10 +446,8 @@ TEST_F(RuntimeTest, SendChecksTheAdapterAndTheState) {
 
 TEST_F(RuntimeTest, AMessageRefusedForLoadGetsTheBusyNotice) {
   RuntimeOptions options;
-  options.max_in_flight = 1;
-  options.max_queued = 0;
   options.busy_notice = "busy!";
-  Make(options);
+  Make(options, {.max_in_flight = 1, .max_queued = 0});
   manager_->Apply(Bot());
   ASSERT_TRUE(Eventually([&] { return State() == domain::RuntimeState::kRunning; }));
   runner_.hold = true;

@@ -1,5 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "util/call_once.hpp"
 #include "util/client_address.hpp"
 #include "util/clock.hpp"
 #include "util/crypto.hpp"
@@ -8,6 +15,7 @@
 #include "util/log_text.hpp"
 #include "util/private_files.hpp"
 #include "util/secret_box.hpp"
+#include "util/simulated_clock.hpp"
 #include "util/utf8.hpp"
 
 namespace sb::util {
@@ -252,6 +260,82 @@ TEST(ClientAddress, AnIpv6ClientCountsByItsSlash64AndAMappedOneAsIpv4) {
   EXPECT_EQ(ClientAddressKey("::ffff:10.0.0.7"), "10.0.0.7");
   EXPECT_EQ(ClientAddressKey("10.0.0.7"), "10.0.0.7");
   EXPECT_EQ(ClientAddressKey("not an address"), "not an address");
+}
+
+}  // namespace
+}  // namespace sb::util
+
+namespace sb::util {
+namespace {
+
+TEST(SimulatedClock, RunsTimersInTimeOrderAsTimeAdvances) {
+  SimulatedClock clock(FromUnixMillis(0));
+  std::vector<int> fired;
+  clock.After(std::chrono::milliseconds(300), [&] { fired.push_back(3); });
+  clock.After(std::chrono::milliseconds(100), [&] {
+    fired.push_back(1);
+    // Scheduled by a timer, due within the same Advance: runs in it.
+    clock.After(std::chrono::milliseconds(50), [&] { fired.push_back(2); });
+  });
+  auto cancelled = clock.After(std::chrono::milliseconds(200), [&] { fired.push_back(99); });
+  cancelled.Cancel();
+  EXPECT_EQ(clock.pending(), 2u);
+  clock.Advance(std::chrono::milliseconds(299));
+  EXPECT_EQ(fired, (std::vector<int>{1, 2}));
+  EXPECT_EQ(ToUnixMillis(clock.Now()), 299);
+  clock.Advance(std::chrono::milliseconds(1));
+  EXPECT_EQ(fired, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(clock.pending(), 0u);
+}
+
+TEST(SystemClock, AfterRunsOnItsOwnThreadAndCancelStopsACall) {
+  SystemClock clock;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<int> fired;
+  const auto caller = std::this_thread::get_id();
+  std::thread::id ran_on;
+  auto cancelled = clock.After(std::chrono::milliseconds(20), [&] {
+    std::lock_guard lock(mu);
+    fired.push_back(2);
+  });
+  clock.After(std::chrono::milliseconds(1), [&] {
+    std::lock_guard lock(mu);
+    fired.push_back(1);
+    ran_on = std::this_thread::get_id();
+  });
+  cancelled.Cancel();
+  clock.After(std::chrono::milliseconds(40), [&] {
+    std::lock_guard lock(mu);
+    fired.push_back(3);
+    cv.notify_all();
+  });
+  std::unique_lock lock(mu);
+  ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(5), [&] { return fired.size() >= 2; }));
+  EXPECT_EQ(fired, (std::vector<int>{1, 3}));
+  EXPECT_NE(ran_on, caller);
+}
+
+TEST(SystemClock, PendingCallsDieWithTheClock) {
+  std::atomic<bool> ran{false};
+  {
+    SystemClock clock;
+    clock.After(std::chrono::hours(1), [&] { ran = true; });
+  }
+  EXPECT_FALSE(ran.load());
+}
+
+TEST(CallOnce, CallsOnceAndFallsBackWhenDroppedUnanswered) {
+  std::vector<int> got;
+  {
+    CallOnce<int> once([&](int v) { got.push_back(v); }, [] { return -1; });
+    once(7);
+    once(8);
+  }
+  {
+    CallOnce<int> dropped([&](int v) { got.push_back(v); }, [] { return -1; });
+  }
+  EXPECT_EQ(got, (std::vector<int>{7, -1}));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "domain/message_json.hpp"
 #include "http/api/api.hpp"
 #include "http/api/encoders.hpp"
 #include "http/api/field_reader.hpp"
@@ -49,57 +50,9 @@ util::Result<domain::OutgoingMessage> DecodeOutgoing(const Request& req) {
   msg.target_id = body->RequiredString("target_id");
   if (auto e = body->error()) return tl::unexpected(*e);
   if (msg.target_id.empty()) return fail("target_id must not be empty");
-  if (!body->Has("message_chain")) return fail("message_chain is required");
-  auto chain = body->OptionalArray("message_chain");
-  if (auto e = body->error()) return tl::unexpected(*e);
-  if (chain->empty()) return fail("message_chain must hold at least one element");
-  if (chain->size() > 100) return fail("message_chain must hold at most 100 elements");
-  for (std::size_t i = 0; i < chain->size(); ++i) {
-    const std::string where = fmt::format("message_chain[{}]", i);
-    if (!(*chain)[i].is_object()) return fail(where + " must be an object");
-    FieldReader el((*chain)[i].as_object());
-    domain::MessageElement e;
-    const std::string type = el.RequiredString("type");
-    if (auto err = el.error()) return fail(where + "." + err->message);
-    if (!domain::ParseElementType(type, e.type) || e.type == domain::ElementType::kSource) {
-      return fail(
-          fmt::format("{}.type '{}' is not one of Plain, Image, At, AtAll, Voice, Quote, "
-                      "File",
-                      where, type.substr(0, 32)));
-    }
-    e.text = el.OptionalString("text").value_or("");
-    e.url = el.OptionalString("url").value_or("");
-    e.base64 = el.OptionalString("base64").value_or("");
-    e.target = el.OptionalString("target").value_or("");
-    e.name = el.OptionalString("name").value_or("");
-    e.id = el.OptionalString("id").value_or("");
-    if (auto err = el.error()) return fail(where + "." + err->message);
-    using domain::ElementType;
-    switch (e.type) {
-      case ElementType::kPlain:
-        if (!el.Has("text")) return fail(where + ".text is required for Plain");
-        break;
-      case ElementType::kImage:
-      case ElementType::kVoice:
-        if (e.url.empty() && e.base64.empty()) {
-          return fail(fmt::format("{} ({}) needs url or base64", where, type));
-        }
-        break;
-      case ElementType::kAt:
-        if (e.target.empty()) return fail(where + ".target is required for At");
-        break;
-      case ElementType::kQuote:
-        if (e.id.empty()) return fail(where + ".id (the quoted message id) is required for Quote");
-        break;
-      case ElementType::kFile:
-        if (e.url.empty()) return fail(where + ".url is required for File");
-        break;
-      case ElementType::kAtAll:
-      case ElementType::kSource:
-        break;
-    }
-    msg.chain.push_back(std::move(e));
-  }
+  auto chain = domain::DecodeMessageChain(body->object(), "message_chain");
+  if (!chain) return tl::unexpected(chain.error());
+  msg.chain = std::move(*chain);
   return msg;
 }
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "domain/message_json.hpp"
 #include "util/crypto.hpp"
 #include "util/json.hpp"
 
@@ -32,18 +33,7 @@ using util::Fail;
 using util::Json;
 using util::JsonObject;
 
-struct Bounds {
-  std::size_t max_elements;
-  std::size_t max_text;
-  std::size_t max_id;
-  std::size_t max_name;
-  std::size_t max_url;
-};
-
-constexpr Bounds kInboundBounds{kMaxElements, kMaxTextBytes, kMaxIdBytes, kMaxNameBytes,
-                                kMaxUrlBytes};
 constexpr std::size_t kUnbounded = std::numeric_limits<std::size_t>::max();
-constexpr Bounds kNoBounds{kUnbounded, kUnbounded, kUnbounded, kUnbounded, kUnbounded};
 
 tl::unexpected<util::Error> Invalid(std::string message) {
   return Fail(ErrorCode::kInvalidArgument, std::move(message));
@@ -95,78 +85,9 @@ const char* TargetTypeName(domain::TargetType type) {
   return type == domain::TargetType::kGroup ? "group" : "person";
 }
 
-util::Result<domain::MessageElement> DecodeElement(const Json& value, const std::string& where,
-                                                   const Bounds& bounds) {
-  if (!value.is_object()) {
-    return Invalid(where + " must be an object, not " + util::JsonKindName(value));
-  }
-  const JsonObject& obj = value.get_object();
-  const std::string prefix = where + ".";
-  domain::MessageElement e;
-  std::string type;
-  if (auto r = ReadString(obj, "type", prefix, true, kMaxIdBytes, type); !r) {
-    return tl::unexpected(r.error());
-  }
-  // Source is never on the wire: the inbound message id travels as message_id.
-  if (!domain::ParseElementType(type, e.type) || e.type == domain::ElementType::kSource) {
-    return Invalid(prefix + "type '" + type.substr(0, 32) +
-                   "' is not one of Plain, Image, At, AtAll, Voice, Quote, File");
-  }
-  using domain::ElementType;
-  util::Result<bool> r = true;
-  switch (e.type) {
-    case ElementType::kPlain:
-      r = ReadString(obj, "text", prefix, false, bounds.max_text, e.text);
-      if (r && !*r) return Invalid(prefix + "text is required for Plain");
-      break;
-    case ElementType::kImage:
-    case ElementType::kVoice:
-      r = ReadString(obj, "url", prefix, false, bounds.max_url, e.url);
-      if (r) r = ReadString(obj, "base64", prefix, false, kUnbounded, e.base64);
-      if (r && e.url.empty() && e.base64.empty()) {
-        return Invalid(where + " (" + type + ") needs url or base64");
-      }
-      break;
-    case ElementType::kAt:
-      r = ReadString(obj, "target", prefix, true, bounds.max_id, e.target);
-      break;
-    case ElementType::kQuote:
-      r = ReadString(obj, "id", prefix, true, bounds.max_id, e.id);
-      break;
-    case ElementType::kFile:
-      r = ReadString(obj, "url", prefix, true, bounds.max_url, e.url);
-      if (r) r = ReadString(obj, "name", prefix, false, bounds.max_name, e.name);
-      break;
-    case ElementType::kAtAll:
-    case ElementType::kSource:
-      break;
-  }
-  if (!r) return tl::unexpected(r.error());
-  return e;
-}
-
-util::Result<domain::MessageChain> DecodeChain(const JsonObject& root, const Bounds& bounds,
-                                               std::string_view key = "message_chain") {
-  const std::string name(key);
-  const Json* value = root.if_contains(key);
-  if (value == nullptr) return Invalid(name + " is required");
-  if (!value->is_array()) {
-    return Invalid(name + " must be an array, not " + util::JsonKindName(*value));
-  }
-  const auto& array = value->get_array();
-  if (array.empty()) return Invalid(name + " must hold at least one element");
-  if (array.size() > bounds.max_elements) {
-    return Invalid(name + " must hold at most " + std::to_string(bounds.max_elements) +
-                   " elements");
-  }
-  domain::MessageChain chain;
-  chain.reserve(array.size());
-  for (std::size_t i = 0; i < array.size(); ++i) {
-    auto e = DecodeElement(array[i], name + "[" + std::to_string(i) + "]", bounds);
-    if (!e) return tl::unexpected(e.error());
-    chain.push_back(std::move(*e));
-  }
-  return chain;
+// The chain of an inbound message with the inbound bounds.
+domain::ChainBounds InboundBounds() {
+  return {kMaxElements, kMaxTextBytes, kMaxIdBytes, kMaxNameBytes, kMaxUrlBytes};
 }
 
 util::Result<JsonObject> ParseRoot(std::string_view body) {
@@ -176,40 +97,6 @@ util::Result<JsonObject> ParseRoot(std::string_view body) {
     return Invalid(std::string("body must be a JSON object, not ") + util::JsonKindName(*parsed));
   }
   return std::move(parsed->get_object());
-}
-
-util::Json EncodeElement(const domain::MessageElement& e) {
-  JsonObject out;
-  out["type"] = domain::ElementTypeName(e.type);
-  auto put = [&out](std::string_view key, const std::string& value) {
-    if (!value.empty()) out[key] = value;
-  };
-  using domain::ElementType;
-  switch (e.type) {
-    case ElementType::kPlain:
-      // Always present, even empty: the decoder requires it for Plain.
-      out["text"] = e.text;
-      break;
-    case ElementType::kImage:
-    case ElementType::kVoice:
-      put("url", e.url);
-      put("base64", e.base64);
-      break;
-    case ElementType::kAt:
-      put("target", e.target);
-      break;
-    case ElementType::kQuote:
-    case ElementType::kSource:
-      put("id", e.id);
-      break;
-    case ElementType::kFile:
-      put("url", e.url);
-      put("name", e.name);
-      break;
-    case ElementType::kAtAll:
-      break;
-  }
-  return out;
 }
 
 }  // namespace
@@ -261,7 +148,7 @@ util::Result<InboundMessage> DecodeInbound(std::string_view body) {
   if (auto r = ReadString(**chat, "id", "chat.", true, kMaxIdBytes, msg.chat_id); !r) {
     return tl::unexpected(r.error());
   }
-  auto chain = DecodeChain(*root, kInboundBounds);
+  auto chain = domain::DecodeMessageChain(*root, "message_chain", InboundBounds());
   if (!chain) return tl::unexpected(chain.error());
   msg.chain = std::move(*chain);
   if (const Json* ts = root->if_contains("timestamp"); ts != nullptr && !ts->is_null()) {
@@ -289,7 +176,7 @@ std::string EncodeOutbound(const domain::OutgoingMessage& msg, std::string_view 
   if (!reply_to_message_id.empty()) root["reply_to"] = reply_to_message_id;
   util::JsonArray chain;
   chain.reserve(msg.chain.size());
-  for (const auto& e : msg.chain) chain.push_back(EncodeElement(e));
+  for (const auto& e : msg.chain) chain.push_back(domain::EncodeMessageElement(e));
   root["message_chain"] = std::move(chain);
   return util::SerializeJson(root);
 }
@@ -346,19 +233,10 @@ util::Result<OutboundMessage> DecodeOutbound(std::string_view body) {
   if (auto r = ReadString(**target, "id", "target.", true, kUnbounded, out.message.target_id); !r) {
     return tl::unexpected(r.error());
   }
-  auto chain = DecodeChain(*root, kNoBounds);
+  auto chain = domain::DecodeMessageChain(*root, "message_chain", domain::ChainBounds::Unbounded());
   if (!chain) return tl::unexpected(chain.error());
   out.message.chain = std::move(*chain);
   return out;
-}
-
-util::Result<domain::MessageChain> DecodeMessageChain(const util::JsonObject& root,
-                                                      std::string_view key) {
-  return DecodeChain(root, kInboundBounds, key);
-}
-
-util::Json EncodeMessageElement(const domain::MessageElement& element) {
-  return EncodeElement(element);
 }
 
 }  // namespace sb::platforms::webhook

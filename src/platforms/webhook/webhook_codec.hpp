@@ -77,14 +77,6 @@ std::string EncodeOutbound(const domain::OutgoingMessage& msg, std::string_view 
 // id), or an empty target id or chain. Sizes are not capped: the receiver sets its own limits.
 util::Result<void> CheckDeliverable(const domain::OutgoingMessage& msg);
 
-// The array at `key` of `root` decoded with DecodeInbound's element rules and bounds (1 to
-// kMaxElements elements, no Source); errors name `key[i]`. The console's debug chat speaks the
-// same element shapes.
-util::Result<domain::MessageChain> DecodeMessageChain(const util::JsonObject& root,
-                                                      std::string_view key);
-// One element as EncodeOutbound writes it.
-util::Json EncodeMessageElement(const domain::MessageElement& element);
-
 // A callback body decoded back, for test fakes of the integrator's side.
 struct OutboundMessage {
   std::string bot_uuid;

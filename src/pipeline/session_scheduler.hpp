@@ -13,7 +13,7 @@
 #include <string>
 #include <unordered_map>
 
-namespace sb::runtime {
+namespace sb::pipeline {
 
 class SessionScheduler {
  public:
@@ -61,4 +61,4 @@ class SessionScheduler {
   std::size_t queued_ = 0;
 };
 
-}  // namespace sb::runtime
+}  // namespace sb::pipeline

@@ -1,11 +1,11 @@
-#include "runtime/session_scheduler.hpp"
+#include "pipeline/session_scheduler.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <memory>
 #include <utility>
 
-namespace sb::runtime {
+namespace sb::pipeline {
 
 SessionScheduler::SessionScheduler(std::size_t max_in_flight, std::size_t max_queued, Launch launch)
     : max_in_flight_(std::max<std::size_t>(1, max_in_flight)),
@@ -110,4 +110,4 @@ void SessionScheduler::StartAll(std::deque<Start> starts) {
   }
 }
 
-}  // namespace sb::runtime
+}  // namespace sb::pipeline

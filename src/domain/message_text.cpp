@@ -1,0 +1,63 @@
+#include "domain/message_text.hpp"
+
+namespace sb::domain {
+
+std::string DescribeChain(const MessageChain& chain) {
+  std::string out;
+  for (const auto& e : chain) {
+    switch (e.type) {
+      case ElementType::kPlain:
+        out += e.text;
+        break;
+      case ElementType::kImage:
+        out += "[Image]";
+        break;
+      case ElementType::kAt:
+        out += "@" + e.target + " ";
+        break;
+      case ElementType::kAtAll:
+        out += "@all ";
+        break;
+      case ElementType::kVoice:
+        out += "[Voice]";
+        break;
+      case ElementType::kQuote:
+        out += "[Quote] ";
+        break;
+      case ElementType::kFile:
+        out += "[File " + e.name + "]";
+        break;
+      case ElementType::kSource:
+        break;
+    }
+  }
+  return out;
+}
+
+std::string PlainTextOf(const MessageChain& chain) {
+  std::string out;
+  for (const auto& e : chain) {
+    if (e.type == ElementType::kPlain) out += e.text;
+  }
+  return out;
+}
+
+std::vector<std::string> ImageUrlsOf(const MessageChain& chain) {
+  std::vector<std::string> out;
+  for (const auto& e : chain) {
+    if (e.type != ElementType::kImage) continue;
+    if (e.url.starts_with("http://") || e.url.starts_with("https://")) out.push_back(e.url);
+  }
+  return out;
+}
+
+std::string TruncateUtf8(std::string text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  std::size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  text.resize(cut);
+  text += "…";
+  return text;
+}
+
+}  // namespace sb::domain
