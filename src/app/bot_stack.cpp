@@ -11,6 +11,8 @@
 #include "pipeline/rate_limiter.hpp"
 #include "pipeline/trigger_rules.hpp"
 #include "platforms/onebot/onebot_adapter.hpp"
+#include "platforms/line/line_adapter.hpp"
+#include "platforms/slack/slack_adapter.hpp"
 #include "platforms/telegram/telegram_adapter.hpp"
 #include "platforms/webhook/webhook_adapter.hpp"
 #include "runners/dify_runner.hpp"
@@ -77,6 +79,8 @@ struct BotStack::Parts {
     deps.adapters["webhook"] = platforms::webhook::MakeWebhookAdapter;
     deps.adapters["telegram"] = platforms::telegram::MakeTelegramAdapter;
     deps.adapters["aiocqhttp"] = platforms::onebot::MakeOneBotAdapter;
+    deps.adapters["slack"] = platforms::slack::MakeSlackAdapter;
+    deps.adapters["LINE"] = platforms::line::MakeLineAdapter;
     return deps;
   }
 

@@ -3,10 +3,13 @@ documented wire protocol) and a signed callback receiver for the `webhook` adapt
 
     llm = FakeProvider()                 # tests/fakes/fake_llm.py
     tg = FakeTelegram()                  # tests/fakes/fake_telegram.py
+    slack = FakeSlack()                  # tests/fakes/fake_slack.py
+    line = FakeLine()                    # tests/fakes/fake_line.py
     agents = FakeAgents()                # tests/fakes/fake_agents.py (Dify, n8n)
     cb = CallbackReceiver(secret)        # where a webhook bot POSTs its replies
 """
 
+import base64
 import hashlib
 import hmac
 import http.server
@@ -93,6 +96,45 @@ class FakeTelegram(_FakeProcess):
 
     def reset(self):
         self.control("POST", "/_control/reset", {})
+
+
+class FakeSlack(_FakeProcess):
+    """tests/fakes/fake_slack.py: the Web API at /api/<method>; signs and delivers events."""
+    script = "fake_slack.py"
+    banner = "FAKE_SLACK_PORT"
+
+    def sent(self):
+        return self.control("GET", "/_control/sent")["sent"]
+
+    def deliveries(self, event_id=None):
+        path = "/_control/deliveries" + ("?event_id=" + event_id if event_id else "")
+        return self.control("GET", path)["deliveries"]
+
+    def reset(self):
+        self.control("POST", "/_control/reset", {})
+
+
+class FakeLine(_FakeProcess):
+    """tests/fakes/fake_line.py: the Messaging API at /v2/bot/...; signs and delivers events."""
+    script = "fake_line.py"
+    banner = "FAKE_LINE_PORT"
+
+    def sent(self):
+        return self.control("GET", "/_control/sent")["sent"]
+
+    def reset(self):
+        self.control("POST", "/_control/reset", {})
+
+
+def slack_sign(secret, timestamp, body):
+    """X-Slack-Signature of `body` (bytes) sent at `timestamp`."""
+    base = b"v0:" + str(timestamp).encode() + b":" + body
+    return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+
+
+def line_sign(secret, body):
+    """X-Line-Signature of `body` (bytes)."""
+    return base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest()).decode()
 
 
 def sign(secret, timestamp, body):

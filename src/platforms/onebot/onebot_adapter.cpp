@@ -719,6 +719,9 @@ class Core : public std::enable_shared_from_this<Core> {
     auto timer = clock_.After(kTick, [weak] {
       auto self = weak.lock();
       if (!self) return;
+      // Re-armed here, not at the end of Tick: the ticks then follow the clock (a simulated one
+      // too), however late the spawned Tick runs.
+      self->ScheduleTick();
       self->group_->Spawn([self]() -> asio::awaitable<void> {
         self->Tick();
         co_return;
@@ -772,7 +775,6 @@ class Core : public std::enable_shared_from_this<Core> {
                       conn->heartbeat_ms.load() * kHeartbeatsMissed / 1000));
       if (!conn->dropping.exchange(true)) conn->ws->Abort();
     }
-    ScheduleTick();
   }
 
   const AdapterContext context_;

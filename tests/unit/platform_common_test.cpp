@@ -1,0 +1,162 @@
+// The pieces adapters share (platforms/common): lenient config reads, the reconnect backoff, HMAC
+// and base64 with known answers, the replay window, the bounded id memory, text cut by the
+// platform's unit, and the 429 decision.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "platforms/common/config_reader.hpp"
+#include "platforms/common/reconnect_backoff.hpp"
+#include "platforms/common/recent_ids.hpp"
+#include "platforms/common/rest_call.hpp"
+#include "platforms/common/signatures.hpp"
+#include "platforms/common/text_units.hpp"
+
+namespace sb::platforms::common {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(CommonSignatures, HmacKnownAnswers) {
+  // RFC 4231 test case 2.
+  EXPECT_EQ(HmacSha256Hex("Jefe", "what do ya want for nothing?"),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  // line-bot-sdk-python's SignatureValidator test.
+  EXPECT_EQ(HmacSha256Base64("channel_secret", "bodybodybodybody"),
+            "/gg9a+LvFevTH1sd7XCQycD7tsWclCsInj7MhBHxN7k=");
+}
+
+TEST(CommonSignatures, Base64Padding) {
+  EXPECT_EQ(Base64Encode(""), "");
+  EXPECT_EQ(Base64Encode("f"), "Zg==");
+  EXPECT_EQ(Base64Encode("fo"), "Zm8=");
+  EXPECT_EQ(Base64Encode("foo"), "Zm9v");
+  EXPECT_EQ(Base64Encode("\xff\xfe\xfd"), "//79");
+}
+
+TEST(CommonSignatures, TimestampWindow) {
+  const util::TimePoint now(std::chrono::seconds(1'700'000'000));
+  EXPECT_TRUE(TimestampWithin("1700000000", now, 300s));
+  EXPECT_TRUE(TimestampWithin("1699999700", now, 300s));
+  EXPECT_TRUE(TimestampWithin("1700000300", now, 300s));
+  EXPECT_FALSE(TimestampWithin("1699999699", now, 300s));
+  EXPECT_FALSE(TimestampWithin("1700000301", now, 300s));
+  for (std::string_view bad : {"", "abc", "-1700000000", "1700000000 ", "17000000000000000"}) {
+    EXPECT_FALSE(TimestampWithin(bad, now, 300s)) << bad;
+  }
+}
+
+TEST(CommonRecentIds, FirstSightingIsBounded) {
+  RecentIds ids(2);
+  EXPECT_TRUE(ids.FirstSighting("a"));
+  EXPECT_FALSE(ids.FirstSighting("a"));
+  EXPECT_TRUE(ids.FirstSighting("b"));
+  EXPECT_TRUE(ids.FirstSighting("c"));  // "a" falls out
+  EXPECT_EQ(ids.size(), 2u);
+  EXPECT_TRUE(ids.FirstSighting("a"));
+  EXPECT_TRUE(ids.FirstSighting(""));
+  EXPECT_TRUE(ids.FirstSighting(""));
+  ids.Forget("a");
+  EXPECT_TRUE(ids.FirstSighting("a"));
+}
+
+TEST(CommonText, LengthsByUnit) {
+  const std::string text = "a\xC3\xA9\xE4\xB8\xAD\xF0\x9F\x8D\x8E";  // a é 中 🍎
+  EXPECT_EQ(TextLength(text, TextUnit::kCodePoint), 4u);
+  EXPECT_EQ(TextLength(text, TextUnit::kUtf16), 5u);
+  EXPECT_EQ(Utf16ToByteOffset(text, 0), 0u);
+  EXPECT_EQ(Utf16ToByteOffset(text, 3), 6u);
+  EXPECT_EQ(Utf16ToByteOffset(text, 4), std::string::npos);  // inside the surrogate pair
+  EXPECT_EQ(Utf16ToByteOffset(text, 5), text.size());
+  EXPECT_EQ(Utf16ToByteOffset(text, 6), std::string::npos);
+}
+
+TEST(CommonText, SplitPrefersLinesThenSpacesAndKeepsPairsWhole) {
+  EXPECT_TRUE(SplitText("", 10, TextUnit::kUtf16).empty());
+  auto lines = SplitText("aaaa\nbb cc dd", 8, TextUnit::kCodePoint);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0], "aaaa\n");
+  EXPECT_EQ(lines[1], "bb cc dd");
+  auto words = SplitText("aa bb cc", 5, TextUnit::kCodePoint);
+  ASSERT_EQ(words.size(), 2u);
+  EXPECT_EQ(words[0], "aa ");
+  EXPECT_EQ(words[1], "bb cc");
+  const std::string apples = "\xF0\x9F\x8D\x8E\xF0\x9F\x8D\x8E\xF0\x9F\x8D\x8E";
+  auto pairs = SplitText(apples, 3, TextUnit::kUtf16);
+  ASSERT_EQ(pairs.size(), 3u);
+  for (const auto& p : pairs) EXPECT_EQ(p, "\xF0\x9F\x8D\x8E");
+  std::string joined;
+  for (const auto& p : SplitText("one two three four five", 7, TextUnit::kCodePoint)) {
+    EXPECT_LE(TextLength(p, TextUnit::kCodePoint), 7u);
+    joined += p;
+  }
+  EXPECT_EQ(joined, "one two three four five");
+}
+
+net::HttpResponse Response(int status, std::string retry_after = {}) {
+  net::HttpResponse r;
+  r.status = status;
+  if (!retry_after.empty()) r.headers.emplace_back("retry-after", retry_after);
+  return r;
+}
+
+TEST(CommonRetry, OnlyRateLimitsAreRetriedWithinTheBudget) {
+  RetryPolicy policy;  // 3 attempts, 30 s at most, 1 s by default
+  EXPECT_EQ(RetryDelay(Response(429, "2"), 1, policy), std::chrono::milliseconds(2000));
+  EXPECT_EQ(RetryDelay(Response(429), 1, policy), std::chrono::milliseconds(1000));
+  EXPECT_EQ(RetryDelay(Response(429, "soon"), 1, policy), std::chrono::milliseconds(1000));
+  EXPECT_EQ(RetryDelay(Response(503, "1"), 2, policy), std::chrono::milliseconds(1000));
+  EXPECT_FALSE(RetryDelay(Response(503), 1, policy));
+  EXPECT_FALSE(RetryDelay(Response(429, "2"), 3, policy));
+  EXPECT_FALSE(RetryDelay(Response(429, "31"), 1, policy));
+  EXPECT_FALSE(RetryDelay(Response(500), 1, policy));
+  EXPECT_FALSE(RetryDelay(Response(200), 1, policy));
+  EXPECT_EQ(RetryAfter(Response(429, " 7 ")), std::chrono::seconds(7));
+  EXPECT_FALSE(RetryAfter(Response(429, "-1")));
+}
+
+TEST(ConfigReader, ReadsLenientlyWithFallbacks) {
+  auto parsed =
+      util::ParseJson(R"({"host":"0.0.0.0","port":"2280","n":7,"d":8.0,"bad":"x","on":true,)"
+                      R"("base":"https://api.example.com///"})");
+  ASSERT_TRUE(parsed);
+  const auto& c = parsed->as_object();
+  EXPECT_EQ(ConfigString(c, "host"), "0.0.0.0");
+  EXPECT_EQ(ConfigString(c, "missing", "dflt"), "dflt");
+  EXPECT_EQ(ConfigString(c, "n", "dflt"), "dflt");  // mistyped
+  EXPECT_EQ(ConfigInt(c, "port", 1), 2280);         // a number written as a string
+  EXPECT_EQ(ConfigInt(c, "n", 1), 7);
+  EXPECT_EQ(ConfigInt(c, "d", 1), 8);
+  EXPECT_EQ(ConfigInt(c, "bad", 1), 1);
+  EXPECT_TRUE(ConfigBool(c, "on", false));
+  EXPECT_FALSE(ConfigBool(c, "host", false));
+  EXPECT_EQ(ConfigBaseUrl(c, "base", "x"), "https://api.example.com");
+  EXPECT_EQ(ConfigBaseUrl(c, "missing", "https://d.example/"), "https://d.example");
+}
+
+TEST(ReconnectBackoff, GrowsWithJitterCapsAndResetsAfterAStableConnection) {
+  double unit = 0.5;  // no jitter at 0.5
+  ReconnectBackoff backoff({.initial = 1'000ms, .max = 10'000ms, .stable_after = 60'000ms},
+                           [&] { return unit; });
+  util::TimePoint t = util::FromUnixMillis(0);
+  EXPECT_EQ(backoff.NextDelay(t), 1'000ms);
+  EXPECT_EQ(backoff.NextDelay(t), 2'000ms);
+  EXPECT_EQ(backoff.NextDelay(t), 4'000ms);
+  EXPECT_EQ(backoff.NextDelay(t), 8'000ms);
+  EXPECT_EQ(backoff.NextDelay(t), 10'000ms);  // capped
+  EXPECT_EQ(backoff.attempts(), 5);
+  EXPECT_EQ(backoff.Describe(10'000ms), "retrying in 10.0 s (attempt 5)");
+  // A connection that drops quickly does not reset the backoff...
+  backoff.Connected(t);
+  EXPECT_EQ(backoff.NextDelay(t + 1s), 10'000ms);
+  // ...one that stayed up for a while does.
+  backoff.Connected(t);
+  EXPECT_EQ(backoff.NextDelay(t + 61s), 1'000ms);
+  unit = 0.0;  // -20 %
+  EXPECT_EQ(backoff.NextDelay(t), 1'600ms);
+  unit = 0.999999;  // just under +20 %
+  EXPECT_NEAR(static_cast<double>(backoff.NextDelay(t).count()), 4'800.0, 1.0);
+}
+
+}  // namespace
+}  // namespace sb::platforms::common
