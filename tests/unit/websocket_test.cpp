@@ -120,7 +120,8 @@ asio::awaitable<void> Echo(ConnPtr conn) {
   for (;;) {
     auto message = co_await conn->Read();
     if (!message) co_return;
-    if (!co_await conn->Write(std::move(message->data), message->binary)) co_return;
+    auto written = co_await conn->Write(std::move(message->data), message->binary);
+    if (!written) co_return;
   }
 }
 
@@ -531,7 +532,8 @@ TEST_F(WebSocketTest, ConcurrentWritersKeepMessagesWholeAndOrdered) {
             std::string body = std::to_string(w) + ":" + std::to_string(i) + ":";
             body += std::string(static_cast<std::size_t>((i * 977) % 20000),
                                 static_cast<char>('a' + w));
-            if (!co_await conn->Write(std::move(body))) ++failures;
+            auto written = co_await conn->Write(std::move(body));
+            if (!written) ++failures;
           }
         }(*client, w, failures),
         asio::detached);
@@ -633,6 +635,22 @@ TEST_F(WebSocketTest, DroppingTheLastHandleClosesWith1001) {
   EXPECT_EQ((*client)->close_info().code, 1001);
 }
 
+TEST_F(WebSocketTest, DroppingTheHandleDuringAPendingReadIsSafe) {
+  auto listener = Listen();
+  auto client = Connect(Url(listener));
+  ASSERT_TRUE(client) << client.error().message;
+  auto server = opened_.Get(0);
+  WebSocketConnection* raw = client->get();
+  auto pending = std::async(std::launch::async, [&] { return Await(rig_.io, raw->Read()); });
+  std::this_thread::sleep_for(50ms);
+  client->reset();  // the adapter forgets the connection while its read loop still waits
+  auto got = pending.get();
+  ASSERT_FALSE(got);
+  EXPECT_EQ(got.error().code, ErrorCode::kUpstreamFailed);
+  ASSERT_FALSE(Read(server));
+  EXPECT_EQ(server->close_info().code, 1001);
+}
+
 TEST_F(WebSocketTest, StopDuringAPendingReadEndsTheRead) {
   auto listener = Listen();
   auto client = Connect(Url(listener));
@@ -649,6 +667,108 @@ TEST_F(WebSocketTest, StopDuringAPendingReadEndsTheRead) {
   listener.reset();
   server.reset();
   opened_.Clear();
+}
+
+// A TCP port that completes connections (the kernel's backlog) but never answers.
+class SilentPort {
+ public:
+  SilentPort() : acceptor_(io_, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)) {}
+  std::uint16_t port() const { return acceptor_.local_endpoint().port(); }
+
+ private:
+  asio::io_context io_;
+  tcp::acceptor acceptor_;
+};
+
+TEST_F(WebSocketTest, UnansweredUpgradeTimesOut) {
+  SilentPort silent;
+  WebSocketConnectRequest request;
+  request.limits.handshake_timeout = 200ms;
+  const auto start = std::chrono::steady_clock::now();
+  auto client = Connect("ws://127.0.0.1:" + std::to_string(silent.port()) + "/", request);
+  ASSERT_FALSE(client);
+  EXPECT_EQ(client.error().code, ErrorCode::kUpstreamTimeout);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+}
+
+TEST_F(WebSocketTest, ConnectIsCancellable) {
+  SilentPort silent;
+  const std::string url = "ws://127.0.0.1:" + std::to_string(silent.port()) + "/";
+  const auto start = std::chrono::steady_clock::now();
+  auto raced = Await(rig_.io,
+                     [](std::shared_ptr<WebSocketTransport> transport,
+                        std::string url) -> asio::awaitable<std::string> {
+                       asio::steady_timer timer(co_await asio::this_coro::executor, 100ms);
+                       // Locals, not temporaries inside the co_await: GCC 12 frees those
+                       // twice.
+                       WebSocketConnectRequest request;
+                       request.url = std::move(url);
+                       auto connect = transport->Connect(std::move(request));
+                       auto winner =
+                           co_await (std::move(connect) || timer.async_wait(asio::use_awaitable));
+                       std::string outcome = winner.index() == 0 ? "connect finished" : "timer won";
+                       co_return outcome;
+                     }(rig_.transport, url));
+  EXPECT_EQ(raced, "timer won");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);  // not the 10 s handshake timeout
+
+  auto signal = std::make_shared<asio::cancellation_signal>();
+  auto promise = std::make_shared<std::promise<Result<ConnPtr>>>();
+  auto future = promise->get_future();
+  WebSocketConnectRequest request;
+  request.url = url;
+  asio::co_spawn(rig_.io, rig_.transport->Connect(request),
+                 asio::bind_cancellation_slot(signal->slot(),
+                                              [promise](std::exception_ptr, Result<ConnPtr> r) {
+                                                promise->set_value(std::move(r));
+                                              }));
+  std::this_thread::sleep_for(50ms);
+  asio::post(rig_.io, [signal] { signal->emit(asio::cancellation_type::terminal); });
+  ASSERT_EQ(future.wait_for(5s), std::future_status::ready);
+  auto cancelled = future.get();
+  ASSERT_FALSE(cancelled);
+  EXPECT_EQ(cancelled.error().code, ErrorCode::kCancelled);
+}
+
+TEST_F(WebSocketTest, RefusedTcpConnectionIsUnreachable) {
+  std::uint16_t port;
+  {
+    SilentPort closed;
+    port = closed.port();
+  }
+  auto client = Connect("ws://127.0.0.1:" + std::to_string(port) + "/");
+  ASSERT_FALSE(client);
+  EXPECT_EQ(client.error().code, ErrorCode::kUpstreamUnreachable);
+  EXPECT_NE(client.error().message.find("127.0.0.1"), std::string::npos);
+}
+
+TEST_F(WebSocketTest, StopDoesNotWaitForAnUpgradeStillBeingRead) {
+  auto listener = Listen();  // handshake timeout: the default 10 s
+  RawPeer idle(listener->port());
+  RawPeer partial(listener->port());
+  partial.Frame(0x1, "", true);  // some bytes, not a request
+  std::this_thread::sleep_for(50ms);
+  std::atomic<int> stopped{0};
+  const auto start = std::chrono::steady_clock::now();
+  listener->Stop([&] { ++stopped; });
+  EXPECT_TRUE(test::Eventually([&] { return stopped.load() == 1; }, 3s));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+  EXPECT_TRUE(idle.ClosedWithin(1s));
+}
+
+TEST_F(WebSocketTest, AnAcceptorsOddStatusBecomes500) {
+  WebSocketListenOptions options;
+  options.host = "127.0.0.1";
+  auto listener = rig_.transport->Listen(
+      options,
+      [](const WebSocketUpgrade&) {
+        return WebSocketVerdict{1234, "?"};
+      },
+      [](ConnPtr, WebSocketUpgrade) {});
+  ASSERT_TRUE(listener);
+  auto client = Connect("ws://127.0.0.1:" + std::to_string((*listener)->port()) + "/");
+  ASSERT_FALSE(client);
+  EXPECT_NE(client.error().message.find("500"), std::string::npos) << client.error().message;
 }
 
 TEST_F(WebSocketTest, MalformedUrlAndSchemeAreInvalidArguments) {
