@@ -64,11 +64,15 @@ class ListenerState : public std::enable_shared_from_this<ListenerState> {
     ++members_;
   }
   void Leave() {
+    std::shared_ptr<ListenerState> keep;  // declared first: released last, after the callbacks
     std::vector<std::function<void()>> fire;
     {
       std::lock_guard lock(mutex_);
       --members_;
-      if (stopping_ && members_ == 0) fire.swap(stopped_);
+      if (stopping_ && members_ == 0) {
+        fire.swap(stopped_);
+        keep = std::move(self_while_stopping_);
+      }
     }
     for (auto& f : fire) f();
   }
@@ -128,6 +132,9 @@ class ListenerState : public std::enable_shared_from_this<ListenerState> {
         fire_now = members_ == 0;
       } else {
         stopping_ = true;
+        // Sessions hold the state weakly; while they close, it must outlive a handle the adapter
+        // dropped at once, or nobody would be left to report the end.
+        if (members_ > 0) self_while_stopping_ = shared_from_this();
         for (auto& [id, weak] : sessions_) {
           if (auto s = weak.lock()) live.push_back(std::move(s));
         }
@@ -172,6 +179,7 @@ class ListenerState : public std::enable_shared_from_this<ListenerState> {
   std::size_t sessions_reserved_ = 0;
   bool stopping_ = false;
   std::vector<std::function<void()>> stopped_;
+  std::shared_ptr<ListenerState> self_while_stopping_;  // set by Stop until the last member leaves
   std::uint64_t next_id_ = 0;
   std::unordered_map<std::uint64_t, std::weak_ptr<SessionBase>> sessions_;
   std::unordered_map<std::uint64_t,

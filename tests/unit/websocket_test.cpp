@@ -324,6 +324,21 @@ TEST_F(WebSocketTest, StopClosesEveryConnectionWith1001AndReportsOnce) {
   EXPECT_EQ(late.error().code, ErrorCode::kUpstreamUnreachable);
 }
 
+// An adapter may drop its listener handle right after asking it to stop: the report still comes
+// once the last connection is gone.
+TEST_F(WebSocketTest, StopReportsEvenWhenTheHandleIsDroppedAtOnce) {
+  auto listener = Listen();
+  auto client = Connect(Url(listener));
+  ASSERT_TRUE(client) << client.error().message;
+  ASSERT_TRUE(opened_.Get(0));
+  opened_.Clear();  // the server side is held by nobody but the listener now
+  std::promise<void> stopped;
+  listener->Stop([&] { stopped.set_value(); });
+  listener.reset();
+  EXPECT_FALSE(Read(*client));
+  EXPECT_EQ(stopped.get_future().wait_for(10s), std::future_status::ready);
+}
+
 // A blocking raw TCP client that speaks RFC 6455 by hand, for what our client never does.
 class RawPeer {
  public:
