@@ -152,6 +152,7 @@ int Serve(const CoreOptions& options) {
   plugins::PluginManagerOptions plugin_options;
   plugin_options.plugins_dir = core.data_dir() / "plugins";
   plugin_options.supervisor.data_root = plugin_options.plugins_dir;
+  plugin_options.supervisor.clock = &plugin_clock;
   plugin_options.supervisor.sandbox.enabled = cfg.plugins.sandbox == "on";
   plugin_options.supervisor.sandbox.bwrap = cfg.plugins.bwrap_path;
   plugin_options.supervisor.sandbox.limits.memory_bytes =

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/post.hpp>
 #include <condition_variable>
 #include <deque>
 
@@ -103,12 +103,21 @@ struct PluginSupervisor::Entry {
   bool wanted = false;           // should run: a crash restarts it
   std::uint64_t generation = 0;  // bumped by Launch and Stop: older callbacks stand down
   std::deque<SteadyTime> crashes;
-  std::shared_ptr<asio::steady_timer> restart_timer;
+  util::TimerHandle restart_timer;
 };
+
+// The clock of the restart pauses when the options name none.
+const util::Clock& SystemClockForRestarts() {
+  static util::SystemClock clock;
+  return clock;
+}
 
 struct PluginSupervisor::Impl : std::enable_shared_from_this<Impl> {
   Impl(asio::any_io_executor e, PluginCore& c, SupervisorOptions o)
-      : executor(std::move(e)), core(c), options(std::move(o)) {}
+      : executor(std::move(e)),
+        core(c),
+        options(std::move(o)),
+        clock(options.clock ? *options.clock : SystemClockForRestarts()) {}
 
   // Forwards one process's calls and log lines to the core, named by its plugin.
   class Host final : public PluginHost {
@@ -189,7 +198,7 @@ struct PluginSupervisor::Impl : std::enable_shared_from_this<Impl> {
       std::lock_guard lock(mu);
       Entry& e = entries[key.id()];
       generation = ++e.generation;
-      if (e.restart_timer) e.restart_timer->cancel();
+      e.restart_timer.Cancel();
       if (!e.process) e.status.state = PluginState::kStarting;
     }
     std::weak_ptr<Impl> weak = weak_from_this();
@@ -335,33 +344,41 @@ struct PluginSupervisor::Impl : std::enable_shared_from_this<Impl> {
     if (backoff > options.max_backoff) backoff = options.max_backoff;
     e.status.state = PluginState::kRestarting;
     e.status.error = fmt::format("{}; restarting in {} ms", why, backoff.count());
-    e.restart_timer = std::make_shared<asio::steady_timer>(executor, backoff);
     std::weak_ptr<Impl> weak = weak_from_this();
     const std::uint64_t generation = e.generation;
-    e.restart_timer->async_wait([weak, key, generation](const boost::system::error_code& ec) {
-      if (ec) return;
+    // The pause runs on the clock (simulated in tests); the restart itself on the executor.
+    e.restart_timer = clock.After(backoff, [weak, key, generation] {
       auto self = weak.lock();
       if (!self) return;
-      domain::InstalledPlugin plugin;
-      std::filesystem::path dir;
-      {
-        std::lock_guard lock(self->mu);
-        auto it = self->entries.find(key.id());
-        if (it == self->entries.end() || it->second.generation != generation ||
-            !it->second.wanted || it->second.process) {
-          return;
-        }
-        plugin = it->second.plugin;
-        dir = it->second.dir;
-      }
-      self->Start(plugin, dir, /*restart=*/true, nullptr);
+      asio::post(self->executor,
+                 [weak, key, generation] { RestartIfStillWanted(weak, key, generation); });
     });
     return e.status.error;
+  }
+
+  static void RestartIfStillWanted(const std::weak_ptr<Impl>& weak, const domain::PluginKey& key,
+                                   std::uint64_t generation) {
+    auto self = weak.lock();
+    if (!self) return;
+    domain::InstalledPlugin plugin;
+    std::filesystem::path dir;
+    {
+      std::lock_guard lock(self->mu);
+      auto it = self->entries.find(key.id());
+      if (it == self->entries.end() || it->second.generation != generation || !it->second.wanted ||
+          it->second.process) {
+        return;
+      }
+      plugin = it->second.plugin;
+      dir = it->second.dir;
+    }
+    self->Start(plugin, dir, /*restart=*/true, nullptr);
   }
 
   asio::any_io_executor executor;
   PluginCore& core;
   const SupervisorOptions options;
+  const util::Clock& clock;
   std::once_flag probe_once;
   util::Result<void> probe;  // whether this machine gives a sandbox; set once, by probe_once
   std::atomic<std::uint64_t> launches{0};
@@ -378,7 +395,7 @@ PluginSupervisor::~PluginSupervisor() {
   for (auto& [id, e] : impl_->entries) {
     e.wanted = false;
     ++e.generation;
-    if (e.restart_timer) e.restart_timer->cancel();
+    e.restart_timer.Cancel();
     if (e.process) e.process->Stop(std::chrono::milliseconds(0), nullptr);
   }
 }
@@ -403,7 +420,7 @@ void PluginSupervisor::Stop(const domain::PluginKey& key, std::function<void()> 
       Entry& e = it->second;
       e.wanted = false;
       ++e.generation;
-      if (e.restart_timer) e.restart_timer->cancel();
+      e.restart_timer.Cancel();
       process = std::exchange(e.process, nullptr);
       e.caps = {};
       e.status = {};

@@ -22,6 +22,7 @@
 #include "domain/plugin.hpp"
 #include "plugins/plugin_process.hpp"
 #include "plugins/sandbox.hpp"
+#include "util/clock.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
 
@@ -75,6 +76,8 @@ struct SupervisorOptions {
   std::chrono::milliseconds stop_grace{2'000};
   std::chrono::milliseconds first_backoff{1'000};  // doubles per crash, up to max_backoff
   std::chrono::milliseconds max_backoff{60'000};
+  // Where restart pauses are timed (a SimulatedClock in tests); null: the system clock.
+  const util::Clock* clock = nullptr;
   int max_crashes = 5;  // within crash_window: circuit opens
   std::chrono::milliseconds crash_window{300'000};
   std::vector<std::string> extra_env;  // "KEY=VALUE" added to every plugin's environment

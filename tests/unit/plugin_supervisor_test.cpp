@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "support/eventually.hpp"
+#include "util/simulated_clock.hpp"
 
 namespace sb::plugins {
 namespace {
@@ -65,6 +66,7 @@ domain::InstalledPlugin Record(std::string name, std::vector<std::string> comman
 class SupervisorTest : public ::testing::Test {
  protected:
   SupervisorTest() {
+    options_.clock = &clock_;  // restart pauses pass when the test advances it
     options_.first_backoff = 50ms;
     options_.max_backoff = 200ms;
     options_.max_crashes = 3;
@@ -102,6 +104,7 @@ class SupervisorTest : public ::testing::Test {
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_{
       io_.get_executor()};
   RecordingCore core_;
+  util::SimulatedClock clock_;
   SupervisorOptions options_;
   std::unique_ptr<PluginSupervisor> supervisor_;
   std::thread thread_;
@@ -150,7 +153,13 @@ TEST_F(SupervisorTest, ACrashedPluginRestartsUntilTheCircuitOpens) {
   ASSERT_TRUE(Launch(probe, SB_TEST_PLUGINS));
   for (int crash = 1; crash <= 2; ++crash) {
     EXPECT_FALSE(Call(probe.key(), "crash"));
-    // Running again means a new process answers (the status may not have noticed the crash yet).
+    ASSERT_TRUE(Eventually(
+        [&] { return supervisor_->Status(probe.key()).state == PluginState::kRestarting; }));
+    // The pause is on the clock: without time passing, nothing restarts.
+    clock_.Advance(49ms);
+    EXPECT_EQ(supervisor_->Status(probe.key()).state, PluginState::kRestarting);
+    clock_.Advance(std::chrono::milliseconds(50 * (1 << (crash - 1))));  // the doubled pause
+    // Running again means a new process answers.
     ASSERT_TRUE(Eventually([&] { return Call(probe.key(), "echo").has_value(); }))
         << "no restart after crash " << crash;
     EXPECT_EQ(supervisor_->Status(probe.key()).state, PluginState::kRunning);
@@ -160,7 +169,7 @@ TEST_F(SupervisorTest, ACrashedPluginRestartsUntilTheCircuitOpens) {
   ASSERT_TRUE(
       Eventually([&] { return supervisor_->Status(probe.key()).state == PluginState::kFailed; }));
   EXPECT_NE(supervisor_->Status(probe.key()).error.find("failed 3 times"), std::string::npos);
-  std::this_thread::sleep_for(300ms);  // longer than any backoff: it stays down
+  clock_.Advance(1s);  // longer than any backoff: it stays down
   EXPECT_EQ(supervisor_->Status(probe.key()).state, PluginState::kFailed);
   EXPECT_EQ(Call(probe.key(), "echo").error().code, ErrorCode::kUnavailable);
   ASSERT_TRUE(Launch(probe, SB_TEST_PLUGINS));  // launched again by hand: the circuit closes
