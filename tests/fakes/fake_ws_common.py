@@ -265,7 +265,7 @@ def http_json(port, method, path, body=None, headers=None, timeout=10.0):
     """Returns (status, JSON value or raw bytes, {lower-case header: value})."""
     hdrs = dict(headers or {})
     if body is not None and not isinstance(body, (bytes, str)):
-        body = dumps(body)
+        body = dumps(body).encode("utf-8")
         hdrs.setdefault("Content-Type", "application/json")
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
