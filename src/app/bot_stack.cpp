@@ -8,6 +8,7 @@
 #include "pipeline/local_agent_runner.hpp"
 #include "pipeline/rate_limiter.hpp"
 #include "pipeline/trigger_rules.hpp"
+#include "platforms/discord/discord_adapter.hpp"
 #include "platforms/telegram/telegram_adapter.hpp"
 #include "platforms/webhook/webhook_adapter.hpp"
 #include "runners/dify_runner.hpp"
@@ -64,6 +65,7 @@ struct BotStack::Parts {
     deps.clock = &clock;
     deps.adapters["webhook"] = platforms::webhook::MakeWebhookAdapter;
     deps.adapters["telegram"] = platforms::telegram::MakeTelegramAdapter;
+    deps.adapters["discord"] = platforms::discord::MakeDiscordAdapter;
     return deps;
   }
 
