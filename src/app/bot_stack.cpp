@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "net/http_client.hpp"
+#include "net/websocket.hpp"
 #include "pipeline/content_filter.hpp"
 #include "pipeline/engine.hpp"
 #include "pipeline/local_agent_runner.hpp"
@@ -23,7 +24,8 @@ namespace sb::app {
 
 struct BotStack::Parts {
   Parts(Core& core, boost::asio::any_io_executor executor, std::shared_ptr<net::HttpClient> http,
-        domain::LlmGateway& gateway, util::BlockingExecutor& blocking)
+        std::shared_ptr<net::WebSocketTransport> websockets, domain::LlmGateway& gateway,
+        util::BlockingExecutor& blocking)
       : dify(executor, http),
         n8n(executor, http),
         resolver(core.models(), core.providers()),
@@ -40,8 +42,9 @@ struct BotStack::Parts {
         debug_engine(debug_agent_runner, debug_memory, limiter, ban_words, random, clock),
         debug_chat(std::make_shared<runtime::DebugChatRuntime>(
             debug_engine, core.storage().pipelines(), debug_memory, blocking, executor, clock)),
-        runtime(MakeDeps(core, std::move(executor), std::move(http), blocking),
-                MakeOptions(core.config())) {
+        runtime(
+            MakeDeps(core, std::move(executor), std::move(http), std::move(websockets), blocking),
+            MakeOptions(core.config())) {
     // The external runners serve the bots' pipelines and the debug chat alike.
     for (pipeline::PipelineEngine* e : {&engine, &debug_engine}) {
       e->AddRunner("dify-service-api", dify);
@@ -54,10 +57,12 @@ struct BotStack::Parts {
 
   runtime::RuntimeDeps MakeDeps(Core& core, boost::asio::any_io_executor executor,
                                 std::shared_ptr<net::HttpClient> http,
+                                std::shared_ptr<net::WebSocketTransport> websockets,
                                 util::BlockingExecutor& blocking) {
     runtime::RuntimeDeps deps;
     deps.executor = std::move(executor);
     deps.http = std::move(http);
+    deps.websockets = std::move(websockets);
     deps.blocking = &blocking;
     deps.engine = &engine;
     deps.pipelines = &core.storage().pipelines();
@@ -105,11 +110,12 @@ struct BotStack::Parts {
 };
 
 BotStack::BotStack(Core& core, boost::asio::any_io_executor executor,
-                   std::shared_ptr<net::HttpClient> http, domain::LlmGateway& gateway,
+                   std::shared_ptr<net::HttpClient> http,
+                   std::shared_ptr<net::WebSocketTransport> websockets, domain::LlmGateway& gateway,
                    util::BlockingExecutor& blocking)
     : core_(core),
-      parts_(
-          std::make_unique<Parts>(core, std::move(executor), std::move(http), gateway, blocking)) {}
+      parts_(std::make_unique<Parts>(core, std::move(executor), std::move(http),
+                                     std::move(websockets), gateway, blocking)) {}
 
 BotStack::~BotStack() {
   core_.bots().AttachRuntime(nullptr);

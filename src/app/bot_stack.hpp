@@ -1,7 +1,7 @@
 // Everything that makes bots talk, built once by `serve` on top of the core: the model resolver,
 // the local-agent runner, the pipeline engine with its rate limiter and ban-word filter, the
 // adapters by name and the runtime that runs them. Torn down in reverse order.
-//   BotStack bots(core, io.get_executor(), http_client, gateway, blocking_executor);
+//   BotStack bots(core, io.get_executor(), http_client, websockets, gateway, blocking_executor);
 //   bots.Start();   // attaches the runtime and starts every enabled bot
 //   bots.Stop(grace); ... bots.Flush();
 #pragma once
@@ -18,7 +18,8 @@
 
 namespace sb::net {
 class HttpClient;
-}
+class WebSocketTransport;
+}  // namespace sb::net
 namespace sb::runtime {
 class BotRuntimeManager;
 }
@@ -28,7 +29,8 @@ namespace sb::app {
 class BotStack {
  public:
   BotStack(Core& core, boost::asio::any_io_executor executor, std::shared_ptr<net::HttpClient> http,
-           domain::LlmGateway& gateway, util::BlockingExecutor& blocking);
+           std::shared_ptr<net::WebSocketTransport> websockets, domain::LlmGateway& gateway,
+           util::BlockingExecutor& blocking);
   ~BotStack();
 
   // Attaches the runtime to the services and starts every enabled bot. Errors are logged.

@@ -20,6 +20,7 @@
 #include "http/server.hpp"
 #include "llm/gateway.hpp"
 #include "net/http_client.hpp"
+#include "net/websocket.hpp"
 #include "plugins/marketplace_client.hpp"
 #include "plugins/plugin_manager.hpp"
 #include "runtime/bot_runtime_manager.hpp"
@@ -116,8 +117,10 @@ int Serve(const CoreOptions& options) {
   // Busy bots keep many calls in flight to one provider or platform host; a small idle pool
   // would close and reopen connections under load.
   client_options.max_idle_per_host = 64;
-  auto http_client = net::MakeHttpClient(
-      io->get_executor(), net::WithProxyFromEnvironment(client_options, EnvironmentList()));
+  client_options = net::WithProxyFromEnvironment(client_options, EnvironmentList());
+  auto http_client = net::MakeHttpClient(io->get_executor(), client_options);
+  // Platform gateways and OneBot's reverse socket: the same TLS and proxy settings.
+  auto websockets = net::MakeWebSocketTransport(io->get_executor(), client_options);
   llm::GatewayOptions gateway_options;
   gateway_options.max_attempts = cfg.llm.max_attempts;
   gateway_options.timeouts.connect = std::chrono::seconds(cfg.llm.connect_timeout_seconds);
@@ -128,8 +131,8 @@ int Serve(const CoreOptions& options) {
                                                        core.requesters(), gateway_options);
   services::ModelTestService model_tests(core.models(), core.providers(), core.storage().models(),
                                          *gateway, blocking_executor);
-  auto bot_stack = std::make_unique<BotStack>(core, io->get_executor(), http_client, *gateway,
-                                              blocking_executor);
+  auto bot_stack = std::make_unique<BotStack>(core, io->get_executor(), http_client, websockets,
+                                              *gateway, blocking_executor);
   BotStack& bots = *bot_stack;
 
   util::SystemClock plugin_clock;
@@ -265,6 +268,7 @@ int Serve(const CoreOptions& options) {
   // releases it when the context destroys its frame, while the context's services still exist.
   gateway.reset();
   http_client.reset();
+  websockets.reset();
   io.reset();  // destroys what was left suspended, while everything it may touch still exists
   core.Close();
   spdlog::info("stopped cleanly");

@@ -323,6 +323,7 @@ void BotRuntimeManager::Impl::Apply(const domain::Bot& bot) {
         }
         context.executor = deps.executor;
         context.http = deps.http;
+        context.websockets = deps.websockets;
         context.clock = deps.clock;
         context.host = next.get();
         next->Init(factory->second(std::move(context)), RetentionOf(bot));

@@ -45,6 +45,7 @@ struct RuntimeOptions {
 struct RuntimeDeps {
   boost::asio::any_io_executor executor;
   std::shared_ptr<net::HttpClient> http;
+  std::shared_ptr<net::WebSocketTransport> websockets;
   util::BlockingExecutor* blocking = nullptr;
   pipeline::PipelineEngine* engine = nullptr;
   domain::PipelineRepository* pipelines = nullptr;
