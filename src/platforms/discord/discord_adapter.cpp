@@ -434,7 +434,8 @@ class Core : public std::enable_shared_from_this<Core> {
         continue;
       }
       if (ended.reidentify_wait && link.ready) {
-        // The docs ask for a random 1-5 s before identifying again.
+        // A random 1-5 s before identifying again, as Discord's libraries wait: IDENTIFY is
+        // limited to 1000 a day, so a flapping session must not identify in a tight loop.
         Log(LogLevel::kWarning, ended.why);
         const auto wait =
             std::chrono::milliseconds(1000 + static_cast<std::int64_t>(4000 * Random01()));
