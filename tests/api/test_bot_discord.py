@@ -72,17 +72,17 @@ class DiscordBotTest(ServerTestCase):
         self.dc = FakeDiscord()
         self.addCleanup(self.dc.stop)
 
-    def pipeline(self):
+    def pipeline(self, abilities=()):
         provider = self.make_provider(base_url=self.llm.base + "/v1", api_keys=["sk-good-1"])
-        model = self.make_model(provider, name="gpt-test")
+        model = self.make_model(provider, name="gpt-test", abilities=list(abilities))
         config = {"ai": {"local-agent": {"model": {"primary": model, "fallbacks": []}}},
                   "output": {"misc": {"quote-origin": False}}}
         return self.make_pipeline(name="dc", config=config)
 
-    def bot(self, token=TOKEN):
+    def bot(self, token=TOKEN, abilities=()):
         cfg = {"client_id": "1", "token": token, "api_base_url": self.dc.base + "/api"}
-        uuid = self.make_bot(adapter="discord", enable=True, use_pipeline_uuid=self.pipeline(),
-                             config=cfg)
+        uuid = self.make_bot(adapter="discord", enable=True,
+                             use_pipeline_uuid=self.pipeline(abilities), config=cfg)
         self.addCleanup(lambda: self.as_user("DELETE", "/api/v1/platform/bots/" + uuid))
         return uuid
 
@@ -260,6 +260,84 @@ class DiscordBotTest(ServerTestCase):
         self.assertIn("slow down", reply["content"])
         logs = json.dumps(self.logs(bot))
         self.assertIn("rate limits", logs)
+
+    def test_heartbeats_carry_the_last_sequence_and_a_request_is_answered_at_once(self):
+        # A short interval, enforced: a late heartbeat would close the socket with 4009.
+        self.dc.control("POST", "config", {"heartbeat_interval": 400, "enforce_heartbeat": True})
+        bot = self.bot()
+        self.running(bot)
+        injected = self.say("count me")
+        self.creates(1)
+        self.assertTrue(wait_until(
+            lambda: self.dc.gateway()["last_seq_acked"] == injected["s"], 5), self.dc.gateway())
+        beats = len(self.dc.gateway()["heartbeats"])
+        self.dc.control("POST", "heartbeat_request", {})
+        self.assertTrue(wait_until(lambda: len(self.dc.gateway()["heartbeats"]) > beats, 0.3))
+        time.sleep(1.5)  # several intervals: the bot must keep beating in time
+        gw = self.dc.gateway()
+        self.assertEqual(gw["overdue"], 0, gw)
+        self.assertEqual(gw["connections"], 1, gw["closes"])
+        self.assertGreaterEqual(len(gw["heartbeats"]), beats + 3)
+
+    def test_op_9_identifies_again_and_a_fatal_close_stops_reconnecting(self):
+        bot = self.bot()
+        self.running(bot)
+        self.dc.control("POST", "invalid_session", {"resumable": False})
+        self.assertTrue(wait_until(lambda: len(self.dc.gateway()["identifies"]) == 2, 10))
+        self.assertTrue(wait_until(lambda: self.dc.gateway()["identified"] == 1, 5))
+        self.say("after op 9")
+        self.assertIn("after op 9", self.creates(1)[0]["content"])
+        # 4014: the MESSAGE CONTENT intent is not enabled; reconnecting cannot help.
+        self.dc.control("POST", "close", {"code": 4014, "reason": "Disallowed intent(s)."})
+
+        def errored():
+            data = self.status(bot)
+            return data["runtime"]["status"] == "error" and data
+        data = wait_until(errored, 10)
+        self.assertTrue(data, self.status(bot)["runtime"])
+        self.assertIn("MESSAGE CONTENT", data["runtime"]["error"])
+        connections = self.dc.gateway()["connections"]
+        time.sleep(2.5)  # past the first backoff steps
+        self.assertEqual(self.dc.gateway()["connections"], connections)
+
+    def test_long_texts_and_images_reach_discord_within_its_limits(self):
+        bot = self.bot()
+        self.running(bot)
+        self.dc.control("POST", "channel", {"id": "1300000000000000006",
+                                            "guild_id": "1400000000000000001"})
+        long_text = " ".join("word%d" % i for i in range(900))  # about 6,900 characters
+        png = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAA"
+               "BJRU5ErkJggg==")
+        status, resp, _ = self.as_key(
+            "POST", "/api/v1/platform/bots/%s/send_message" % bot,
+            {"target_type": "group", "target_id": "1300000000000000006",
+             "message_chain": [{"type": "Plain", "text": long_text},
+                               {"type": "Image", "base64": "data:image/png;base64," + png},
+                               {"type": "Image", "url": "https://example.com/cat.png"}]})
+        self.assertOk(status, resp)
+        sent = self.creates(4)
+        self.assertEqual(len(sent), 4)
+        self.assertTrue(all(len(s["content"]) <= 2000 for s in sent))
+        self.assertEqual(" ".join(s["content"] for s in sent), long_text)
+        last = sent[-1]
+        self.assertTrue(last["multipart"])
+        self.assertEqual([(a["filename"], a["content_type"]) for a in last["attachments"]],
+                         [("image0.png", "image/png")])
+        self.assertEqual(last["payload"]["embeds"],
+                         [{"image": {"url": "https://example.com/cat.png"}}])
+
+    def test_images_sent_to_the_bot_reach_the_model_as_images(self):
+        bot = self.bot(abilities=["vision"])
+        self.running(bot)
+        self.dc.control("POST", "message", {
+            "channel_id": "1300000000000000001", "content": "what is this",
+            "author": {"id": "2000", "username": "ann"},
+            "attachments": [{"filename": "cat.png", "content_type": "image/png", "size": 10,
+                             "url": "https://cdn.example/cat.png"}]})
+        self.creates(1)
+        body = json.dumps(self.llm.chat_requests()[0]["body"])
+        self.assertIn("what is this", body)
+        self.assertIn("https://cdn.example/cat.png", body)
 
 
 if __name__ == "__main__":
