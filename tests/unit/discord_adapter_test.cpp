@@ -222,6 +222,10 @@ class ScriptedHttp final : public net::HttpClient {
         response.headers.emplace_back("retry-after", "3");
         response.body =
             R"({"message":"You are being rate limited.","retry_after":2.5,"global":false})";
+      } else if (call.url.ends_with("/gateway/bot") && gateway_failures_ > 0) {
+        --gateway_failures_;
+        response.status = 502;
+        response.body = "<html>bad gateway</html>";
       } else if (call.url.ends_with("/gateway/bot")) {
         response.status = 200;
         response.body = R"({"url":"ws://gw.test","shards":1})";
@@ -243,6 +247,10 @@ class ScriptedHttp final : public net::HttpClient {
     std::lock_guard lock(mu_);
     token_ = std::move(token);
   }
+  void fail_gateway(int n) {
+    std::lock_guard lock(mu_);
+    gateway_failures_ = n;
+  }
   void limit_next_sends(int n) {
     std::lock_guard lock(mu_);
     limited_ = n;
@@ -257,6 +265,7 @@ class ScriptedHttp final : public net::HttpClient {
   std::vector<Call> calls_;     // guarded by mu_
   std::string token_ = kToken;  // guarded by mu_
   int limited_ = 0;             // guarded by mu_
+  int gateway_failures_ = 0;    // guarded by mu_
 };
 
 class RecordingHost final : public AdapterHost {
@@ -469,6 +478,7 @@ TEST_F(DiscordAdapterTest, AMissingAckIsAZombieThatResumes) {
   ASSERT_TRUE(Eventually([&] { return conn->WrittenOp(1).size() == 1; }));
   Advance(1000ms);  // the next beat finds no ACK
   ASSERT_TRUE(Eventually([&] { return conn->aborted(); }));
+  ASSERT_TRUE(Eventually([&] { return !host_.With([](auto& h) { return h.troubles; }).empty(); }));
   // The reconnect waits for the backoff (about a second), then resumes on resume_gateway_url.
   Advance(2000ms);
   auto next = Connection(1);
@@ -534,6 +544,38 @@ TEST_F(DiscordAdapterTest, ADropResumesAfterBackoffAndFatalCodesStopTheLoop) {
             std::string::npos);
   Advance(10min);
   EXPECT_EQ(transport_->count(), 2u);
+}
+
+TEST_F(DiscordAdapterTest, AnInvalidSeqCloseStartsANewSession) {
+  StartAdapter();
+  auto conn = Identified();
+  conn->ServerClose(4007);
+  // The trouble is reported just before the backoff is put on the clock.
+  ASSERT_TRUE(Eventually([&] { return !host_.With([](auto& h) { return h.troubles; }).empty(); }));
+  Advance(2000ms);
+  auto next = Connection(1);
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->url(), "ws://gw.test/?v=10&encoding=json");
+  next->Push(R"({"op":10,"d":{"heartbeat_interval":1000}})");
+  ASSERT_TRUE(Eventually([&] { return next->WrittenOp(2).size() == 1; }));
+  EXPECT_TRUE(next->WrittenOp(6).empty());
+}
+
+TEST_F(DiscordAdapterTest, AnUnavailableGatewayEndpointIsRetriedWithBackoff) {
+  http_->fail_gateway(2);
+  StartAdapter();
+  ASSERT_TRUE(
+      Eventually([&] { return host_.With([](auto& h) { return h.troubles.size(); }) == 1; }));
+  EXPECT_NE(host_.With([](auto& h) { return h.troubles[0]; }).find("retrying in"),
+            std::string::npos);
+  EXPECT_EQ(http_->calls().size(), 1u);
+  Advance(1300ms);  // the first step is 1 s, +-20 %
+  ASSERT_TRUE(Eventually([&] { return http_->calls().size() == 2; }));
+  Advance(1500ms);  // the second is about 2 s: not yet
+  EXPECT_EQ(http_->calls().size(), 2u);
+  Advance(1000ms);
+  ASSERT_TRUE(Eventually([&] { return transport_->count() == 1; }));
+  EXPECT_EQ(http_->calls().size(), 3u);
 }
 
 TEST_F(DiscordAdapterTest, ARefusedTokenIsReportedOnceWithoutTheToken) {
