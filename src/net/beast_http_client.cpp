@@ -1,13 +1,12 @@
 // The Boost.Beast HttpClient: HTTP/1.1 over TCP or TLS (OpenSSL), a keep-alive pool per
 // scheme+host+port, an optional HTTP proxy (absolute-form for http, CONNECT for https), per-call
-// timeouts and cancellation. All of Beast stays in this file (one Beast TU costs ~11 s to build).
+// timeouts and cancellation. All of Beast's HTTP stays in this file (one Beast TU costs ~11 s to
+// build); the proxy settings, the TLS context and the dial/tunnel steps are shared with the
+// WebSocket transport (proxy.hpp, tls_context.hpp, dial.hpp).
 //
 // Concurrency model: every connection owns a strand; one call drives it from a coroutine spawned
 // on that strand, so the socket, its Beast timer and the resolver are never touched from two
 // threads. Idle connections sit in a mutex-guarded pool and belong to nobody while there.
-#include <openssl/evp.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
 
 #include <algorithm>
 #include <array>
@@ -29,7 +28,6 @@
 #include <cctype>
 #include <chrono>
 #include <exception>
-#include <fstream>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -37,7 +35,10 @@
 #include <utility>
 #include <vector>
 
+#include "net/dial.hpp"
 #include "net/http_client.hpp"
+#include "net/proxy.hpp"
+#include "net/tls_context.hpp"
 
 namespace sb::net {
 namespace {
@@ -57,81 +58,6 @@ constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t kReadPiece = 16 * 1024;
 // Provider responses carry many rate-limit and tracing headers; Beast's 8 KB default is tight.
 constexpr std::uint32_t kHeaderLimit = 64 * 1024;
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-bool IsIpAddress(const std::string& host) {
-  boost::system::error_code ec;
-  asio::ip::make_address(host, ec);
-  return !ec;
-}
-
-// "host:port" with IPv6 literals bracketed, as CONNECT and Host want it.
-std::string HostPort(const std::string& host, const std::string& port) {
-  if (host.find(':') != std::string::npos) return "[" + host + "]:" + port;
-  return host + ":" + port;
-}
-
-std::string Base64(std::string_view in) {
-  std::string out(4 * ((in.size() + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(in.data()),
-                                static_cast<int>(in.size()));
-  out.resize(static_cast<std::size_t>(n));
-  return out;
-}
-
-struct ProxyConfig {
-  bool enabled = false;
-  std::string host;
-  std::string port;
-  std::string authorization;  // "Basic ..." or empty
-  std::vector<std::string> no_proxy;
-  std::string error;  // non-empty: proxy_url is malformed and every call fails
-};
-
-ProxyConfig ParseProxy(const HttpClientOptions& options) {
-  ProxyConfig proxy;
-  std::string_view rest = options.no_proxy;
-  while (!rest.empty()) {
-    const auto comma = rest.find(',');
-    std::string entry = Lower(rest.substr(0, comma));
-    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-    entry.erase(0, entry.find_first_not_of(" \t"));
-    entry.erase(entry.find_last_not_of(" \t") + 1);
-    if (!entry.empty() && entry.front() == '.') entry.erase(0, 1);
-    if (!entry.empty()) proxy.no_proxy.push_back(std::move(entry));
-  }
-  if (options.proxy_url.empty()) return proxy;
-  auto url = boost::urls::parse_absolute_uri(options.proxy_url);
-  if (!url || url->scheme_id() != boost::urls::scheme::http || url->host_address().empty()) {
-    // The URL itself may hold proxy credentials, so it is not echoed.
-    proxy.error = "proxy_url must look like http://host:port";
-    return proxy;
-  }
-  proxy.enabled = true;
-  proxy.host = url->host_address();
-  proxy.port = url->has_port() ? std::string(url->port()) : "80";
-  if (url->has_userinfo()) {
-    proxy.authorization = "Basic " + Base64(url->user() + ":" + url->password());
-  }
-  return proxy;
-}
-
-bool BypassesProxy(const ProxyConfig& proxy, const std::string& host) {
-  const std::string h = Lower(host);
-  for (const auto& entry : proxy.no_proxy) {
-    if (entry == "*" || h == entry) return true;
-    if (h.size() > entry.size() && h.ends_with(entry) && h[h.size() - entry.size() - 1] == '.') {
-      return true;
-    }
-  }
-  return false;
-}
 
 // Where one request goes and how.
 struct Route {
@@ -231,24 +157,10 @@ class BeastHttpClient final : public HttpClient,
                               public std::enable_shared_from_this<BeastHttpClient> {
  public:
   BeastHttpClient(asio::any_io_executor executor, HttpClientOptions options)
-      : executor_(std::move(executor)), options_(std::move(options)), proxy_(ParseProxy(options_)) {
-    // A bad ca_file is reported by every call, so check it now; the TLS context itself (which
-    // loads the system's CA store, a few MB) is built on the first HTTPS call.
-    if (!options_.ca_file.empty() && !std::ifstream(options_.ca_file)) {
-      init_error_ = "cannot read ca_file " + options_.ca_file;
-    }
-  }
-
-  ssl::context& SslContext() {
-    std::call_once(ssl_once_, [this] {
-      ssl_ctx_.emplace(ssl::context::tls_client);
-      boost::system::error_code ec;
-      ssl_ctx_->set_default_verify_paths(ec);
-      if (!options_.ca_file.empty()) ssl_ctx_->load_verify_file(options_.ca_file, ec);
-      ssl_ctx_->set_verify_mode(options_.verify_tls ? ssl::verify_peer : ssl::verify_none);
-    });
-    return *ssl_ctx_;
-  }
+      : executor_(std::move(executor)),
+        options_(std::move(options)),
+        proxy_(ParseProxy(options_)),
+        tls_(options_) {}
 
   ~BeastHttpClient() override {
     for (auto& [key, list] : idle_) {
@@ -261,7 +173,9 @@ class BeastHttpClient final : public HttpClient,
     try {
       // Cancellation is reported as kCancelled, never as an exception out of a co_await.
       co_await asio::this_coro::throw_if_cancelled(false);
-      if (!init_error_.empty()) co_return Fail(ErrorCode::kInvalidArgument, init_error_);
+      if (!tls_.init_error().empty()) {
+        co_return Fail(ErrorCode::kInvalidArgument, tls_.init_error());
+      }
       if (!proxy_.error.empty()) co_return Fail(ErrorCode::kInvalidArgument, proxy_.error);
       auto route = MakeRoute(request.url, proxy_);
       if (!route) co_return tl::make_unexpected(route.error());
@@ -331,7 +245,7 @@ class BeastHttpClient final : public HttpClient,
         // Name only: the value may be a key.
         return Fail(ErrorCode::kInvalidArgument, "header " + name + " has an invalid value");
       }
-      const std::string lower = Lower(name);
+      const std::string lower = AsciiLower(name);
       // Framing headers are ours to set: a wrong one would desynchronise the connection.
       if (lower == "host" || lower == "content-length" || lower == "transfer-encoding" ||
           lower == "accept-encoding" || lower == "connection") {
@@ -397,93 +311,34 @@ class BeastHttpClient final : public HttpClient,
     };
 
     if (route.tls) {
-      conn.tls.emplace(conn.strand, SslContext());
+      conn.tls.emplace(conn.strand, tls_.Get());
     } else {
       conn.plain.emplace(conn.strand);
     }
 
-    // Asio's resolver ignores cancellation slots and timers, so the lookup runs detached and this
-    // coroutine waits on a timer that the lookup cancels when it finishes. Both run on the
-    // connection's strand, so the lookup cannot finish before the wait has started.
-    struct Lookup {
-      explicit Lookup(const asio::any_io_executor& ex) : resolver(ex), timer(ex) {}
-      tcp::resolver resolver;
-      asio::steady_timer timer;
-      boost::system::error_code ec;
-      tcp::resolver::results_type results;
-      bool done = false;
-    };
-    auto lookup = std::make_shared<Lookup>(conn.strand);
-    lookup->timer.expires_at(connect_deadline);
-    lookup->resolver.async_resolve(
-        host, port,
-        [lookup](const boost::system::error_code& ec, tcp::resolver::results_type results) {
-          lookup->ec = ec;
-          lookup->results = std::move(results);
-          lookup->done = true;
-          lookup->timer.cancel();
-        });
-    co_await lookup->timer.async_wait(kTuple);
-    if (!lookup->done) {
-      lookup->resolver.cancel();
-      const bool cancelled = co_await IsCancelled();
-      if (cancelled) co_return Fail(ErrorCode::kCancelled, "request cancelled");
-      co_return timeout();
-    }
-    if (lookup->ec) co_return failure(lookup->ec, false);
-
     beast::tcp_stream& stream = conn.Tcp();
-    stream.expires_at(connect_deadline);
-    auto [cec, endpoint] = co_await stream.async_connect(lookup->results, kTuple);
-    if (cec) {
+    const auto dial_ec = co_await Dial(stream, host, port, connect_deadline);
+    if (dial_ec) {
       const bool cancelled = co_await IsCancelled();
-      co_return failure(cec, cancelled);
+      co_return failure(dial_ec, cancelled);
     }
-    stream.socket().set_option(tcp::no_delay(true));
-
     if (route.tls && route.via_proxy) {
       const std::string authority = HostPort(route.host, route.port);
-      http::request<http::empty_body> tunnel{http::verb::connect, authority, 11};
-      tunnel.set(http::field::host, authority);
-      tunnel.set(http::field::user_agent, options_.user_agent);
-      if (!proxy_.authorization.empty()) {
-        tunnel.set(http::field::proxy_authorization, proxy_.authorization);
-      }
-      stream.expires_at(connect_deadline);
-      auto [wec, wn] = co_await http::async_write(stream, tunnel, kTuple);
-      if (wec) {
+      int refused = 0;
+      const auto tunnel_ec = co_await OpenTunnel(stream, authority, proxy_, options_.user_agent,
+                                                 connect_deadline, refused);
+      if (tunnel_ec) {
+        if (refused != 0) {
+          co_return Fail(ErrorCode::kUpstreamUnreachable,
+                         "cannot connect to " + authority + ": proxy refused the tunnel (status " +
+                             std::to_string(refused) + ")");
+        }
         const bool cancelled = co_await IsCancelled();
-        co_return failure(wec, cancelled);
-      }
-      http::response_parser<http::empty_body> parser;
-      parser.skip(true);  // a 2xx answer to CONNECT has no body: the tunnel starts right after
-      stream.expires_at(connect_deadline);
-      auto [rec, rn] = co_await http::async_read_header(stream, conn.buffer, parser, kTuple);
-      if (rec) {
-        const bool cancelled = co_await IsCancelled();
-        co_return failure(rec, cancelled);
-      }
-      if (parser.get().result_int() / 100 != 2) {
-        co_return Fail(ErrorCode::kUpstreamUnreachable,
-                       "cannot connect to " + authority + ": proxy refused the tunnel (status " +
-                           std::to_string(parser.get().result_int()) + ")");
+        co_return failure(tunnel_ec, cancelled);
       }
     }
-
     if (route.tls) {
-      SSL* ssl = conn.tls->native_handle();
-      const bool ip = IsIpAddress(route.host);
-      // SNI must not carry an IP literal (RFC 6066).
-      if (!ip) SSL_set_tlsext_host_name(ssl, route.host.c_str());
-      if (options_.verify_tls) {
-        X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
-        if (ip) {
-          X509_VERIFY_PARAM_set1_ip_asc(param, route.host.c_str());
-        } else {
-          X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-          SSL_set1_host(ssl, route.host.c_str());
-        }
-      }
+      tls_.PrepareConnection(conn.tls->native_handle(), route.host);
       stream.expires_at(connect_deadline);
       auto [hec] = co_await conn.tls->async_handshake(ssl::stream_base::client, kTuple);
       if (hec) {
@@ -549,7 +404,7 @@ class BeastHttpClient final : public HttpClient,
     HttpResponse response;
     response.status = static_cast<int>(parser.get().result_int());
     for (const auto& field : parser.get()) {
-      response.headers.emplace_back(Lower(field.name_string()), std::string(field.value()));
+      response.headers.emplace_back(AsciiLower(field.name_string()), std::string(field.value()));
     }
     const bool to_sink = call.sink != nullptr && response.status / 100 == 2;
     std::array<char, kReadPiece> piece;
@@ -641,9 +496,7 @@ class BeastHttpClient final : public HttpClient,
   const asio::any_io_executor executor_;
   const HttpClientOptions options_;
   const ProxyConfig proxy_;
-  std::once_flag ssl_once_;
-  std::optional<ssl::context> ssl_ctx_;  // shared by all connections; set once by SslContext()
-  std::string init_error_;               // non-empty: ca_file could not be loaded
+  TlsClientContext tls_;  // shared by all connections
 
   std::mutex mutex_;
   // Guarded by mutex_. Oldest first per key.

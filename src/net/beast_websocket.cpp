@@ -190,18 +190,21 @@ class BeastWebSocketTransport final : public WebSocketTransport,
 
     auto& tcp = beast::get_lowest_layer(session->ws());
     auto aborted = [&] { return Fail(ErrorCode::kCancelled, "WebSocket connect cancelled"); };
-    if (auto ec = co_await Dial(tcp, host, port, deadline)) co_return unreachable(ec, who);
+    // GCC 12 miscompiles some co_await-in-condition forms: results go to locals first.
+    const auto dial_ec = co_await Dial(tcp, host, port, deadline);
+    if (dial_ec) co_return unreachable(dial_ec, who);
     if (session->finished()) co_return aborted();
     if (target.via_proxy) {
       int refused = 0;
-      if (auto ec =
-              co_await OpenTunnel(tcp, origin, proxy_, options_.user_agent, deadline, refused)) {
+      const auto tunnel_ec =
+          co_await OpenTunnel(tcp, origin, proxy_, options_.user_agent, deadline, refused);
+      if (tunnel_ec) {
         if (refused != 0) {
           co_return Fail(ErrorCode::kUpstreamUnreachable,
                          "cannot connect to " + origin + ": proxy refused the tunnel (status " +
                              std::to_string(refused) + ")");
         }
-        co_return unreachable(ec, who);
+        co_return unreachable(tunnel_ec, who);
       }
       if (session->finished()) co_return aborted();
     }

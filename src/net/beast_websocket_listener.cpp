@@ -181,6 +181,7 @@ class ListenerState : public std::enable_shared_from_this<ListenerState> {
 
 // A plain-text answer that ends the connection (a refused or malformed upgrade).
 asio::awaitable<void> Refuse(beast::tcp_stream& stream, int status, std::string body) {
+  if (status < 200 || status > 599) status = 500;  // an acceptor's mistake, not a crash
   http::response<http::string_body> res{static_cast<http::status>(status), 11};
   res.set(http::field::server, "Switchboard");
   res.set(http::field::content_type, "text/plain; charset=utf-8");
@@ -323,7 +324,7 @@ asio::awaitable<void> AcceptLoop(std::shared_ptr<ListenerState> state) {
       continue;
     }
     state->Join();
-    asio::co_spawn(strand, Upgrade(state, std::move(socket)), asio::detached);
+    asio::co_spawn(strand, Upgrade(state, std::move(socket)), LogException{"upgrade"});
   }
 }
 
@@ -371,7 +372,7 @@ util::Result<std::shared_ptr<WebSocketListener>> ListenWebSocket(asio::any_io_ex
   if (ec) return fail(ec);
   const std::uint16_t port = acceptor.local_endpoint(ec).port();
   state->Join();
-  asio::co_spawn(state->acceptor_strand, AcceptLoop(state), asio::detached);
+  asio::co_spawn(state->acceptor_strand, AcceptLoop(state), LogException{"accept loop"});
   return std::make_shared<BeastWebSocketListener>(state, port);
 }
 

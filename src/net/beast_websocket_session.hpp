@@ -10,6 +10,8 @@
 // shared_ptr, so a caller dropping its handle mid-call is safe.
 #pragma once
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -24,6 +26,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/websocket.hpp>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -42,6 +45,22 @@ namespace websocket = beast::websocket;
 using boost::system::error_code;
 
 inline constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
+
+// Completion of a coroutine nobody awaits: an exception (a bug, memory exhaustion) is logged
+// instead of escaping from io_context::run() and ending the process.
+struct LogException {
+  const char* task;
+  void operator()(std::exception_ptr e) const {
+    if (!e) return;
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+      spdlog::error("websocket {}: {}", task, ex.what());
+    } catch (...) {
+      spdlog::error("websocket {}: unknown exception", task);
+    }
+  }
+};
 
 // What the handles and the listener need of a session, whatever its stream type.
 class SessionBase : public WebSocketConnection {
@@ -116,7 +135,9 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   }
 
   // On the strand, after the handshake: starts reading.
-  void Start() { asio::co_spawn(strand_, ReadLoop(this->shared_from_this()), asio::detached); }
+  void Start() {
+    asio::co_spawn(strand_, ReadLoop(this->shared_from_this()), LogException{"read loop"});
+  }
 
   asio::awaitable<util::Result<WebSocketMessage>> Read() override {
     auto self = this->shared_from_this();
@@ -167,7 +188,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   void GoAway() override {
     asio::post(strand_, [self = this->shared_from_this()] {
       if (self->finished_ || self->close_queued_) return;
-      asio::co_spawn(self->strand_, self->DoClose(1001, "going away"), asio::detached);
+      asio::co_spawn(self->strand_, self->DoClose(1001, "going away"), LogException{"close"});
     });
   }
 

@@ -2,9 +2,9 @@
 // transport: name lookup and TCP connect under one deadline, then (through a proxy) the CONNECT
 // tunnel. Internal to net/. Both run on the stream's executor and report plain error codes;
 // beast::error::timeout means the deadline passed.
-//   if (auto ec = co_await Dial(stream, host, port, deadline)) ...
+//   error_code ec = co_await Dial(stream, host, port, deadline);
 //   int status = 0;
-//   if (auto ec = co_await OpenTunnel(stream, "example.com:443", proxy, agent, deadline, status))
+//   if (!ec) ec = co_await OpenTunnel(stream, "example.com:443", proxy, agent, deadline, status);
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
