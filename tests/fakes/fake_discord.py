@@ -17,14 +17,17 @@ REST (4.2.1, 4.2.9-11), base http://127.0.0.1:PORT/api/v10, JSON bodies
          (channels exist once created by /_control/channel, /_control/message or a DM open)
     POST /channels/{id}/messages  JSON or multipart/form-data (part payload_json + files[n]) ->
          Message {id, channel_id, author (the bot), content, timestamp, edited_timestamp, tts,
-         mention_everyone, mentions, mention_roles, attachments[{id:n, filename, size, url,
-         proxy_url, content_type}], embeds, pinned, type (0, 19 for replies),
+         mention_everyone, mentions, mention_roles, attachments[{id (a new snowflake; files[n]'s
+         n only names the part, and payload_json attachments[{id:n, filename}] may rename it),
+         filename, size, url, proxy_url, content_type}], embeds, pinned, type (0; 19 replies),
          message_reference?, referenced_message?, nonce?}. Errors: content > 2000 characters ->
          400 {"message":"Invalid Form Body","code":50035,"errors":{"content":{"_errors":
          [{"code":"BASE_TYPE_MAX_LENGTH","message":"Must be 2000 or fewer in length."}]}}};
          no content/embeds/files -> 400 {"message":"Cannot send an empty message","code":50006};
          reply to an unknown message (fail_if_not_exists not false) -> 400 50035 with
-         errors.message_reference REPLIES_UNKNOWN_MESSAGE.
+         errors.message_reference REPLIES_UNKNOWN_MESSAGE; a files[n] part without filename ->
+         400 50035; a file over 10 MiB -> 413 {"message":"Request entity too large",
+         "code":40005}.
     PATCH /channels/{cid}/messages/{mid} -> edits a message the bot sent (404 10008 otherwise).
     POST /channels/{id}/typing -> 204.
     POST /users/@me/channels {recipient_id} -> DM channel {id, type:1, recipients}, same id on
@@ -39,12 +42,13 @@ Gateway (4.2.2-8, 4.2.12-13), ws://127.0.0.1:WSPORT/?v=10&encoding=json, frames 
     config). op 1 -> op 11 (allowed before IDENTIFY; d recorded). IDENTIFY with the right token ->
     READY {v:10, user, guilds (unavailable), session_id, resume_gateway_url, shard?,
     application}; wrong token -> 4004; a second IDENTIFY/RESUME -> 4005; intents are recorded,
-    not enforced. RESUME {token, session_id, seq}: unknown/invalidated session -> op 9 d:false;
-    seq beyond the session's last -> 4007; else the dispatches after seq are replayed, then
-    RESUMED. op 3/4/8 before IDENTIFY -> 4003, after it recorded and ignored; any other op ->
-    4001; a frame that is not a JSON object with an integer op -> 4002; more than 120 frames in
-    60 s -> 4008. A heartbeat later than 1.5 x interval is counted (`overdue`); with
-    config enforce_heartbeat the socket is closed with 4009.
+    not enforced; an IDENTIFY or RESUME whose d is not an object -> 4001. RESUME {token,
+    session_id, seq}: unknown/invalidated session -> op 9 d:false; seq beyond the session's last
+    -> 4007; else the dispatches after seq are replayed, then RESUMED. op 3/4/8 before IDENTIFY
+    -> 4003, after it recorded and ignored; any other op -> 4001; a frame that is not a JSON
+    object with an integer op -> 4002; more than 120 frames in 60 s -> 4008. A heartbeat later
+    than 1.5 x interval is counted (`overdue`); with config enforce_heartbeat the socket is
+    closed with 4009 (the docs say only that the connection is closed, not with which code).
 
 Control API (no auth; JSON; errors {"error"} with 400/404/409)
     POST /_control/channel   {id?, guild_id?, name?} -> channel (guild text, or DM without guild)
@@ -60,10 +64,11 @@ Control API (no auth; JSON; errors {"error"} with 400/404/409)
     POST /_control/ratelimit {method?: "*", path?: "" (prefix after /api/v10), times?: 1,
                              retry_after?: 1.0, global?: false, scope?: "user"}
     POST /_control/config    {heartbeat_interval?, enforce_heartbeat?}
-    GET  /_control/sent      -> {sent: [{kind: create|edit, id, channel_id, content, attachments,
+    GET  /_control/sent      -> {sent: [{kind: create|edit, id, channel_id, content, attachments
+                             (as answered, plus file_index),
                              message_reference, payload, multipart}]}
-    GET  /_control/gateway   -> {connections, connected, identified, identifies[{token_ok,
-                             intents, properties, shard}], resumes[{session_id, seq, outcome}],
+    GET  /_control/gateway   -> {connections, connected, identified, identifies[{IDENTIFY d
+                             without its token, token_ok}], resumes[{session_id, seq, outcome}],
                              heartbeats[d...], last_seq_acked, overdue, closes[{code, by}],
                              other_ops[...], queries[...]}
 
@@ -91,6 +96,7 @@ from fake_ws_common import (BadRequest, ControlServer, LoopThread, Reply, json_r
 DEFAULT_TOKEN = "MTAwMDAwMDAwMDAwMDAwMDAx.fake.discord-token"
 DISCORD_EPOCH_MS = 1420070400000
 MAX_CONTENT = 2000
+MAX_FILE = 10 * 1024 * 1024
 GATEWAY_SEND_LIMIT = 120
 REPLAY_KEEP = 1000
 CHANNEL_MSG_RE = re.compile(r"^/channels/(\d+)/messages(?:/(\d+))?$")
@@ -278,8 +284,8 @@ class FakeDiscord(object):
                 if not isinstance(payload, dict):
                     raise ValueError("payload_json is not an object")
             elif name and re.match(r"^files\[(\d+)\]$", name):
-                files.append({"id": re.match(r"^files\[(\d+)\]$", name).group(1),
-                              "filename": part.get_filename() or "file",
+                files.append({"file_index": name[len("files["):-1],
+                              "filename": part.get_filename(),
                               "content_type": part.get_content_type(), "size": len(data)})
         return payload, files, True
 
@@ -302,12 +308,20 @@ class FakeDiscord(object):
                     return _form_error("message_reference", "REPLIES_UNKNOWN_MESSAGE",
                                        "Unknown message")
                 ref = None
-        mid = self._snowflake()
-        atts = [dict(f, url="http://127.0.0.1:%d/attachments/%s/%s/%s" % (
-                    self.port, cid, mid, f["filename"])) for f in files]
-        for a in atts:
-            a["proxy_url"] = a["url"]
-        msg = self._message(mid, cid, None, self.bot, content or "", [], atts)
+        described = {str(a.get("id")): a for a in payload.get("attachments") or []
+                     if isinstance(a, dict)}
+        mid, atts = self._snowflake(), []
+        for f in files:
+            if not f["filename"]:
+                return _form_error("files[%s]" % f["file_index"], "BASE_TYPE_REQUIRED",
+                                   "This field is required")
+            if f["size"] > MAX_FILE:
+                return _api_error(413, "Request entity too large", 40005)
+            filename = described.get(f["file_index"], {}).get("filename") or f["filename"]
+            url = "http://127.0.0.1:%d/attachments/%s/%s/%s" % (self.port, cid, mid, filename)
+            atts.append(dict(f, id=self._snowflake(), filename=filename, url=url, proxy_url=url))
+        msg = self._message(mid, cid, None, self.bot, content or "", [],
+                            [{k: v for k, v in a.items() if k != "file_index"} for a in atts])
         msg["embeds"] = payload.get("embeds") or []
         if payload.get("nonce") is not None:
             msg["nonce"] = payload["nonce"]
@@ -432,7 +446,8 @@ class FakeDiscord(object):
         elif op in (2, 6):
             if conn.session is not None:
                 return await self._close(conn, 4005, "Already authenticated.")
-            d = d if isinstance(d, dict) else {}
+            if not isinstance(d, dict):
+                return await self._close(conn, 4001, "Invalid payload for opcode.")
             return await (self._identify(conn, d) if op == 2 else self._resume(conn, d))
         elif op in (3, 4, 8):
             if conn.session is None:
@@ -444,9 +459,8 @@ class FakeDiscord(object):
 
     async def _identify(self, conn, d):
         ok = d.get("token") == self.token
-        self._gw["identifies"].append({"token_ok": ok, "intents": d.get("intents"),
-                                       "properties": d.get("properties"),
-                                       "shard": d.get("shard")})
+        self._gw["identifies"].append(dict({k: v for k, v in d.items() if k != "token"},
+                                           token_ok=ok))
         if not ok:
             return await self._close(conn, 4004, "Authentication failed.")
         with self._lock:

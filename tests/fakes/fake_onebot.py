@@ -27,10 +27,11 @@ Actions (3.5)
     (echo verbatim, null when the frame had none):
       send_private_msg {user_id, message}, send_group_msg {group_id, message},
       send_msg {message_type?, user_id?, group_id?, message} -> {message_id} (increasing);
-        missing target or message -> failed/1400.
+        missing/invalid target or message -> failed/400 (NapCat's parameter check; the standard
+        leaves every failure but 1400/1404 to the implementation).
       get_msg {message_id} -> {time, message_type, message_id, real_id, sender, message} for
-        messages it injected or was asked to send; unknown -> failed/1400 (the standard leaves
-        this retcode to the implementation).
+        messages it injected or was asked to send; unknown -> failed/200 (NapCat: an error
+        raised by the action handler).
       delete_msg -> ok/null; get_login_info -> {user_id: self_id, nickname};
       get_status -> {online:true, good:true}; get_version_info -> {app_name, app_version,
         protocol_version:"v11"}.
@@ -341,9 +342,9 @@ class FakeOneBot(object):
                 target = int(params.get(key))
                 segs = to_segments(params.get("message"), bool(params.get("auto_escape")))
             except (TypeError, ValueError) as e:
-                return self._result(1400, None, "bad %s or message: %s" % (key, e))
+                return self._result(400, None, "bad %s or message: %s" % (key, e))
             if not segs:
-                return self._result(1400, None, "message is empty")
+                return self._result(400, None, "message is empty")
             sender = {"user_id": bot.self_id, "nickname": bot.nickname}
             mid = self._store(bot, mtype, bot.self_id if mtype == "group" else target,
                               target if mtype == "group" else None, segs, sender)
@@ -355,7 +356,7 @@ class FakeOneBot(object):
             except (TypeError, ValueError):
                 m = None
             if m is None:
-                return self._result(1400, None, "message not found")
+                return self._result(200, None, "message not found")
             return self._result(0, {k: m[k] for k in ("time", "message_type", "message_id",
                                                       "real_id", "sender", "message")})
         if action == "delete_msg":

@@ -33,7 +33,7 @@ except ImportError:
 
 import websockets.exceptions  # noqa: E402,F401
 
-MAX_BODY = 8 * 1024 * 1024
+MAX_BODY = 32 * 1024 * 1024
 
 
 def dumps(obj):

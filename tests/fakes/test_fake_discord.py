@@ -101,6 +101,16 @@ def new_channel(guild=True):
     return ctl("channel", {"guild_id": "900"} if guild else {})[1]["id"]
 
 
+def post_multipart(cid, parts):
+    """parts: [(content-disposition parameters, content type, bytes)]."""
+    b = "----b" + uuid.uuid4().hex
+    body = b"".join(("--%s\r\nContent-Disposition: form-data; %s\r\nContent-Type: %s\r\n\r\n"
+                     % (b, d, t)).encode() + v + b"\r\n" for d, t, v in parts)
+    body += ("--%s--\r\n" % b).encode()
+    h = dict(AUTH, **{"Content-Type": "multipart/form-data; boundary=" + b})
+    return api("POST", "/channels/%s/messages" % cid, body, h)
+
+
 class RestTest(unittest.TestCase):
     def test_auth_and_discovery(self):
         for h in ({}, {"Authorization": "Bot wrong"}, {"Authorization": DEFAULT_TOKEN}):
@@ -155,23 +165,27 @@ class RestTest(unittest.TestCase):
 
     def test_multipart_upload(self):
         cid = new_channel()
-        b = "----b" + uuid.uuid4().hex
-        parts = [('name="payload_json"', "application/json",
-                  json.dumps({"content": "files", "attachments": [{"id": 0}, {"id": 1}]})),
-                 ('name="files[0]"; filename="a.png"', "image/png", "PNGDATA"),
-                 ('name="files[1]"; filename="b.txt"', "text/plain", "hello world")]
-        body = "".join("--%s\r\nContent-Disposition: form-data; %s\r\nContent-Type: %s\r\n\r\n"
-                       "%s\r\n" % (b, d, t, v) for d, t, v in parts) + "--%s--\r\n" % b
-        h = dict(AUTH, **{"Content-Type": "multipart/form-data; boundary=" + b})
-        st, m, _ = api("POST", "/channels/%s/messages" % cid, body.encode(), h)
+        payload = {"content": "files", "attachments": [{"id": 1, "filename": "renamed.txt"}]}
+        st, m, _ = post_multipart(cid, [
+            ('name="payload_json"', "application/json", json.dumps(payload).encode()),
+            ('name="files[0]"; filename="a.png"', "image/png", b"PNGDATA"),
+            ('name="files[1]"; filename="b.txt"', "text/plain", b"hello world")])
         self.assertEqual(st, 200, m)
         self.assertEqual(m["content"], "files")
-        self.assertEqual([(a["id"], a["filename"], a["size"], a["content_type"])
+        self.assertEqual([(a["filename"], a["size"], a["content_type"])
                           for a in m["attachments"]],
-                         [("0", "a.png", 7, "image/png"), ("1", "b.txt", 11, "text/plain")])
+                         [("a.png", 7, "image/png"), ("renamed.txt", 11, "text/plain")])
+        ids = [a["id"] for a in m["attachments"]]
+        self.assertTrue(all(i.isdigit() and int(i) > int(cid) for i in ids), ids)
         last = ctl("sent")[1]["sent"][-1]
         self.assertTrue(last["multipart"])
-        self.assertEqual(len(last["attachments"]), 2)
+        self.assertEqual([a["file_index"] for a in last["attachments"]], ["0", "1"])
+        st, js, _ = post_multipart(cid, [('name="files[0]"', "text/plain", b"x")])
+        self.assertEqual((st, js["code"]), (400, 50035))
+        st, js, _ = post_multipart(cid, [('name="files[0]"; filename="big.bin"',
+                                          "application/octet-stream",
+                                          b"\0" * (10 * 1024 * 1024 + 1))])
+        self.assertEqual((st, js["code"]), (413, 40005))
 
     def test_dm_channel_reuse(self):
         st, ch, _ = api("POST", "/users/@me/channels", {"recipient_id": "777001"})
@@ -232,6 +246,8 @@ class GatewayTest(unittest.TestCase):
         g = gw_state()
         self.assertEqual(g["identifies"][-1]["intents"], 37377)
         self.assertTrue(g["identifies"][-1]["token_ok"])
+        self.assertNotIn("token", g["identifies"][-1])
+        self.assertEqual(g["identifies"][-1]["properties"]["browser"], "sb")
         self.assertEqual(g["last_seq_acked"], ready["s"])
         self.assertGreaterEqual(g["identified"], 1)
         c.send({"op": 2, "d": {"token": DEFAULT_TOKEN}})
@@ -244,6 +260,7 @@ class GatewayTest(unittest.TestCase):
                  ("/?v=10&encoding=json", "{not json", 4002),
                  ("/?v=10&encoding=json", {"d": 1}, 4002),
                  ("/?v=10&encoding=json", {"op": 3, "d": {"status": "online"}}, 4003),
+                 ("/?v=10&encoding=json", {"op": 2, "d": "token"}, 4001),
                  ("/?v=10&encoding=json", {"op": 6, "d": {"token": "bad", "session_id": "x",
                                                           "seq": 1}}, 4004)]
         for query, frame, code in cases:
