@@ -81,6 +81,8 @@ asio::awaitable<void> WaitUntilCancelled() {
 // Waits `delay` on the injected clock (simulated in tests). False when the coroutine was cancelled
 // first. The clock's callback only posts to the coroutine's executor, where the timer lives.
 asio::awaitable<bool> Sleep(const util::Clock& clock, util::Duration delay) {
+  // A stop that came while the coroutine was busy elsewhere would not cancel this wait.
+  if (co_await IsCancelled()) co_return false;
   auto executor = co_await asio::this_coro::executor;
   auto timer =
       std::make_shared<asio::steady_timer>(executor, asio::steady_timer::time_point::max());
