@@ -263,17 +263,21 @@ class DiscordBotTest(ServerTestCase):
 
     def test_heartbeats_carry_the_last_sequence_and_a_request_is_answered_at_once(self):
         # A short interval, enforced: a late heartbeat would close the socket with 4009.
-        self.dc.control("POST", "config", {"heartbeat_interval": 400, "enforce_heartbeat": True})
+        self.dc.control("POST", "config", {"heartbeat_interval": 1000, "enforce_heartbeat": True})
         bot = self.bot()
         self.running(bot)
         injected = self.say("count me")
         self.creates(1)
         self.assertTrue(wait_until(
             lambda: self.dc.gateway()["last_seq_acked"] == injected["s"], 5), self.dc.gateway())
+        # Right after a regular beat the next is a second away: an answer within 0.3 s is the
+        # answer to the request.
+        seen = len(self.dc.gateway()["heartbeats"])
+        self.assertTrue(wait_until(lambda: len(self.dc.gateway()["heartbeats"]) > seen, 3))
         beats = len(self.dc.gateway()["heartbeats"])
         self.dc.control("POST", "heartbeat_request", {})
         self.assertTrue(wait_until(lambda: len(self.dc.gateway()["heartbeats"]) > beats, 0.3))
-        time.sleep(1.5)  # several intervals: the bot must keep beating in time
+        time.sleep(3.5)  # several intervals: the bot must keep beating in time
         gw = self.dc.gateway()
         self.assertEqual(gw["overdue"], 0, gw)
         self.assertEqual(gw["connections"], 1, gw["closes"])
