@@ -188,7 +188,13 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   void GoAway() override {
     asio::post(strand_, [self = this->shared_from_this()] {
       if (self->finished_ || self->close_queued_) return;
-      asio::co_spawn(self->strand_, self->DoClose(1001, "going away"), LogException{"close"});
+      // The frame holds the session: nobody else may by the time the close completes.
+      asio::co_spawn(
+          self->strand_,
+          [](std::shared_ptr<Session> session) -> asio::awaitable<void> {
+            co_await session->DoClose(1001, "going away");
+          }(self),
+          LogException{"close"});
     });
   }
 

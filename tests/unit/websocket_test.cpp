@@ -635,6 +635,22 @@ TEST_F(WebSocketTest, DroppingTheLastHandleClosesWith1001) {
   EXPECT_EQ((*client)->close_info().code, 1001);
 }
 
+TEST_F(WebSocketTest, DroppingTheHandleDuringAPendingReadIsSafe) {
+  auto listener = Listen();
+  auto client = Connect(Url(listener));
+  ASSERT_TRUE(client) << client.error().message;
+  auto server = opened_.Get(0);
+  WebSocketConnection* raw = client->get();
+  auto pending = std::async(std::launch::async, [&] { return Await(rig_.io, raw->Read()); });
+  std::this_thread::sleep_for(50ms);
+  client->reset();  // the adapter forgets the connection while its read loop still waits
+  auto got = pending.get();
+  ASSERT_FALSE(got);
+  EXPECT_EQ(got.error().code, ErrorCode::kUpstreamFailed);
+  ASSERT_FALSE(Read(server));
+  EXPECT_EQ(server->close_info().code, 1001);
+}
+
 TEST_F(WebSocketTest, StopDuringAPendingReadEndsTheRead) {
   auto listener = Listen();
   auto client = Connect(Url(listener));
