@@ -228,7 +228,11 @@ class ScriptedHttp final : public net::HttpClient {
         response.body = "<html>bad gateway</html>";
       } else if (call.url.ends_with("/gateway/bot")) {
         response.status = 200;
-        response.body = R"({"url":"ws://gw.test","shards":1})";
+        response.body = fmt::format(
+            R"({{"url":"ws://gw.test","shards":1,"session_start_limit":{{"total":1000,
+                "remaining":{},"reset_after":60000,"max_concurrency":1}}}})",
+            exhausted_ > 0 ? 0 : 999);
+        if (exhausted_ > 0) --exhausted_;
       } else if (call.url.ends_with("/users/@me/channels")) {
         response.status = 200;
         response.body = R"({"id":"1300000000000000077","type":1})";
@@ -246,6 +250,10 @@ class ScriptedHttp final : public net::HttpClient {
   void set_token(std::string token) {
     std::lock_guard lock(mu_);
     token_ = std::move(token);
+  }
+  void exhaust_sessions(int n) {
+    std::lock_guard lock(mu_);
+    exhausted_ = n;
   }
   void fail_gateway(int n) {
     std::lock_guard lock(mu_);
@@ -266,6 +274,7 @@ class ScriptedHttp final : public net::HttpClient {
   std::string token_ = kToken;  // guarded by mu_
   int limited_ = 0;             // guarded by mu_
   int gateway_failures_ = 0;    // guarded by mu_
+  int exhausted_ = 0;           // guarded by mu_
 };
 
 class RecordingHost final : public AdapterHost {
@@ -576,6 +585,25 @@ TEST_F(DiscordAdapterTest, AnUnavailableGatewayEndpointIsRetriedWithBackoff) {
   Advance(1000ms);
   ASSERT_TRUE(Eventually([&] { return transport_->count() == 1; }));
   EXPECT_EQ(http_->calls().size(), 3u);
+}
+
+TEST_F(DiscordAdapterTest, NoIdentifyWhileTheSessionStartLimitIsSpent) {
+  http_->exhaust_sessions(1);
+  StartAdapter();
+  ASSERT_TRUE(
+      Eventually([&] { return host_.With([](auto& h) { return h.troubles.size(); }) == 1; }));
+  EXPECT_NE(host_.With([](auto& h) { return h.troubles[0]; }).find("session start limit"),
+            std::string::npos);
+  Advance(59s);
+  EXPECT_EQ(transport_->count(), 0u);
+  Advance(1s);  // reset_after
+  auto conn = Identified();
+  EXPECT_EQ(http_->calls().size(), 2u);
+  // A resume needs no new session, so it does not ask again.
+  conn->Push(R"({"op":7,"d":null})");
+  auto resumed = Connection(1);
+  ASSERT_TRUE(resumed);
+  EXPECT_EQ(http_->calls().size(), 2u);
 }
 
 TEST_F(DiscordAdapterTest, ARefusedTokenIsReportedOnceWithoutTheToken) {

@@ -145,11 +145,17 @@ TEST(DiscordFrames, ReadyGivesTheBotAndTheResumeUrl) {
 }
 
 TEST(DiscordGateway, GetGatewayBotAndTheConnectUrl) {
-  auto url = DecodeGatewayBot(R"({"url":"wss://gateway.discord.gg","shards":9,
+  // gateway.mdx, Get Gateway Bot example.
+  auto bot = DecodeGatewayBot(R"({"url":"wss://gateway.discord.gg","shards":9,
       "session_start_limit":{"total":1000,"remaining":999,"reset_after":14400000,
       "max_concurrency":1}})");
-  ASSERT_TRUE(url);
-  EXPECT_EQ(GatewayConnectUrl(*url), "wss://gateway.discord.gg/?v=10&encoding=json");
+  ASSERT_TRUE(bot);
+  EXPECT_EQ(GatewayConnectUrl(bot->url), "wss://gateway.discord.gg/?v=10&encoding=json");
+  EXPECT_EQ(bot->remaining, 999);
+  EXPECT_EQ(bot->reset_after, std::chrono::milliseconds(14400000));
+  auto no_limit = DecodeGatewayBot(R"({"url":"ws://g","session_start_limit":{"remaining":"0"}})");
+  ASSERT_TRUE(no_limit);
+  EXPECT_FALSE(no_limit->remaining);
   EXPECT_EQ(GatewayConnectUrl("ws://127.0.0.1:4000/"), "ws://127.0.0.1:4000/?v=10&encoding=json");
   EXPECT_EQ(GatewayConnectUrl("wss://g.example/?v=9"), "wss://g.example/?v=10&encoding=json");
   EXPECT_EQ(DecodeGatewayBot(R"({"url":"https://x"})").error().code, ErrorCode::kUpstreamFailed);

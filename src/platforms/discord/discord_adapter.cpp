@@ -356,8 +356,8 @@ class Core : public std::enable_shared_from_this<Core> {
 
   // ---- gateway ----
 
-  // Get Gateway Bot's URL. An error marked `final` must not be retried (the token was refused).
-  asio::awaitable<util::Result<std::string>> GatewayUrl() {
+  // Get Gateway Bot. An error marked `final` must not be retried (the token was refused).
+  asio::awaitable<util::Result<GatewayBot>> GetGatewayBot() {
     RestOutcome got = co_await Rest("GET", "/gateway/bot", "", "", kCallTimeout);
     if (!got.ok) co_return tl::unexpected(got.error);
     co_return DecodeGatewayBot(got.body);
@@ -370,24 +370,35 @@ class Core : public std::enable_shared_from_this<Core> {
     std::string gateway_url;  // cached from Get Gateway Bot, as the docs ask
     for (;;) {
       if (co_await IsCancelled()) co_return;
-      if (gateway_url.empty()) {
-        auto url = co_await GatewayUrl();
-        if (!url) {
-          if (url.error().code == ErrorCode::kCancelled) co_return;
-          if (url.error().final) {
+      const bool resuming = !session.id.empty();
+      // Asked again before every IDENTIFY: its session start limit says whether one is allowed
+      // (going past 1000 a day makes Discord reset the token).
+      if (gateway_url.empty() || !resuming) {
+        auto got = co_await GetGatewayBot();
+        if (!got) {
+          if (got.error().code == ErrorCode::kCancelled) co_return;
+          if (got.error().final) {
             // Retrying a refused token only counts towards Discord's invalid-request ban.
-            Trouble(url.error().message + "; fix the token and save the bot to try again");
+            Trouble(got.error().message + "; fix the token and save the bot to try again");
             co_await WaitUntilCancelled();
             co_return;
           }
-          if (!co_await Backoff(backoff, "cannot get the gateway URL: " + url.error().message)) {
+          if (!co_await Backoff(backoff, "cannot get the gateway URL: " + got.error().message)) {
             co_return;
           }
           continue;
         }
-        gateway_url = std::move(*url);
+        gateway_url = std::move(got->url);
+        if (!resuming && got->remaining && *got->remaining <= 0) {
+          const util::Duration wait = std::max<util::Duration>(got->reset_after, 1s);
+          Trouble(fmt::format(
+              "Discord allows no new gateway session until its daily session start limit "
+              "resets; waiting {} min",
+              (wait.count() + 59'999) / 60'000));
+          if (!co_await Pause(wait)) co_return;
+          continue;
+        }
       }
-      const bool resuming = !session.id.empty();
       const std::string& base =
           resuming && !session.resume_url.empty() ? session.resume_url : gateway_url;
       net::WebSocketConnectRequest request;

@@ -366,16 +366,31 @@ std::string EncodeResume(std::string_view token, std::string_view session_id,
   return util::SerializeJson(JsonObject{{"op", kOpResume}, {"d", std::move(d)}});
 }
 
-util::Result<std::string> DecodeGatewayBot(std::string_view body) {
+util::Result<GatewayBot> DecodeGatewayBot(std::string_view body) {
   auto parsed = util::ParseJson(body);
-  const Json* url =
-      parsed && parsed->is_object() ? parsed->get_object().if_contains("url") : nullptr;
+  const JsonObject* o = parsed && parsed->is_object() ? &parsed->get_object() : nullptr;
+  const Json* url = o != nullptr ? o->if_contains("url") : nullptr;
   if (url == nullptr || !url->is_string() ||
       !(url->get_string().starts_with("wss://") || url->get_string().starts_with("ws://"))) {
     return util::Fail(ErrorCode::kUpstreamFailed,
                       "Get Gateway Bot answered without a ws:// or wss:// url");
   }
-  return std::string(url->get_string());
+  GatewayBot info;
+  info.url = std::string(url->get_string());
+  const Json* limit = o->if_contains("session_start_limit");
+  if (limit != nullptr && limit->is_object()) {
+    const Json* remaining = limit->get_object().if_contains("remaining");
+    const Json* reset = limit->get_object().if_contains("reset_after");
+    if (remaining != nullptr && remaining->is_int64() && reset != nullptr && reset->is_number()) {
+      const double ms = reset->to_number<double>();
+      if (std::isfinite(ms) && ms >= 0) {
+        info.remaining = remaining->get_int64();
+        info.reset_after = std::chrono::milliseconds(
+            static_cast<std::int64_t>(std::min(ms, 7.0 * 24 * 3600 * 1000)));
+      }
+    }
+  }
+  return info;
 }
 
 std::string GatewayConnectUrl(std::string_view url) {

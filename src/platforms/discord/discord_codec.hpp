@@ -73,8 +73,15 @@ std::string EncodeIdentify(std::string_view token);
 std::string EncodeResume(std::string_view token, std::string_view session_id,
                          std::optional<std::int64_t> last_sequence);
 
-// Get Gateway Bot's `url` (ws:// or wss://). kUpstreamFailed when the body has none.
-util::Result<std::string> DecodeGatewayBot(std::string_view body);
+// Get Gateway Bot: where to connect and how many new sessions (IDENTIFYs) Discord still allows.
+struct GatewayBot {
+  std::string url;                          // ws:// or wss://
+  std::optional<std::int64_t> remaining;    // session_start_limit.remaining, when given
+  std::chrono::milliseconds reset_after{};  // session_start_limit.reset_after
+};
+// kUpstreamFailed when the body has no ws:// or wss:// `url`; a malformed session_start_limit is
+// treated as absent.
+util::Result<GatewayBot> DecodeGatewayBot(std::string_view body);
 
 // `<url>/?v=10&encoding=json` for a gateway URL as Discord gives it ("wss://gateway.discord.gg").
 std::string GatewayConnectUrl(std::string_view url);
