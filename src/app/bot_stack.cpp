@@ -13,6 +13,7 @@
 #include "platforms/onebot/onebot_adapter.hpp"
 #include "platforms/line/line_adapter.hpp"
 #include "platforms/slack/slack_adapter.hpp"
+#include "platforms/discord/discord_adapter.hpp"
 #include "platforms/telegram/telegram_adapter.hpp"
 #include "platforms/webhook/webhook_adapter.hpp"
 #include "runners/dify_runner.hpp"
@@ -81,6 +82,7 @@ struct BotStack::Parts {
     deps.adapters["aiocqhttp"] = platforms::onebot::MakeOneBotAdapter;
     deps.adapters["slack"] = platforms::slack::MakeSlackAdapter;
     deps.adapters["LINE"] = platforms::line::MakeLineAdapter;
+    deps.adapters["discord"] = platforms::discord::MakeDiscordAdapter;
     return deps;
   }
 

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <utility>
 
+#include "platforms/common/text_split.hpp"
 #include "util/crypto.hpp"
 
 namespace sb::platforms::telegram {
@@ -23,40 +24,10 @@ tl::unexpected<util::Error> Invalid(std::string message) {
   return util::Fail(ErrorCode::kInvalidArgument, std::move(message));
 }
 
-// Decodes the code point at `i`; returns its byte length (1 for a stray byte, which then counts
-// as one unit, as Telegram would never send one).
-std::size_t NextCodePoint(std::string_view s, std::size_t i, char32_t& cp) {
-  const auto b = static_cast<unsigned char>(s[i]);
-  std::size_t n = 1;
-  if (b >= 0xF0 && b < 0xF8) {
-    n = 4;
-    cp = b & 0x07;
-  } else if (b >= 0xE0) {
-    n = 3;
-    cp = b & 0x0F;
-  } else if (b >= 0xC0) {
-    n = 2;
-    cp = b & 0x1F;
-  } else {
-    cp = b;
-    return 1;
-  }
-  if (i + n > s.size()) {
-    cp = b;
-    return 1;
-  }
-  for (std::size_t k = 1; k < n; ++k) {
-    const auto c = static_cast<unsigned char>(s[i + k]);
-    if ((c & 0xC0) != 0x80) {
-      cp = b;
-      return 1;
-    }
-    cp = (cp << 6) | (c & 0x3F);
-  }
-  return n;
-}
+using common::NextCodePoint;
+using common::SplitWeighted;
 
-std::size_t Units(char32_t cp) { return cp >= 0x10000 ? 2 : 1; }
+std::size_t Units(char32_t cp) { return common::Utf16Units(cp); }
 
 void AppendUtf8(std::string& out, char32_t cp) {
   if (cp < 0x80) {
@@ -90,47 +61,6 @@ std::vector<std::size_t> UnitToByte(std::string_view s) {
   }
   byte_at.push_back(s.size());
   return byte_at;
-}
-
-// Cuts `text` into pieces of at most `max` by `weight` (per code point), as SplitText describes.
-template <typename Weight>
-std::vector<std::string> SplitWeighted(std::string_view text, std::size_t max, Weight weight) {
-  std::vector<std::string> pieces;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t used = 0;
-    std::size_t fit_end = start;  // end of the longest prefix within `max`
-    while (fit_end < text.size()) {
-      char32_t cp;
-      const std::size_t n = NextCodePoint(text, fit_end, cp);
-      const std::size_t w = weight(cp);
-      if (used + w > max) break;
-      used += w;
-      fit_end += n;
-    }
-    if (fit_end == text.size()) {
-      pieces.emplace_back(text.substr(start));
-      break;
-    }
-    if (fit_end == start) {  // one code point heavier than `max`: it goes alone
-      char32_t cp;
-      fit_end += NextCodePoint(text, start, cp);
-      pieces.emplace_back(text.substr(start, fit_end - start));
-      start = fit_end;
-      continue;
-    }
-    const std::string_view window = text.substr(start, fit_end - start);
-    std::size_t cut = window.rfind('\n');
-    if (cut == std::string_view::npos || cut == 0) cut = window.rfind(' ');
-    if (cut == std::string_view::npos || cut == 0) {
-      pieces.emplace_back(window);
-      start = fit_end;
-    } else {
-      pieces.emplace_back(window.substr(0, cut));
-      start += cut + 1;  // the line break or space that was cut at is dropped
-    }
-  }
-  return pieces;
 }
 
 std::optional<std::int64_t> AsInt(const Json* v) {
@@ -896,18 +826,10 @@ std::string DataUrl(std::string_view mime_type, std::string_view bytes) {
   return fmt::format("data:{};base64,{}", mime_type, b64);
 }
 
-std::size_t Utf16Length(std::string_view utf8) {
-  std::size_t units = 0;
-  for (std::size_t i = 0; i < utf8.size();) {
-    char32_t cp;
-    i += NextCodePoint(utf8, i, cp);
-    units += Units(cp);
-  }
-  return units;
-}
+std::size_t Utf16Length(std::string_view utf8) { return common::Utf16Length(utf8); }
 
 std::vector<std::string> SplitText(std::string_view text, std::size_t max_units) {
-  return SplitWeighted(text, std::max<std::size_t>(max_units, 2), Units);
+  return common::SplitText(text, max_units);
 }
 
 std::string EscapeMarkdownV2(std::string_view text) {

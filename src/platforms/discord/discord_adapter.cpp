@@ -1,0 +1,679 @@
+#include "platforms/discord/discord_adapter.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <variant>
+
+#include "net/http_client.hpp"
+#include "net/websocket.hpp"
+#include "platforms/common/config_reader.hpp"
+#include "platforms/common/reconnect_backoff.hpp"
+#include "platforms/coroutine_group.hpp"
+#include "platforms/discord/discord_codec.hpp"
+#include "util/call_once.hpp"
+#include "util/crypto.hpp"
+
+namespace sb::platforms::discord {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using namespace boost::asio::experimental::awaitable_operators;
+using domain::LogLevel;
+using util::ErrorCode;
+
+constexpr std::chrono::milliseconds kCallTimeout = 30s;
+constexpr std::chrono::milliseconds kUploadTimeout = 60s;
+constexpr std::chrono::milliseconds kHelloTimeout = 20s;
+constexpr std::size_t kMaxResponseBytes = 4 * 1024 * 1024;
+constexpr std::size_t kMaxGatewayMessageBytes = 16 * 1024 * 1024;
+constexpr double kMaxRateLimitWaitSeconds = 30;  // a longer 429 wait fails the send instead
+constexpr int kMaxRateLimitRetries = 3;
+constexpr std::size_t kRecentMessages = 1024;  // message ids remembered against redelivery
+constexpr std::size_t kMaxDmChannels = 4096;   // user id -> DM channel id
+constexpr int kMaxFrameComplaints = 10;        // logged per connection; the rest are counted
+constexpr const char* kUserAgent = "DiscordBot (https://github.com/switchboard, 1.0)";
+
+using common::ConfigString;
+
+// Discord tokens are base64url parts joined by dots; anything else (a space, a line break) would
+// change the Authorization header, so it is refused before any call.
+bool PlausibleToken(std::string_view token) {
+  return token.size() >= 8 && token.size() <= 256 &&
+         std::all_of(token.begin(), token.end(), [](char c) {
+           return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+         });
+}
+
+double Random01() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+}
+
+asio::awaitable<bool> IsCancelled() {
+  auto state = co_await asio::this_coro::cancellation_state;
+  co_return state.cancelled() != asio::cancellation_type::none;
+}
+
+asio::awaitable<void> WaitUntilCancelled() {
+  asio::steady_timer timer(co_await asio::this_coro::executor,
+                           asio::steady_timer::time_point::max());
+  co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+}
+
+// Waits `delay` on the injected clock (simulated in tests). False when the coroutine was cancelled
+// first. The clock's callback only posts to the coroutine's executor, where the timer lives.
+asio::awaitable<bool> Sleep(const util::Clock& clock, util::Duration delay) {
+  // A stop that came while the coroutine was busy elsewhere would not cancel this wait.
+  if (co_await IsCancelled()) co_return false;
+  auto executor = co_await asio::this_coro::executor;
+  auto timer =
+      std::make_shared<asio::steady_timer>(executor, asio::steady_timer::time_point::max());
+  auto fired = std::make_shared<bool>(false);
+  std::weak_ptr<asio::steady_timer> weak = timer;
+  util::TimerHandle handle = clock.After(delay, [executor, weak, fired] {
+    asio::post(executor, [weak, fired] {
+      if (auto t = weak.lock()) {
+        *fired = true;
+        t->cancel();
+      }
+    });
+  });
+  co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
+  handle.Cancel();
+  co_return *fired;
+}
+
+// Runs a Send callback exactly once, with kCancelled if the coroutine never gives a result.
+class OnceDone : public util::CallOnce<util::Result<domain::SendReceipt>> {
+ public:
+  explicit OnceDone(std::function<void(util::Result<domain::SendReceipt>)> done)
+      : CallOnce(std::move(done), [] {
+          return util::Fail(ErrorCode::kCancelled, "the bot stopped before sending");
+        }) {}
+  void Finish(util::Result<domain::SendReceipt> result) { (*this)(std::move(result)); }
+};
+
+// What a gateway session needs to be resumed.
+struct Session {
+  std::string id;          // empty: none, IDENTIFY
+  std::string resume_url;  // READY's resume_gateway_url
+  std::optional<std::int64_t> seq;
+};
+
+// One open gateway connection, shared by its read loop and its heartbeat loop (both run on the
+// same strand).
+struct Link {
+  std::shared_ptr<net::WebSocketConnection> conn;
+  bool acked = true;  // a HEARTBEAT_ACK came since the last heartbeat
+  bool ready = false;
+  util::TimePoint ready_at{};
+  int complaints = 0;
+};
+
+// How a connection ended.
+struct Ended {
+  enum class Kind { kCancelled, kReconnect, kFatal };
+  Kind kind = Kind::kReconnect;
+  std::string why;
+  bool resume = true;            // keep the session for a RESUME
+  bool immediate = false;        // Discord asked for it (op 7): no backoff
+  bool reidentify_wait = false;  // op 9 false: wait 1-5 s, then IDENTIFY
+  bool abort = false;            // drop the TCP connection instead of a close handshake (zombie)
+};
+
+Ended Cancelled() {
+  Ended ended;
+  ended.kind = Ended::Kind::kCancelled;
+  return ended;
+}
+
+class Core : public std::enable_shared_from_this<Core> {
+ public:
+  explicit Core(AdapterContext context)
+      : context_(std::move(context)),
+        token_(ConfigString(context_.config, "token")),
+        base_(common::ConfigBaseUrl(context_.config, "api_base_url", "https://discord.com/api") +
+              "/v10"),
+        group_(CoroutineGroup::Make(context_.executor)) {}
+
+  void Start() {
+    if (token_.empty()) {
+      context_.host->OnTrouble(
+          "no token configured: create a bot in the Discord Developer Portal and paste its "
+          "token");
+      return;
+    }
+    if (!PlausibleToken(token_)) {
+      context_.host->OnTrouble("the token is not a Discord bot token (letters, digits, . _ -)");
+      return;
+    }
+    if (!context_.websockets) {
+      context_.host->OnTrouble("this server has no WebSocket transport for the Discord gateway");
+      return;
+    }
+    auto self = shared_from_this();
+    group_->Spawn([self]() { return self->Run(); });
+  }
+
+  void Stop(std::function<void()> stopped) {
+    if (stopping_.exchange(true)) return;
+    group_->Close(std::move(stopped));
+  }
+
+  void Abandon() {
+    if (stopping_.exchange(true)) return;
+    group_->Close(nullptr);
+  }
+
+  void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
+            std::function<void(util::Result<domain::SendReceipt>)> done) {
+    auto once = std::make_shared<OnceDone>(std::move(done));
+    auto calls = EncodeOutgoing(message, reply_to_message_id);
+    if (!calls) {
+      once->Finish(tl::unexpected(calls.error()));
+      return;
+    }
+    auto shared_calls = std::make_shared<const std::vector<OutboundCall>>(std::move(*calls));
+    auto self = shared_from_this();
+    const bool started =
+        !stopping_ && group_->Spawn([self, shared_calls, once, type = message.target_type,
+                                     target = message.target_id]() {
+          return self->SendAll(type, target, shared_calls, once);
+        });
+    if (!started) once->Finish(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
+  }
+
+ private:
+  std::string Scrub(std::string text) const {
+    if (token_.size() < 4) return text;
+    for (auto pos = text.find(token_); pos != std::string::npos; pos = text.find(token_, pos)) {
+      text.replace(pos, token_.size(), "<token>");
+    }
+    return text;
+  }
+
+  void Log(LogLevel level, std::string text) { context_.host->Log(level, Scrub(std::move(text))); }
+  void Trouble(const std::string& why) { context_.host->OnTrouble(Scrub(why)); }
+
+  asio::awaitable<bool> Pause(util::Duration delay) { return Sleep(*context_.clock, delay); }
+
+  // Reports `why` with the retry to come, then waits for it. False when cancelled.
+  asio::awaitable<bool> Backoff(common::ReconnectBackoff& backoff, const std::string& why) {
+    const util::Duration delay = backoff.NextDelay(context_.clock->Now());
+    Trouble(fmt::format("{}; {}", why, backoff.Describe(delay)));
+    co_return co_await Pause(delay);
+  }
+
+  // ---- REST ----
+
+  struct RestOutcome {
+    bool ok = false;
+    std::string body;  // when ok
+    util::Error error{};
+  };
+
+  asio::awaitable<RestOutcome> Rest(std::string method, std::string path, std::string body,
+                                    std::string content_type, std::chrono::milliseconds total) {
+    for (int attempt = 0;; ++attempt) {
+      net::HttpRequest request;
+      request.method = method;
+      request.url = base_ + path;
+      request.headers.emplace_back("Authorization", "Bot " + token_);
+      request.headers.emplace_back("User-Agent", kUserAgent);
+      if (!content_type.empty()) request.headers.emplace_back("Content-Type", content_type);
+      request.body = body;
+      request.timeouts.connect = 10s;
+      request.timeouts.total = total;
+      request.timeouts.idle = total;
+      request.max_response_bytes = kMaxResponseBytes;
+      auto response = co_await context_.http->Send(std::move(request));
+      RestOutcome outcome;
+      if (!response) {
+        outcome.error = {response.error().code,
+                         fmt::format("discord {} {} failed: {}", method, Route(path),
+                                     Scrub(response.error().message))};
+        co_return outcome;
+      }
+      if (response->status >= 200 && response->status < 300) {
+        outcome.ok = true;
+        outcome.body = std::move(response->body);
+        co_return outcome;
+      }
+      RestError error =
+          DecodeRestError(response->status, response->Header("retry-after"), response->body);
+      const std::string reason = Scrub(error.message);
+      if (error.status == 429) {
+        if (attempt < kMaxRateLimitRetries && error.retry_after <= kMaxRateLimitWaitSeconds) {
+          const auto wait = std::chrono::milliseconds(
+              static_cast<std::int64_t>(std::ceil(std::max(error.retry_after, 0.05) * 1000)));
+          Log(LogLevel::kWarning,
+              fmt::format("Discord rate limits {} {}{}: waiting {} ms as it asked", method,
+                          Route(path), error.global ? " (global)" : "", wait.count()));
+          const bool waited = co_await Pause(wait);
+          if (!waited) {
+            outcome.error = {ErrorCode::kCancelled, "the bot stopped while rate limited"};
+            co_return outcome;
+          }
+          continue;
+        }
+        outcome.error = {ErrorCode::kUpstreamRateLimited,
+                         fmt::format("discord is rate limiting the bot: {} (retry after {:.1f} s)",
+                                     reason, error.retry_after)};
+        outcome.error.retry_after_seconds = static_cast<int>(std::ceil(error.retry_after));
+        co_return outcome;
+      }
+      if (error.status == 401) {
+        outcome.error = {ErrorCode::kUpstreamAuth, "Discord refused the token (401 Unauthorized)"};
+        outcome.error.final = true;
+        co_return outcome;
+      }
+      outcome.error = {ErrorCode::kUpstreamFailed,
+                       error.code != 0
+                           ? fmt::format("discord refused: {} (HTTP {}, code {})", reason,
+                                         error.status, error.code)
+                           : fmt::format("discord refused: {} (HTTP {})", reason, error.status)};
+      co_return outcome;
+    }
+  }
+
+  // The path with ids kept (they are not secret) but without any query.
+  static std::string Route(std::string_view path) {
+    return std::string(path.substr(0, path.find('?')));
+  }
+
+  asio::awaitable<util::Result<std::string>> DmChannel(const std::string& user_id) {
+    {
+      std::lock_guard lock(mu_);
+      if (auto it = dm_channels_.find(user_id); it != dm_channels_.end()) co_return it->second;
+    }
+    const std::string body = util::SerializeJson(util::JsonObject{{"recipient_id", user_id}});
+    RestOutcome opened =
+        co_await Rest("POST", "/users/@me/channels", body, "application/json", kCallTimeout);
+    if (!opened.ok) co_return tl::unexpected(opened.error);
+    auto channel = DecodeId(opened.body);
+    if (!channel) co_return tl::unexpected(channel.error());
+    RememberDm(user_id, *channel);
+    co_return *channel;
+  }
+
+  void RememberDm(const std::string& user_id, const std::string& channel_id) {
+    std::lock_guard lock(mu_);
+    if (dm_channels_.size() >= kMaxDmChannels) dm_channels_.clear();
+    dm_channels_[user_id] = channel_id;
+  }
+
+  asio::awaitable<void> SendAll(domain::TargetType type, std::string target,
+                                std::shared_ptr<const std::vector<OutboundCall>> calls,
+                                std::shared_ptr<OnceDone> once) {
+    co_await asio::this_coro::throw_if_cancelled(false);
+    std::string channel = target;
+    if (type == domain::TargetType::kPerson) {
+      auto dm = co_await DmChannel(target);
+      if (!dm) {
+        once->Finish(tl::unexpected(dm.error()));
+        co_return;
+      }
+      channel = std::move(*dm);
+    }
+    const std::string path = "/channels/" + channel + "/messages";
+    domain::SendReceipt receipt;
+    for (const OutboundCall& call : *calls) {
+      RestOutcome outcome;
+      if (call.uploads.empty()) {
+        outcome = co_await Rest("POST", path, util::SerializeJson(call.payload), "application/json",
+                                kCallTimeout);
+      } else {
+        const std::string boundary = "sb-" + util::RandomUrlSafe(24);
+        outcome = co_await Rest("POST", path, EncodeMultipart(call, boundary),
+                                "multipart/form-data; boundary=" + boundary, kUploadTimeout);
+      }
+      if (!outcome.ok) {
+        once->Finish(tl::unexpected(outcome.error));
+        co_return;
+      }
+      if (auto id = DecodeId(outcome.body)) receipt.message_id = *id;
+    }
+    once->Finish(receipt);
+  }
+
+  // ---- gateway ----
+
+  // Get Gateway Bot. An error marked `final` must not be retried (the token was refused).
+  asio::awaitable<util::Result<GatewayBot>> GetGatewayBot() {
+    RestOutcome got = co_await Rest("GET", "/gateway/bot", "", "", kCallTimeout);
+    if (!got.ok) co_return tl::unexpected(got.error);
+    co_return DecodeGatewayBot(got.body);
+  }
+
+  asio::awaitable<void> Run() {
+    co_await asio::this_coro::throw_if_cancelled(false);
+    common::ReconnectBackoff backoff;
+    Session session;
+    std::string gateway_url;  // cached from Get Gateway Bot, as the docs ask
+    for (;;) {
+      if (co_await IsCancelled()) co_return;
+      const bool resuming = !session.id.empty();
+      // Asked again before every IDENTIFY: its session start limit says whether one is allowed
+      // (going past 1000 a day makes Discord reset the token).
+      if (gateway_url.empty() || !resuming) {
+        auto got = co_await GetGatewayBot();
+        if (!got) {
+          if (got.error().code == ErrorCode::kCancelled) co_return;
+          if (got.error().final) {
+            // Retrying a refused token only counts towards Discord's invalid-request ban.
+            Trouble(got.error().message + "; fix the token and save the bot to try again");
+            co_await WaitUntilCancelled();
+            co_return;
+          }
+          if (!co_await Backoff(backoff, "cannot get the gateway URL: " + got.error().message)) {
+            co_return;
+          }
+          continue;
+        }
+        gateway_url = std::move(got->url);
+        if (!resuming && got->remaining && *got->remaining <= 0) {
+          const util::Duration wait = std::max<util::Duration>(got->reset_after, 1s);
+          Trouble(fmt::format(
+              "Discord allows no new gateway session until its daily session start limit "
+              "resets; waiting {} min",
+              (wait.count() + 59'999) / 60'000));
+          if (!co_await Pause(wait)) co_return;
+          continue;
+        }
+      }
+      const std::string& base =
+          resuming && !session.resume_url.empty() ? session.resume_url : gateway_url;
+      net::WebSocketConnectRequest request;
+      request.url = GatewayConnectUrl(base);
+      request.limits.max_message_bytes = kMaxGatewayMessageBytes;
+      auto conn = co_await context_.websockets->Connect(std::move(request));
+      if (!conn) {
+        if (conn.error().code == ErrorCode::kCancelled) co_return;
+        // The docs: when a reconnect fails, go back to the cached URL; when that fails too,
+        // ask for it again.
+        if (resuming && !session.resume_url.empty()) {
+          session.resume_url.clear();
+        } else {
+          gateway_url.clear();
+        }
+        if (!co_await Backoff(
+                backoff, "cannot connect to the Discord gateway: " + Scrub(conn.error().message))) {
+          co_return;
+        }
+        continue;
+      }
+      Link link{.conn = *conn};
+      Ended ended = co_await RunConnection(link, session);
+      if (link.ready) backoff.Connected(link.ready_at);
+      if (ended.kind == Ended::Kind::kCancelled) {
+        // Stop: close with 1000, which ends the session (the bot shows offline).
+        co_await asio::this_coro::reset_cancellation_state();
+        co_await link.conn->Close(1000, "the bot stopped");
+        co_return;
+      }
+      if (!ended.resume) session = Session{};
+      if (ended.abort) {
+        link.conn->Abort();
+      } else {
+        // Any code but 1000/1001 keeps the session resumable.
+        co_await link.conn->Close(4000, "reconnecting");
+      }
+      link.conn.reset();
+      if (ended.kind == Ended::Kind::kFatal) {
+        Trouble(ended.why);
+        co_await WaitUntilCancelled();
+        co_return;
+      }
+      if (ended.immediate && link.ready) {
+        Log(LogLevel::kInfo, ended.why + "; reconnecting");
+        continue;
+      }
+      if (ended.reidentify_wait && link.ready) {
+        // A random 1-5 s before identifying again, as Discord's libraries wait: IDENTIFY is
+        // limited to 1000 a day, so a flapping session must not identify in a tight loop.
+        Log(LogLevel::kWarning, ended.why);
+        const auto wait =
+            std::chrono::milliseconds(1000 + static_cast<std::int64_t>(4000 * Random01()));
+        if (!co_await Pause(wait)) co_return;
+        continue;
+      }
+      if (!co_await Backoff(backoff, ended.why)) co_return;
+    }
+  }
+
+  asio::awaitable<Ended> RunConnection(Link& link, Session& session) {
+    auto first = co_await (link.conn->Read() || Pause(kHelloTimeout));
+    if (first.index() == 1) {
+      if (!std::get<1>(first)) co_return Cancelled();
+      co_return Ended{.why = "the gateway sent no HELLO within 20 s"};
+    }
+    auto& hello_message = std::get<0>(first);
+    if (!hello_message) co_return ReadFailed(hello_message.error(), link);
+    auto hello = DecodeFrame(hello_message->data);
+    std::optional<std::chrono::milliseconds> interval;
+    if (hello && hello->op == kOpHello) {
+      if (auto i = DecodeHello(hello->d)) interval = *i;
+    }
+    if (!interval) co_return Ended{.why = "the gateway's first frame was not a valid HELLO"};
+
+    const bool resuming = !session.id.empty();
+    const std::string handshake =
+        resuming ? EncodeResume(token_, session.id, session.seq) : EncodeIdentify(token_);
+    auto wrote = co_await link.conn->Write(handshake);
+    if (!wrote) co_return Ended{.why = "the gateway closed before IDENTIFY"};
+    auto result = co_await (ReadLoop(link, session) || HeartbeatLoop(link, session, *interval));
+    co_return result.index() == 0 ? std::get<0>(std::move(result)) : std::get<1>(std::move(result));
+  }
+
+  Ended ReadFailed(const util::Error& error, const Link& link) {
+    if (error.code == ErrorCode::kCancelled) return Cancelled();
+    const net::WebSocketClose close = link.conn->close_info();
+    Ended ended;
+    ended.why = "gateway connection lost: " + DescribeClose(close.code, close.reason);
+    switch (ClassifyClose(close.code)) {
+      case CloseAction::kFatal:
+        ended.kind = Ended::Kind::kFatal;
+        ended.why = "the Discord gateway refused the bot: " + DescribeClose(close.code, "");
+        ended.resume = false;
+        break;
+      case CloseAction::kIdentify:
+        ended.resume = false;
+        break;
+      case CloseAction::kResume:
+        break;
+    }
+    return ended;
+  }
+
+  void Complain(Link& link, std::string text) {
+    if (++link.complaints <= kMaxFrameComplaints) Log(LogLevel::kWarning, std::move(text));
+  }
+
+  asio::awaitable<Ended> ReadLoop(Link& link, Session& session) {
+    for (;;) {
+      auto message = co_await link.conn->Read();
+      if (!message) co_return ReadFailed(message.error(), link);
+      if (message->binary) {
+        Complain(link, "skipped a binary gateway frame (the bot asked for JSON)");
+        continue;
+      }
+      auto frame = DecodeFrame(message->data);
+      if (!frame) {
+        Complain(link, "skipped a malformed gateway frame: " + frame.error().message);
+        continue;
+      }
+      if (frame->s) session.seq = frame->s;
+      switch (frame->op) {
+        case kOpDispatch:
+          if (auto ended = Dispatch(link, session, *frame)) co_return std::move(*ended);
+          break;
+        case kOpHeartbeat: {
+          // Discord asks for a heartbeat now.
+          auto wrote = co_await link.conn->Write(EncodeHeartbeat(session.seq));
+          if (!wrote) co_return Ended{.why = "the gateway connection failed while heartbeating"};
+          break;
+        }
+        case kOpHeartbeatAck:
+          link.acked = true;
+          break;
+        case kOpReconnect:
+          co_return Ended{.why = "Discord asked the bot to reconnect (op 7)", .immediate = true};
+        case kOpInvalidSession:
+          if (DecodeInvalidSession(frame->d)) {
+            co_return Ended{.why = "Discord invalidated the session (op 9, resumable)",
+                            .immediate = true};
+          }
+          co_return Ended{.why = "Discord invalidated the session (op 9); identifying again",
+                          .resume = false,
+                          .reidentify_wait = true};
+        case kOpHello:
+          break;  // a second HELLO changes nothing
+        default:
+          Complain(link, fmt::format("skipped a gateway frame with unknown opcode {}", frame->op));
+          break;
+      }
+    }
+  }
+
+  // A dispatch (op 0). Returns how the connection ends when the dispatch ends it.
+  std::optional<Ended> Dispatch(Link& link, Session& session, const GatewayFrame& frame) {
+    if (frame.t == "READY") {
+      auto ready = DecodeReady(frame.d);
+      if (!ready) {
+        return Ended{.why = "the gateway's READY was malformed: " + ready.error().message,
+                     .resume = false};
+      }
+      session.id = ready->session_id;
+      session.resume_url = ready->resume_gateway_url;
+      {
+        std::lock_guard lock(mu_);
+        bot_id_ = ready->user_id;
+      }
+      MarkReady(link);
+      Log(LogLevel::kInfo, fmt::format("connected to the Discord gateway as {} ({})",
+                                       ready->username, ready->user_id));
+    } else if (frame.t == "RESUMED") {
+      MarkReady(link);
+      Log(LogLevel::kInfo, "resumed the Discord gateway session");
+    } else if (frame.t == "MESSAGE_CREATE") {
+      Deliver(link, frame.d);
+    }
+    return std::nullopt;
+  }
+
+  void MarkReady(Link& link) {
+    link.ready = true;
+    link.ready_at = context_.clock->Now();
+    context_.host->OnConnected(BotId());
+  }
+
+  std::string BotId() {
+    std::lock_guard lock(mu_);
+    return bot_id_;
+  }
+
+  // False when the message was already handed on (a resume may replay what we saw).
+  bool FirstSighting(const std::string& id) {
+    std::lock_guard lock(mu_);
+    if (!recent_set_.insert(id).second) return false;
+    recent_.push_back(id);
+    if (recent_.size() > kRecentMessages) {
+      recent_set_.erase(recent_.front());
+      recent_.pop_front();
+    }
+    return true;
+  }
+
+  void Deliver(Link& link, const util::Json& d) {
+    auto decoded = DecodeMessageCreate(d, BotId());
+    if (!decoded) {
+      Complain(link, "skipped a malformed MESSAGE_CREATE: " + decoded.error().message);
+      return;
+    }
+    if (!decoded->message) return;
+    domain::ReceivedMessage& message = *decoded->message;
+    if (!FirstSighting(message.message_id)) return;
+    if (message.chat_type == domain::TargetType::kPerson) {
+      RememberDm(message.sender_id, decoded->channel_id);
+    }
+    context_.host->OnMessage(std::move(message));
+  }
+
+  asio::awaitable<Ended> HeartbeatLoop(Link& link, Session& session,
+                                       std::chrono::milliseconds interval) {
+    // The first beat comes after interval x jitter, so that many clients do not beat in step.
+    auto wait = std::chrono::milliseconds(
+        static_cast<std::int64_t>(static_cast<double>(interval.count()) * Random01()));
+    for (;;) {
+      if (!co_await Pause(wait)) co_return Cancelled();
+      if (!link.acked) {
+        co_return Ended{.why = "the gateway did not acknowledge a heartbeat (zombie connection)",
+                        .abort = true};
+      }
+      link.acked = false;
+      auto wrote = co_await link.conn->Write(EncodeHeartbeat(session.seq));
+      if (!wrote) co_return Ended{.why = "the gateway connection failed while heartbeating"};
+      wait = interval;
+    }
+  }
+
+  const AdapterContext context_;
+  const std::string token_;
+  const std::string base_;  // api_base_url + "/v10"
+  const std::shared_ptr<CoroutineGroup> group_;
+  std::atomic<bool> stopping_{false};
+
+  std::mutex mu_;
+  std::string bot_id_;                                        // guarded by mu_; from READY
+  std::unordered_map<std::string, std::string> dm_channels_;  // guarded by mu_
+  std::deque<std::string> recent_;                            // guarded by mu_; oldest first
+  std::unordered_set<std::string> recent_set_;                // guarded by mu_; the same ids
+};
+
+class DiscordAdapter final : public PlatformAdapter {
+ public:
+  explicit DiscordAdapter(AdapterContext context)
+      : core_(std::make_shared<Core>(std::move(context))) {}
+  ~DiscordAdapter() override { core_->Abandon(); }
+
+  void Start() override { core_->Start(); }
+  void Stop(std::function<void()> stopped) override { core_->Stop(std::move(stopped)); }
+
+  util::Result<void> CheckDeliverable(const domain::OutgoingMessage& message) const override {
+    return discord::CheckDeliverable(message);
+  }
+
+  void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
+            std::function<void(util::Result<domain::SendReceipt>)> done) override {
+    core_->Send(std::move(message), std::move(reply_to_message_id), std::move(done));
+  }
+
+ private:
+  std::shared_ptr<Core> core_;
+};
+
+}  // namespace
+
+std::unique_ptr<PlatformAdapter> MakeDiscordAdapter(AdapterContext context) {
+  return std::make_unique<DiscordAdapter>(std::move(context));
+}
+
+}  // namespace sb::platforms::discord
