@@ -7,24 +7,22 @@
 #include <cstdint>
 #include <utility>
 
+#include "platforms/common/chain_builder.hpp"
 #include "util/crypto.hpp"
 
 namespace sb::platforms::onebot {
 namespace {
 
+using common::AppendPlain;
+using common::Invalid;
 using domain::ElementType;
 using domain::MessageElement;
-using util::ErrorCode;
 using util::Json;
 using util::JsonArray;
 using util::JsonObject;
 
 constexpr std::size_t kMaxFailureBytes = 512;
 constexpr std::size_t kMaxNameBytes = 256;
-
-tl::unexpected<util::Error> Invalid(std::string message) {
-  return util::Fail(ErrorCode::kInvalidArgument, std::move(message));
-}
 
 // Decimal digits of an int64 (QQ ids, group ids, message ids), without sign or leading '+'.
 bool IsDecimalId(std::string_view s) {
@@ -119,18 +117,6 @@ util::Result<std::vector<Segment>> ReadSegments(const Json& message) {
     segments.push_back(std::move(out));
   }
   return segments;
-}
-
-void AppendPlain(domain::MessageChain& chain, std::string text) {
-  if (text.empty()) return;
-  if (!chain.empty() && chain.back().type == ElementType::kPlain) {
-    chain.back().text += text;
-    return;
-  }
-  MessageElement e;
-  e.type = ElementType::kPlain;
-  e.text = std::move(text);
-  chain.push_back(std::move(e));
 }
 
 bool IsUrl(std::string_view s) { return s.starts_with("http://") || s.starts_with("https://"); }

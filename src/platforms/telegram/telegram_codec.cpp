@@ -7,21 +7,21 @@
 #include <charconv>
 #include <utility>
 
+#include "platforms/common/chain_builder.hpp"
 #include "util/crypto.hpp"
 
 namespace sb::platforms::telegram {
 namespace {
 
+using common::AppendAt;
+using common::AppendPlain;
+using common::Invalid;
 using domain::ElementType;
 using domain::MessageElement;
 using util::ErrorCode;
 using util::Json;
 using util::JsonArray;
 using util::JsonObject;
-
-tl::unexpected<util::Error> Invalid(std::string message) {
-  return util::Fail(ErrorCode::kInvalidArgument, std::move(message));
-}
 
 // Decodes the code point at `i`; returns its byte length (1 for a stray byte, which then counts
 // as one unit, as Telegram would never send one).
@@ -247,25 +247,6 @@ util::Result<std::vector<Entity>> ReadEntities(const JsonArray* raw, std::string
   std::stable_sort(entities.begin(), entities.end(),
                    [](const Entity& a, const Entity& b) { return a.begin < b.begin; });
   return entities;
-}
-
-void AppendPlain(domain::MessageChain& chain, std::string_view text) {
-  if (text.empty()) return;
-  if (!chain.empty() && chain.back().type == ElementType::kPlain) {
-    chain.back().text += text;
-    return;
-  }
-  MessageElement e;
-  e.type = ElementType::kPlain;
-  e.text = std::string(text);
-  chain.push_back(std::move(e));
-}
-
-void AppendAt(domain::MessageChain& chain, std::string target) {
-  MessageElement e;
-  e.type = ElementType::kAt;
-  e.target = std::move(target);
-  chain.push_back(std::move(e));
 }
 
 // The text with mentions of the bot and text_mentions as At elements, the rest as Plain.
