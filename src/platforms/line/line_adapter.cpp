@@ -15,6 +15,7 @@
 #include "net/http_client.hpp"
 #include "platforms/common/acknowledge.hpp"
 #include "platforms/common/config_reader.hpp"
+#include "platforms/common/core_adapter.hpp"
 #include "platforms/common/recent_ids.hpp"
 #include "platforms/common/reconnect_backoff.hpp"
 #include "platforms/common/rest_call.hpp"
@@ -356,36 +357,10 @@ class Core : public std::enable_shared_from_this<Core> {
   std::deque<std::string> token_order_;                        // guarded by mu_; oldest first
 };
 
-class LineAdapter final : public PlatformAdapter {
- public:
-  explicit LineAdapter(AdapterContext context)
-      : core_(std::make_shared<Core>(std::move(context))) {}
-  ~LineAdapter() override { core_->Abandon(); }
-
-  void Start() override { core_->Start(); }
-  void Stop(std::function<void()> stopped) override { core_->Stop(std::move(stopped)); }
-
-  util::Result<void> CheckDeliverable(const domain::OutgoingMessage& message) const override {
-    return line::CheckDeliverable(message);
-  }
-
-  void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
-            std::function<void(util::Result<domain::SendReceipt>)> done) override {
-    core_->Send(std::move(message), std::move(reply_to_message_id), std::move(done));
-  }
-
-  void HandleWebhook(WebhookCall call, std::function<void(WebhookAnswer)> answer) override {
-    core_->HandleWebhook(std::move(call), std::move(answer));
-  }
-
- private:
-  std::shared_ptr<Core> core_;
-};
-
 }  // namespace
 
 std::unique_ptr<PlatformAdapter> MakeLineAdapter(AdapterContext context) {
-  return std::make_unique<LineAdapter>(std::move(context));
+  return std::make_unique<common::CoreAdapter<Core, line::CheckDeliverable>>(std::move(context));
 }
 
 }  // namespace sb::platforms::line

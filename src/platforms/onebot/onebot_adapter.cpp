@@ -20,6 +20,7 @@
 
 #include "net/websocket.hpp"
 #include "platforms/common/config_reader.hpp"
+#include "platforms/common/core_adapter.hpp"
 #include "platforms/common/reconnect_backoff.hpp"
 #include "platforms/coroutine_group.hpp"
 #include "platforms/onebot/onebot_codec.hpp"
@@ -194,7 +195,9 @@ class Core : public std::enable_shared_from_this<Core> {
 
   void Abandon() { Stop(nullptr); }
 
-  void Send(domain::OutgoingMessage message, SendDone done) {
+  // Quoting is the pipeline's choice (a Quote element, from quote-origin), not the adapter's, so
+  // `reply_to_message_id` is not used.
+  void Send(domain::OutgoingMessage message, std::string /*reply_to_message_id*/, SendDone done) {
     auto once = std::make_shared<OnceDone>(std::move(done));
     auto action = EncodeSend(message);
     if (!action) {
@@ -804,34 +807,10 @@ class Core : public std::enable_shared_from_this<Core> {
   std::uint64_t bad_frames_total_ = 0;                // guarded by mu_
 };
 
-class OneBotAdapter final : public PlatformAdapter {
- public:
-  explicit OneBotAdapter(AdapterContext context)
-      : core_(std::make_shared<Core>(std::move(context))) {}
-  ~OneBotAdapter() override { core_->Abandon(); }
-
-  void Start() override { core_->Start(); }
-  void Stop(std::function<void()> stopped) override { core_->Stop(std::move(stopped)); }
-
-  util::Result<void> CheckDeliverable(const domain::OutgoingMessage& message) const override {
-    return onebot::CheckDeliverable(message);
-  }
-
-  void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
-            SendDone done) override {
-    // Quoting is the pipeline's choice (a Quote element, from quote-origin), not the adapter's.
-    (void)reply_to_message_id;
-    core_->Send(std::move(message), std::move(done));
-  }
-
- private:
-  std::shared_ptr<Core> core_;
-};
-
 }  // namespace
 
 std::unique_ptr<PlatformAdapter> MakeOneBotAdapter(AdapterContext context) {
-  return std::make_unique<OneBotAdapter>(std::move(context));
+  return std::make_unique<common::CoreAdapter<Core, onebot::CheckDeliverable>>(std::move(context));
 }
 
 }  // namespace sb::platforms::onebot

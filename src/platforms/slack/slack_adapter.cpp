@@ -15,6 +15,7 @@
 #include "net/http_client.hpp"
 #include "platforms/common/acknowledge.hpp"
 #include "platforms/common/config_reader.hpp"
+#include "platforms/common/core_adapter.hpp"
 #include "platforms/common/json_fields.hpp"
 #include "platforms/common/recent_ids.hpp"
 #include "platforms/common/reconnect_backoff.hpp"
@@ -374,36 +375,10 @@ class Core : public std::enable_shared_from_this<Core> {
   std::unordered_map<std::string, std::string> direct_channels_;  // guarded by mu_; user -> D…
 };
 
-class SlackAdapter final : public PlatformAdapter {
- public:
-  explicit SlackAdapter(AdapterContext context)
-      : core_(std::make_shared<Core>(std::move(context))) {}
-  ~SlackAdapter() override { core_->Abandon(); }
-
-  void Start() override { core_->Start(); }
-  void Stop(std::function<void()> stopped) override { core_->Stop(std::move(stopped)); }
-
-  util::Result<void> CheckDeliverable(const domain::OutgoingMessage& message) const override {
-    return slack::CheckDeliverable(message);
-  }
-
-  void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
-            std::function<void(util::Result<domain::SendReceipt>)> done) override {
-    core_->Send(std::move(message), std::move(reply_to_message_id), std::move(done));
-  }
-
-  void HandleWebhook(WebhookCall call, std::function<void(WebhookAnswer)> answer) override {
-    core_->HandleWebhook(std::move(call), std::move(answer));
-  }
-
- private:
-  std::shared_ptr<Core> core_;
-};
-
 }  // namespace
 
 std::unique_ptr<PlatformAdapter> MakeSlackAdapter(AdapterContext context) {
-  return std::make_unique<SlackAdapter>(std::move(context));
+  return std::make_unique<common::CoreAdapter<Core, slack::CheckDeliverable>>(std::move(context));
 }
 
 }  // namespace sb::platforms::slack

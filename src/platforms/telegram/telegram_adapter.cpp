@@ -20,6 +20,7 @@
 
 #include "net/http_client.hpp"
 #include "platforms/common/config_reader.hpp"
+#include "platforms/common/core_adapter.hpp"
 #include "platforms/coroutine_group.hpp"
 #include "platforms/telegram/telegram_codec.hpp"
 #include "util/call_once.hpp"
@@ -581,36 +582,11 @@ class Core : public std::enable_shared_from_this<Core> {
   std::unordered_map<std::string, std::string> names_;  // guarded by mu_; user id -> name
 };
 
-class TelegramAdapter final : public PlatformAdapter {
- public:
-  explicit TelegramAdapter(AdapterContext context)
-      : core_(std::make_shared<Core>(std::move(context))) {}
-  ~TelegramAdapter() override { core_->Abandon(); }
-
-  void Start() override { core_->Start(); }
-  void Stop(std::function<void()> stopped) override { core_->Stop(std::move(stopped)); }
-
-  util::Result<void> CheckDeliverable(const domain::OutgoingMessage& message) const override {
-    return telegram::CheckDeliverable(message);
-  }
-
-  void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
-            std::function<void(util::Result<domain::SendReceipt>)> done) override {
-    core_->Send(std::move(message), std::move(reply_to_message_id), std::move(done));
-  }
-
-  void HandleWebhook(WebhookCall call, std::function<void(WebhookAnswer)> answer) override {
-    core_->HandleWebhook(std::move(call), std::move(answer));
-  }
-
- private:
-  std::shared_ptr<Core> core_;
-};
-
 }  // namespace
 
 std::unique_ptr<PlatformAdapter> MakeTelegramAdapter(AdapterContext context) {
-  return std::make_unique<TelegramAdapter>(std::move(context));
+  return std::make_unique<common::CoreAdapter<Core, telegram::CheckDeliverable>>(
+      std::move(context));
 }
 
 }  // namespace sb::platforms::telegram
