@@ -20,6 +20,7 @@
 #include "net/websocket.hpp"
 #include "platforms/onebot/onebot_adapter.hpp"
 #include "platforms/onebot/onebot_codec.hpp"
+#include "platforms/onebot/onebot_upgrade.hpp"
 #include "util/json.hpp"
 #include "util/simulated_clock.hpp"
 

@@ -1,7 +1,8 @@
 // The aiocqhttp adapter: listens for OneBot v11 reverse WebSocket connections, reads each one
 // (frames decoded by onebot_codec), routes sends to the right account and answers them by echo.
 // The parts of its state live apart: onebot_connection (one socket and its writer),
-// onebot_registry (slots, routes, liveness), onebot_pending (actions waiting for an answer).
+// onebot_registry (slots, routes, liveness), onebot_pending (actions waiting for an answer),
+// and onebot_upgrade judges each upgrade request.
 #include "platforms/onebot/onebot_adapter.hpp"
 
 #include <fmt/format.h>
@@ -24,6 +25,7 @@
 #include "platforms/onebot/onebot_connection.hpp"
 #include "platforms/onebot/onebot_pending.hpp"
 #include "platforms/onebot/onebot_registry.hpp"
+#include "platforms/onebot/onebot_upgrade.hpp"
 
 namespace sb::platforms::onebot {
 namespace {
@@ -47,18 +49,6 @@ constexpr int kMaxBadFrames = 50;
 constexpr util::Duration kBadFrameWindow = 10s;
 constexpr int kLoggedBadFrames = 5;  // per window; the rest are only counted
 constexpr std::size_t kMaxConnections = 2048;
-
-const char* RoleName(ClientRole role) {
-  switch (role) {
-    case ClientRole::kApi:
-      return "API";
-    case ClientRole::kEvent:
-      return "Event";
-    case ClientRole::kUniversal:
-      break;
-  }
-  return "Universal";
-}
 
 // The first header of that lower-case name (the transport lower-cases names); empty when absent.
 std::string_view HeaderOf(const net::WebSocketUpgrade& up, std::string_view name) {

@@ -18,7 +18,7 @@
 #include <string>
 
 #include "net/websocket.hpp"
-#include "platforms/onebot/onebot_codec.hpp"
+#include "platforms/onebot/onebot_upgrade.hpp"
 
 namespace sb::platforms::onebot {
 
