@@ -1,9 +1,11 @@
 // In-process doubles for adapter tests: an HttpClient that answers from a script and records the
-// requests, a host that records what the adapter reports, and an io_context on two threads.
+// requests, a host that records what the adapter reports (and any call after its Stop), and an
+// io_context on two threads.
 //   ScriptedHttp http([](const net::HttpRequest& r) { return Reply(200, R"({"ok":true})"); });
 //   AdapterRig rig;  // rig.executor(), rig.host, rig.Stop(*adapter)
 #pragma once
 
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
@@ -91,8 +93,9 @@ class RecordingHost final : public platforms::AdapterHost {
     Add([&] { logs.push_back(std::move(text)); });
   }
 
+  // Waits until `ready` (called under the lock) holds; false after `timeout`.
   template <typename Ready>
-  bool WaitFor(Ready ready, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+  bool WaitFor(Ready ready, std::chrono::milliseconds timeout = std::chrono::seconds(8)) {
     std::unique_lock lock(mu);
     return cv.wait_for(lock, timeout, [&] { return ready(); });
   }
@@ -108,10 +111,14 @@ class RecordingHost final : public platforms::AdapterHost {
   std::vector<std::string> connected;                // guarded by mu
   std::vector<std::string> troubles;                 // guarded by mu
   std::vector<std::string> logs;                     // guarded by mu
+  // Set by a test once the adapter's Stop callback ran; host calls after that are counted.
+  std::atomic<bool> stopped{false};
+  std::atomic<int> after_stop_calls{0};
 
  private:
   template <typename Change>
   void Add(Change change) {
+    if (stopped) ++after_stop_calls;
     {
       std::lock_guard lock(mu);
       change();
