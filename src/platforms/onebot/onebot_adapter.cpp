@@ -133,7 +133,7 @@ class Core : public std::enable_shared_from_this<Core> {
   // Quoting is the pipeline's choice (a Quote element, from quote-origin), not the adapter's, so
   // `reply_to_message_id` is not used.
   void Send(domain::OutgoingMessage message, std::string /*reply_to_message_id*/, SendDone done) {
-    auto once = std::make_shared<OnceDone>(std::move(done));
+    auto once = common::MakeSendOnce(std::move(done));
     auto action = EncodeSend(message);
     if (!action) {
       (*once)(tl::unexpected(action.error()));

@@ -6,11 +6,6 @@
 
 namespace sb::platforms::onebot {
 
-OnceDone::OnceDone(SendDone done)
-    : CallOnce(std::move(done), [] {
-        return util::Fail(util::ErrorCode::kCancelled, "the bot stopped before sending");
-      }) {}
-
 std::string PendingActions::Add(Pending pending) {
   std::string echo = "sb:" + std::to_string(++echo_seq_);
   pending_.emplace(echo, std::move(pending));

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "domain/bot_runtime.hpp"
+#include "platforms/common/send_once.hpp"
 #include "platforms/onebot/onebot_codec.hpp"
-#include "util/call_once.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
 
@@ -26,14 +26,8 @@ struct Conn;
 
 using SendDone = std::function<void(util::Result<domain::SendReceipt>)>;
 
-// A send's callback: runs once, with kCancelled if nothing answered it before it is dropped.
-class OnceDone : public util::CallOnce<util::Result<domain::SendReceipt>> {
- public:
-  explicit OnceDone(SendDone done);
-};
-
 struct Pending {
-  std::shared_ptr<OnceDone> done;  // a send; null for the get_login_info of `login_for`
+  std::shared_ptr<common::SendOnce> done;  // a send; null for the get_login_info of `login_for`
   std::weak_ptr<Conn> login_for;
   std::uint64_t conn_serial = 0;
   std::string action;

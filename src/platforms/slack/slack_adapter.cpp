@@ -20,6 +20,7 @@
 #include "platforms/common/recent_ids.hpp"
 #include "platforms/common/reconnect_backoff.hpp"
 #include "platforms/common/rest_call.hpp"
+#include "platforms/common/send_once.hpp"
 #include "platforms/coroutine_group.hpp"
 #include "platforms/slack/slack_codec.hpp"
 #include "util/call_once.hpp"
@@ -92,9 +93,7 @@ class Core : public std::enable_shared_from_this<Core> {
 
   void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
             std::function<void(util::Result<domain::SendReceipt>)> done) {
-    auto once = std::make_shared<util::CallOnce<util::Result<domain::SendReceipt>>>(
-        std::move(done),
-        [] { return util::Fail(ErrorCode::kCancelled, "the bot stopped before sending"); });
+    auto once = common::MakeSendOnce(std::move(done));
     auto calls = std::make_shared<const std::vector<OutboundCall>>(
         EncodeOutgoing(message, ThreadOf(reply_to_message_id)));
     auto self = shared_from_this();
@@ -289,9 +288,8 @@ class Core : public std::enable_shared_from_this<Core> {
     context_.host->OnMessage(std::move(*decoded->message));
   }
 
-  asio::awaitable<void> PostAll(
-      std::shared_ptr<const std::vector<OutboundCall>> calls,
-      std::shared_ptr<util::CallOnce<util::Result<domain::SendReceipt>>> once) {
+  asio::awaitable<void> PostAll(std::shared_ptr<const std::vector<OutboundCall>> calls,
+                                std::shared_ptr<common::SendOnce> once) {
     co_await asio::this_coro::throw_if_cancelled(false);
     domain::SendReceipt receipt;
     for (const OutboundCall& call : *calls) {
