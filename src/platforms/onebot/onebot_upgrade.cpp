@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "platforms/common/ascii.hpp"
 #include "platforms/onebot/onebot_codec.hpp"
 #include "util/crypto.hpp"
 
@@ -22,17 +23,6 @@ const char* RoleName(ClientRole role) {
 }
 
 namespace {
-
-bool EqualsNoCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -123,11 +113,11 @@ UpgradeCheck CheckUpgrade(std::string_view target, std::string_view authorizatio
   }
   check.self_id = std::string(self_id);
   if (!role.empty()) {
-    if (EqualsNoCase(role, "Universal")) {
+    if (common::EqualsIgnoreCase(role, "Universal")) {
       check.role = ClientRole::kUniversal;
-    } else if (EqualsNoCase(role, "API")) {
+    } else if (common::EqualsIgnoreCase(role, "API")) {
       check.role = ClientRole::kApi;
-    } else if (EqualsNoCase(role, "Event")) {
+    } else if (common::EqualsIgnoreCase(role, "Event")) {
       check.role = ClientRole::kEvent;
     } else {
       return Refuse(400, "X-Client-Role must be Universal, API or Event");

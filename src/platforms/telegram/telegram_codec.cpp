@@ -7,6 +7,7 @@
 #include <charconv>
 #include <utility>
 
+#include "platforms/common/ascii.hpp"
 #include "platforms/common/chain_builder.hpp"
 #include "util/crypto.hpp"
 
@@ -15,6 +16,7 @@ namespace {
 
 using common::AppendAt;
 using common::AppendPlain;
+using common::EqualsIgnoreCase;
 using common::Invalid;
 using domain::ElementType;
 using domain::MessageElement;
@@ -182,17 +184,6 @@ util::Result<const JsonArray*> OptionalArray(const JsonObject& o, std::string_vi
     return Invalid(where + std::string(key) + " must be an array, not " + util::JsonKindName(*v));
   }
   return &v->get_array();
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
 }
 
 struct Entity {
