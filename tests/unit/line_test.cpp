@@ -254,15 +254,11 @@ TEST(LineAdapterSignIn, ARefusedTokenIsTroubleWithoutRetries) {
         401,
         R"({"message":"Authentication failed. Confirm that the access token in the authorization header is valid."})");
   });
-  AdapterContext context;
-  context.config = util::JsonObject{{"channel_access_token", "revoked-line-token"},
-                                    {"channel_secret", "s"},
-                                    {"api_base_url", "http://line.test"}};
-  context.executor = io.executor();
-  context.http = http;
-  context.clock = &clock;
-  context.host = &host;
-  auto adapter = MakeLineAdapter(std::move(context));
+  auto adapter = MakeLineAdapter(
+      test::HttpAdapterContext(util::JsonObject{{"channel_access_token", "revoked-line-token"},
+                                                {"channel_secret", "s"},
+                                                {"api_base_url", "http://line.test"}},
+                               io, http, clock, host));
   adapter->Start();
   ASSERT_TRUE(host.WaitFor([&] { return !host.troubles.empty(); }));
   std::this_thread::sleep_for(200ms);
@@ -283,16 +279,11 @@ class LineAdapterTest : public ::testing::Test {
   void SetUp() override {
     http_ = std::make_shared<test::ScriptedHttp>(
         [this](const net::HttpRequest& r) { return Answer(r); });
-    AdapterContext context;
-    context.bot_uuid = "bot-1";
-    context.config = util::JsonObject{{"channel_access_token", "line-token"},
-                                      {"channel_secret", kSecret},
-                                      {"api_base_url", "http://line.test"}};
-    context.executor = io_.executor();
-    context.http = http_;
-    context.clock = &clock_;
-    context.host = &host_;
-    adapter_ = MakeLineAdapter(std::move(context));
+    adapter_ = MakeLineAdapter(
+        test::HttpAdapterContext(util::JsonObject{{"channel_access_token", "line-token"},
+                                                  {"channel_secret", kSecret},
+                                                  {"api_base_url", "http://line.test"}},
+                                 io_, http_, clock_, host_, "bot-1"));
     adapter_->Start();
     ASSERT_TRUE(host_.WaitFor([&] { return !host_.connected.empty(); }));
   }

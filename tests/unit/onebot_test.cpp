@@ -20,6 +20,8 @@
 #include "net/websocket.hpp"
 #include "platforms/onebot/onebot_adapter.hpp"
 #include "platforms/onebot/onebot_codec.hpp"
+#include "platforms/onebot/onebot_upgrade.hpp"
+#include "support/adapter_harness.hpp"
 #include "util/json.hpp"
 #include "util/simulated_clock.hpp"
 
@@ -445,48 +447,7 @@ namespace asio = boost::asio;
 using ConnPtr = std::shared_ptr<net::WebSocketConnection>;
 using domain::ReceivedMessage;
 
-// Records every host call; tests wait on it.
-class RecordingHost final : public AdapterHost {
- public:
-  void OnMessage(ReceivedMessage message) override {
-    Add([&] { messages.push_back(std::move(message)); });
-  }
-  void OnConnected(std::string bot_account_id) override {
-    Add([&] { connected.push_back(std::move(bot_account_id)); });
-  }
-  void OnTrouble(std::string why) override {
-    Add([&] { troubles.push_back(std::move(why)); });
-  }
-  void Log(domain::LogLevel, std::string text) override {
-    Add([&] { logs.push_back(std::move(text)); });
-  }
-
-  template <typename Ready>
-  bool WaitFor(Ready ready, std::chrono::milliseconds timeout = 5s) {
-    std::unique_lock lock(mu);
-    return cv.wait_for(lock, timeout, [&] { return ready(); });
-  }
-
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<ReceivedMessage> messages;  // guarded by mu
-  std::vector<std::string> connected;     // guarded by mu
-  std::vector<std::string> troubles;      // guarded by mu
-  std::vector<std::string> logs;          // guarded by mu
-  std::atomic<bool> stopped{false};
-  std::atomic<int> after_stop_calls{0};
-
- private:
-  template <typename Change>
-  void Add(Change change) {
-    if (stopped) ++after_stop_calls;
-    {
-      std::lock_guard lock(mu);
-      change();
-    }
-    cv.notify_all();
-  }
-};
+using test::RecordingHost;
 
 class OneBotAdapterTest : public ::testing::Test {
  protected:

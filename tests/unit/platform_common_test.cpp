@@ -1,13 +1,15 @@
 // The pieces adapters share (platforms/common): lenient config reads, the reconnect backoff, HMAC
 // and base64 with known answers, the replay window, the bounded id memory, text cut by the
-// platform's unit, and the 429 decision.
+// platform's unit, the 429 decision, the message-chain builders and ASCII case folding.
 #include <gtest/gtest.h>
 
 #include <string>
 
+#include "platforms/common/ascii.hpp"
+#include "platforms/common/chain_builder.hpp"
 #include "platforms/common/config_reader.hpp"
-#include "platforms/common/reconnect_backoff.hpp"
 #include "platforms/common/recent_ids.hpp"
+#include "platforms/common/reconnect_backoff.hpp"
 #include "platforms/common/rest_call.hpp"
 #include "platforms/common/signatures.hpp"
 #include "platforms/common/text_units.hpp"
@@ -113,6 +115,37 @@ TEST(CommonRetry, OnlyRateLimitsAreRetriedWithinTheBudget) {
   EXPECT_FALSE(RetryDelay(Response(200), 1, policy));
   EXPECT_EQ(RetryAfter(Response(429, " 7 ")), std::chrono::seconds(7));
   EXPECT_FALSE(RetryAfter(Response(429, "-1")));
+}
+
+TEST(CommonChain, PlainMergesIntoThePlainBeforeItAndSkipsEmptyText) {
+  domain::MessageChain chain;
+  AppendPlain(chain, "");
+  EXPECT_TRUE(chain.empty());
+  AppendPlain(chain, "hello ");
+  AppendPlain(chain, "world");
+  AppendAt(chain, "U1");
+  AppendPlain(chain, "!");
+  ASSERT_EQ(chain.size(), 3u);
+  EXPECT_EQ(chain[0].type, domain::ElementType::kPlain);
+  EXPECT_EQ(chain[0].text, "hello world");
+  EXPECT_EQ(chain[1].type, domain::ElementType::kAt);
+  EXPECT_EQ(chain[1].target, "U1");
+  EXPECT_EQ(chain[2].text, "!");
+}
+
+TEST(CommonChain, InvalidIsAnInvalidArgument) {
+  util::Result<int> r = Invalid("event.user is required");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, util::ErrorCode::kInvalidArgument);
+  EXPECT_EQ(r.error().message, "event.user is required");
+}
+
+TEST(CommonAscii, EqualsIgnoreCaseFoldsAsciiOnly) {
+  EXPECT_TRUE(EqualsIgnoreCase("Universal", "uNIVERSAL"));
+  EXPECT_TRUE(EqualsIgnoreCase("", ""));
+  EXPECT_FALSE(EqualsIgnoreCase("API", "APIs"));
+  EXPECT_FALSE(EqualsIgnoreCase("Event", "Evenu"));
+  EXPECT_FALSE(EqualsIgnoreCase("\xc3\x84", "\xc3\xa4"));  // Ä and ä: UTF-8 is not folded
 }
 
 TEST(ConfigReader, ReadsLenientlyWithFallbacks) {

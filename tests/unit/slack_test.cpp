@@ -286,16 +286,11 @@ class SlackAdapterTest : public ::testing::Test {
   void SetUp() override {
     http_ = std::make_shared<test::ScriptedHttp>(
         [this](const net::HttpRequest& r) { return Answer(r); });
-    AdapterContext context;
-    context.bot_uuid = "bot-1";
-    context.config = util::JsonObject{{"bot_token", "xoxb-test-token"},
-                                      {"signing_secret", kSecret},
-                                      {"api_base_url", "http://slack.test/api/"}};
-    context.executor = io_.executor();
-    context.http = http_;
-    context.clock = &clock_;
-    context.host = &host_;
-    adapter_ = MakeSlackAdapter(std::move(context));
+    adapter_ = MakeSlackAdapter(
+        test::HttpAdapterContext(util::JsonObject{{"bot_token", "xoxb-test-token"},
+                                                  {"signing_secret", kSecret},
+                                                  {"api_base_url", "http://slack.test/api/"}},
+                                 io_, http_, clock_, host_, "bot-1"));
     adapter_->Start();
     ASSERT_TRUE(host_.WaitFor([&] { return !host_.connected.empty(); }));
   }
@@ -351,15 +346,11 @@ TEST(SlackAdapterSignIn, ARefusedTokenIsTroubleWithoutRetries) {
   auto http = std::make_shared<test::ScriptedHttp>([](const net::HttpRequest&) {
     return test::Reply(200, R"({"ok":false,"error":"invalid_auth"})");
   });
-  AdapterContext context;
-  context.config = util::JsonObject{{"bot_token", "xoxb-revoked-token"},
-                                    {"signing_secret", "s"},
-                                    {"api_base_url", "http://slack.test/api"}};
-  context.executor = io.executor();
-  context.http = http;
-  context.clock = &clock;
-  context.host = &host;
-  auto adapter = MakeSlackAdapter(std::move(context));
+  auto adapter = MakeSlackAdapter(
+      test::HttpAdapterContext(util::JsonObject{{"bot_token", "xoxb-revoked-token"},
+                                                {"signing_secret", "s"},
+                                                {"api_base_url", "http://slack.test/api"}},
+                               io, http, clock, host));
   adapter->Start();
   ASSERT_TRUE(host.WaitFor([&] { return !host.troubles.empty(); }));
   std::this_thread::sleep_for(200ms);

@@ -27,6 +27,7 @@
 #include "net/http_client.hpp"
 #include "platforms/telegram/telegram_adapter.hpp"
 #include "platforms/telegram/telegram_codec.hpp"
+#include "support/adapter_harness.hpp"
 #include "util/json.hpp"
 
 namespace sb::platforms::telegram {
@@ -571,55 +572,7 @@ class FakeTelegram {
   FILE* stdout_ = nullptr;
 };
 
-// Records every host call; tests wait on it.
-class RecordingHost final : public AdapterHost {
- public:
-  void OnMessage(ReceivedMessage message) override {
-    Add([&] { messages.push_back(std::move(message)); });
-  }
-  void OnConnected(std::string bot_account_id) override {
-    Add([&] { connected.push_back(std::move(bot_account_id)); });
-  }
-  void OnTrouble(std::string why) override {
-    Add([&] { troubles.push_back(std::move(why)); });
-  }
-  void Log(domain::LogLevel, std::string text) override {
-    Add([&] { logs.push_back(std::move(text)); });
-  }
-
-  // Waits until `ready` (called under the lock) holds; false after `timeout`.
-  template <typename Ready>
-  bool WaitFor(Ready ready, std::chrono::milliseconds timeout = 8s) {
-    std::unique_lock lock(mu);
-    return cv.wait_for(lock, timeout, [&] { return ready(); });
-  }
-
-  template <typename Reader>
-  auto Read(Reader read) {
-    std::lock_guard lock(mu);
-    return read();
-  }
-
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<ReceivedMessage> messages;  // guarded by mu
-  std::vector<std::string> connected;     // guarded by mu
-  std::vector<std::string> troubles;      // guarded by mu
-  std::vector<std::string> logs;          // guarded by mu
-  std::atomic<int> after_stop_calls{0};
-  std::atomic<bool> stopped{false};
-
- private:
-  template <typename Change>
-  void Add(Change change) {
-    if (stopped) ++after_stop_calls;
-    {
-      std::lock_guard lock(mu);
-      change();
-    }
-    cv.notify_all();
-  }
-};
+using test::RecordingHost;
 
 class TelegramAdapterTest : public ::testing::Test {
  protected:

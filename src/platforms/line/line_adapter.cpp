@@ -15,9 +15,11 @@
 #include "net/http_client.hpp"
 #include "platforms/common/acknowledge.hpp"
 #include "platforms/common/config_reader.hpp"
+#include "platforms/common/core_adapter.hpp"
 #include "platforms/common/recent_ids.hpp"
 #include "platforms/common/reconnect_backoff.hpp"
 #include "platforms/common/rest_call.hpp"
+#include "platforms/common/send_once.hpp"
 #include "platforms/common/signatures.hpp"
 #include "platforms/coroutine_group.hpp"
 #include "platforms/line/line_codec.hpp"
@@ -45,7 +47,7 @@ WebhookAnswer Answer(int status, std::string_view message) {
   return {status, "application/json", util::SerializeJson(body)};
 }
 
-using SendDone = util::CallOnce<util::Result<domain::SendReceipt>>;
+using common::SendOnce;
 
 class Core : public std::enable_shared_from_this<Core> {
  public:
@@ -84,9 +86,7 @@ class Core : public std::enable_shared_from_this<Core> {
 
   void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
             std::function<void(util::Result<domain::SendReceipt>)> done) {
-    auto once = std::make_shared<SendDone>(std::move(done), [] {
-      return util::Fail(ErrorCode::kCancelled, "the bot stopped before sending");
-    });
+    auto once = common::MakeSendOnce(std::move(done));
     auto messages = std::make_shared<const std::vector<util::JsonObject>>(EncodeMessages(message));
     std::string reply_token = TakeReplyToken(reply_to_message_id);
     auto self = shared_from_this();
@@ -306,7 +306,7 @@ class Core : public std::enable_shared_from_this<Core> {
 
   asio::awaitable<void> SendAll(std::shared_ptr<const std::vector<util::JsonObject>> messages,
                                 std::string to, std::string reply_token,
-                                std::shared_ptr<SendDone> once) {
+                                std::shared_ptr<SendOnce> once) {
     co_await asio::this_coro::throw_if_cancelled(false);
     domain::SendReceipt receipt;
     for (std::size_t first = 0; first < messages->size(); first += kMaxMessagesPerCall) {
@@ -356,36 +356,10 @@ class Core : public std::enable_shared_from_this<Core> {
   std::deque<std::string> token_order_;                        // guarded by mu_; oldest first
 };
 
-class LineAdapter final : public PlatformAdapter {
- public:
-  explicit LineAdapter(AdapterContext context)
-      : core_(std::make_shared<Core>(std::move(context))) {}
-  ~LineAdapter() override { core_->Abandon(); }
-
-  void Start() override { core_->Start(); }
-  void Stop(std::function<void()> stopped) override { core_->Stop(std::move(stopped)); }
-
-  util::Result<void> CheckDeliverable(const domain::OutgoingMessage& message) const override {
-    return line::CheckDeliverable(message);
-  }
-
-  void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
-            std::function<void(util::Result<domain::SendReceipt>)> done) override {
-    core_->Send(std::move(message), std::move(reply_to_message_id), std::move(done));
-  }
-
-  void HandleWebhook(WebhookCall call, std::function<void(WebhookAnswer)> answer) override {
-    core_->HandleWebhook(std::move(call), std::move(answer));
-  }
-
- private:
-  std::shared_ptr<Core> core_;
-};
-
 }  // namespace
 
 std::unique_ptr<PlatformAdapter> MakeLineAdapter(AdapterContext context) {
-  return std::make_unique<LineAdapter>(std::move(context));
+  return std::make_unique<common::CoreAdapter<Core, line::CheckDeliverable>>(std::move(context));
 }
 
 }  // namespace sb::platforms::line

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "platforms/common/chain_builder.hpp"
 #include "platforms/common/json_fields.hpp"
 #include "platforms/common/signatures.hpp"
 #include "platforms/common/text_units.hpp"
@@ -13,7 +14,9 @@
 namespace sb::platforms::line {
 namespace {
 
+using common::AppendPlain;
 using common::ArrayField;
+using common::Invalid;
 using common::ObjectField;
 using common::StringField;
 using common::StringOr;
@@ -22,22 +25,6 @@ using domain::MessageElement;
 using util::ErrorCode;
 using util::Json;
 using util::JsonObject;
-
-tl::unexpected<util::Error> Invalid(std::string message) {
-  return util::Fail(ErrorCode::kInvalidArgument, std::move(message));
-}
-
-void AppendPlain(domain::MessageChain& chain, std::string_view text) {
-  if (text.empty()) return;
-  if (!chain.empty() && chain.back().type == ElementType::kPlain) {
-    chain.back().text += text;
-    return;
-  }
-  MessageElement e;
-  e.type = ElementType::kPlain;
-  e.text = std::string(text);
-  chain.push_back(std::move(e));
-}
 
 // A string field that must be there, bounded.
 util::Result<std::string> RequiredId(const JsonObject& obj, std::string_view key,

@@ -1,29 +1,31 @@
+// The aiocqhttp adapter: listens for OneBot v11 reverse WebSocket connections, reads each one
+// (frames decoded by onebot_codec), routes sends to the right account and answers them by echo.
+// The parts of its state live apart: onebot_connection (one socket and its writer),
+// onebot_registry (slots, routes, liveness), onebot_pending (actions waiting for an answer),
+// and onebot_upgrade judges each upgrade request.
 #include "platforms/onebot/onebot_adapter.hpp"
 
 #include <fmt/format.h>
 
 #include <atomic>
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 #include <cstdint>
-#include <deque>
-#include <map>
 #include <mutex>
 #include <optional>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "net/websocket.hpp"
 #include "platforms/common/config_reader.hpp"
+#include "platforms/common/core_adapter.hpp"
 #include "platforms/common/reconnect_backoff.hpp"
 #include "platforms/coroutine_group.hpp"
 #include "platforms/onebot/onebot_codec.hpp"
-#include "util/call_once.hpp"
+#include "platforms/onebot/onebot_connection.hpp"
+#include "platforms/onebot/onebot_pending.hpp"
+#include "platforms/onebot/onebot_registry.hpp"
+#include "platforms/onebot/onebot_upgrade.hpp"
 
 namespace sb::platforms::onebot {
 namespace {
@@ -46,33 +48,7 @@ constexpr std::size_t kHardFrameLimit = 4 << 20;
 constexpr int kMaxBadFrames = 50;
 constexpr util::Duration kBadFrameWindow = 10s;
 constexpr int kLoggedBadFrames = 5;  // per window; the rest are only counted
-// Missing heartbeats for this many intervals (plus a little slack) means a dead link.
-constexpr int kHeartbeatsMissed = 2;
-constexpr util::Duration kHeartbeatSlack = 1s;
 constexpr std::size_t kMaxConnections = 2048;
-constexpr std::size_t kMaxRoutes = 100'000;  // chats remembered with the account that heard them
-
-using SendDone = std::function<void(util::Result<domain::SendReceipt>)>;
-
-class OnceDone : public util::CallOnce<util::Result<domain::SendReceipt>> {
- public:
-  explicit OnceDone(SendDone done)
-      : CallOnce(std::move(done), [] {
-          return util::Fail(ErrorCode::kCancelled, "the bot stopped before sending");
-        }) {}
-};
-
-const char* RoleName(ClientRole role) {
-  switch (role) {
-    case ClientRole::kApi:
-      return "API";
-    case ClientRole::kEvent:
-      return "Event";
-    case ClientRole::kUniversal:
-      break;
-  }
-  return "Universal";
-}
 
 // The first header of that lower-case name (the transport lower-cases names); empty when absent.
 std::string_view HeaderOf(const net::WebSocketUpgrade& up, std::string_view name) {
@@ -88,45 +64,6 @@ UpgradeCheck Check(const net::WebSocketUpgrade& up, std::string_view token) {
 }
 
 std::int64_t Millis(util::TimePoint t) { return util::ToUnixMillis(t); }
-
-// One accepted socket and what the adapter knows about it.
-struct Conn {
-  std::uint64_t serial = 0;
-  std::shared_ptr<net::WebSocketConnection> ws;
-  ClientRole role = ClientRole::kUniversal;
-  std::string remote;
-
-  std::mutex mu;
-  std::string self_id;             // guarded by mu; empty until known
-  bool registered = false;         // guarded by mu; holds its slot in Core::slots_
-  bool replaced = false;           // guarded by mu; a newer connection took its slot
-  bool ended = false;              // guarded by mu; the read loop has finished
-  std::deque<std::string> outbox;  // guarded by mu; frames for the writer, in order
-  bool writer_idle = false;        // guarded by mu; the writer waits on `wake`
-  std::optional<asio::any_io_executor> writer_executor;  // guarded by mu; the writer's strand
-  std::shared_ptr<asio::steady_timer> wake;              // guarded by mu; the writer's wait
-
-  std::atomic<std::int64_t> last_frame_ms{0};
-  std::atomic<std::int64_t> heartbeat_ms{0};  // 0 until a heartbeat says its interval
-  std::atomic<bool> dropping{false};          // a close or abort is under way
-  // Bad frames in the current window; touched by the read loop only.
-  int bad_frames = 0;
-  std::int64_t bad_window_start_ms = 0;
-
-  bool CanSend() const { return role != ClientRole::kEvent; }
-  std::string SelfId() {
-    std::lock_guard lock(mu);
-    return self_id;
-  }
-};
-
-struct Pending {
-  std::shared_ptr<OnceDone> done;  // a send; null for the get_login_info of `login_for`
-  std::weak_ptr<Conn> login_for;
-  std::uint64_t conn_serial = 0;
-  std::string action;
-  util::TimePoint deadline;
-};
 
 class Core : public std::enable_shared_from_this<Core> {
  public:
@@ -163,9 +100,8 @@ class Core : public std::enable_shared_from_this<Core> {
       if (stopping_) return;
       stopping_ = true;
       listener = std::move(listener_);
-      for (auto& [echo, p] : pending_) pending.push_back(std::move(p));
-      pending_.clear();
-      slots_.clear();
+      pending = pending_.TakeAll();
+      registry_.ReleaseSlots();
     }
     retry_timer_.Cancel();
     tick_timer_.Cancel();
@@ -194,8 +130,10 @@ class Core : public std::enable_shared_from_this<Core> {
 
   void Abandon() { Stop(nullptr); }
 
-  void Send(domain::OutgoingMessage message, SendDone done) {
-    auto once = std::make_shared<OnceDone>(std::move(done));
+  // Quoting is the pipeline's choice (a Quote element, from quote-origin), not the adapter's, so
+  // `reply_to_message_id` is not used.
+  void Send(domain::OutgoingMessage message, std::string /*reply_to_message_id*/, SendDone done) {
+    auto once = common::MakeSendOnce(std::move(done));
     auto action = EncodeSend(message);
     if (!action) {
       (*once)(tl::unexpected(action.error()));
@@ -209,15 +147,14 @@ class Core : public std::enable_shared_from_this<Core> {
         (*once)(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
         return;
       }
-      conn = RouteFor(message);
+      conn = registry_.RouteFor(message);
       if (!conn) {
         (*once)(util::Fail(ErrorCode::kUpstreamUnreachable,
                            "no OneBot implementation is connected to this bot"));
         return;
       }
-      echo = NextEcho();
-      pending_.emplace(
-          echo, Pending{once, {}, conn->serial, action->action, clock_.Now() + kActionTimeout});
+      echo = pending_.Add(
+          Pending{once, {}, conn->serial, action->action, clock_.Now() + kActionTimeout});
     }
     if (!Enqueue(*conn, EncodeActionFrame(*action, echo))) {
       FailPending(echo, {ErrorCode::kUpstreamUnreachable,
@@ -329,7 +266,7 @@ class Core : public std::enable_shared_from_this<Core> {
     conn->last_frame_ms = Millis(clock_.Now());
     auto self = shared_from_this();
     const bool started = group_->Spawn([self, conn]() { return self->Serve(conn); }) &&
-                         group_->Spawn([self, conn]() { return self->Writer(conn); });
+                         group_->Spawn([conn]() { return RunWriter(conn); });
     if (!started) conn->ws->Abort();
   }
 
@@ -339,7 +276,7 @@ class Core : public std::enable_shared_from_this<Core> {
     co_await asio::this_coro::throw_if_cancelled(false);
     {
       std::lock_guard lock(mu_);
-      live_.emplace(conn->serial, conn);
+      registry_.AddLive(conn);
     }
     const std::string self_id = conn->SelfId();
     host_.Log(
@@ -353,9 +290,8 @@ class Core : public std::enable_shared_from_this<Core> {
       std::string echo;
       {
         std::lock_guard lock(mu_);
-        echo = NextEcho();
-        pending_.emplace(echo, Pending{nullptr, conn, conn->serial, "get_login_info",
-                                       clock_.Now() + kActionTimeout});
+        echo = pending_.Add(
+            Pending{nullptr, conn, conn->serial, "get_login_info", clock_.Now() + kActionTimeout});
       }
       Enqueue(*conn, EncodeActionFrame(Action{"get_login_info", {}}, echo));
     }
@@ -457,44 +393,15 @@ class Core : public std::enable_shared_from_this<Core> {
     Register(conn);
   }
 
-  static std::string RouteKey(domain::TargetType type, const std::string& id) {
-    return (type == domain::TargetType::kGroup ? "g" : "p") + id;
-  }
-
-  // Replies leave through the account that received the chat (a bot may serve several QQ
-  // accounts, and only members of a group can write to it).
   // Returns the account id the host currently knows the bot by.
   std::string RememberRoute(const domain::ReceivedMessage& message, const std::string& self_id) {
-    if (self_id.empty()) return self_id;
-    std::string key = RouteKey(message.chat_type, message.chat_id);
     std::lock_guard lock(mu_);
-    auto it = routes_.find(key);
-    if (it != routes_.end()) {
-      if (it->second != self_id) it->second = self_id;
-    } else {
-      if (routes_.size() >= kMaxRoutes) routes_.clear();
-      routes_.emplace(std::move(key), self_id);
-    }
-    return shown_account_.empty() ? self_id : shown_account_;
-  }
-
-  // The connection a message to `message`'s target goes through: the account that last heard
-  // from that chat when it is connected, else the newest connection that takes actions. mu_ held.
-  std::shared_ptr<Conn> RouteFor(const domain::OutgoingMessage& message) {
-    if (slots_.size() > 1) {
-      auto route = routes_.find(RouteKey(message.target_type, message.target_id));
-      if (route != routes_.end()) {
-        auto slot = slots_.find(route->second + "/api");
-        if (slot != slots_.end()) return slot->second;
-      }
-    }
-    return primary_.lock();
+    return registry_.RememberRoute(message, self_id);
   }
 
   // The connection holds the slot of its account and role: an older one there is closed.
   void Register(const std::shared_ptr<Conn>& conn) {
     const std::string self_id = conn->SelfId();
-    const std::string key = self_id + (conn->CanSend() ? "/api" : "/event");
     std::shared_ptr<Conn> older;
     {
       std::lock_guard lock(mu_);
@@ -504,11 +411,7 @@ class Core : public std::enable_shared_from_this<Core> {
         if (conn->ended) return;
         conn->registered = true;
       }
-      auto& slot = slots_[key];
-      if (slot && slot != conn) older = slot;
-      slot = conn;
-      if (conn->CanSend()) primary_ = conn;
-      shown_account_ = self_id;
+      older = registry_.Claim(conn, self_id);
     }
     if (older) {
       {
@@ -551,29 +454,8 @@ class Core : public std::enable_shared_from_this<Core> {
     {
       std::lock_guard lock(mu_);
       stopping = stopping_;
-      live_.erase(conn->serial);
-      for (auto it = slots_.begin(); it != slots_.end();) {
-        if (it->second == conn) {
-          it = slots_.erase(it);
-        } else {
-          ++it;
-        }
-      }
-      if (primary_.lock() == conn || primary_.expired()) {
-        primary_.reset();
-        for (auto& [key, other] : slots_) {
-          if (other->CanSend()) primary_ = other;
-        }
-      }
-      any_sender_left = !primary_.expired();
-      for (auto it = pending_.begin(); it != pending_.end();) {
-        if (it->second.conn_serial == conn->serial) {
-          orphans.push_back(std::move(it->second));
-          it = pending_.erase(it);
-        } else {
-          ++it;
-        }
-      }
+      any_sender_left = registry_.Remove(conn);
+      orphans = pending_.TakeFor(conn->serial);
     }
     for (Pending& p : orphans) {
       if (p.done) {
@@ -593,90 +475,15 @@ class Core : public std::enable_shared_from_this<Core> {
     }
   }
 
-  // ---- writing --------------------------------------------------------------------------
-
-  // False when the connection has ended: the frame will not go out.
-  bool Enqueue(Conn& conn, std::string frame) {
-    {
-      std::lock_guard lock(conn.mu);
-      if (conn.ended) return false;
-      conn.outbox.push_back(std::move(frame));
-    }
-    WakeWriter(conn);
-    return true;
-  }
-
-  void WakeWriter(Conn& conn) {
-    std::shared_ptr<asio::steady_timer> timer;
-    std::optional<asio::any_io_executor> executor;
-    {
-      std::lock_guard lock(conn.mu);
-      if (!conn.writer_idle || !conn.wake) return;
-      conn.writer_idle = false;
-      timer = conn.wake;
-      executor = conn.writer_executor;
-    }
-    // The writer set writer_idle and began its wait in one step on its strand, so this cancel,
-    // queued on that strand, reaches the wait.
-    asio::post(*executor, [timer] { timer->cancel(); });
-  }
-
-  asio::awaitable<void> Writer(std::shared_ptr<Conn> conn) {
-    co_await asio::this_coro::throw_if_cancelled(false);
-    auto executor = co_await asio::this_coro::executor;
-    auto wake = std::make_shared<asio::steady_timer>(executor);
-    {
-      std::lock_guard lock(conn->mu);
-      conn->writer_executor = executor;
-      conn->wake = wake;
-    }
-    std::deque<std::string> batch;
-    for (;;) {
-      {
-        std::lock_guard lock(conn->mu);
-        if (conn->outbox.empty()) {
-          if (conn->ended) break;
-          conn->writer_idle = true;
-        } else {
-          batch.swap(conn->outbox);
-        }
-      }
-      if (batch.empty()) {
-        wake->expires_at(asio::steady_timer::time_point::max());
-        (void)co_await wake->async_wait(asio::as_tuple(asio::use_awaitable));
-        auto state = co_await asio::this_coro::cancellation_state;
-        if (state.cancelled() != asio::cancellation_type::none) break;
-        continue;
-      }
-      for (std::string& frame : batch) {
-        auto written = co_await conn->ws->Write(std::move(frame));
-        if (!written) {
-          batch.clear();
-          // The read loop sees the same end and fails what waits for an answer.
-          conn->ws->Abort();
-          break;
-        }
-      }
-      batch.clear();
-    }
-    std::lock_guard lock(conn->mu);
-    conn->writer_idle = false;
-    conn->wake.reset();
-  }
-
   // ---- answers and deadlines ------------------------------------------------------------
-
-  std::string NextEcho() { return "sb:" + std::to_string(++echo_seq_); }  // mu_ held
 
   void Answered(ActionResponse response) {
     std::optional<Pending> p;
     {
       std::lock_guard lock(mu_);
-      auto it = pending_.find(response.echo);
-      if (it == pending_.end()) return;  // late (timed out) or not ours
-      p = std::move(it->second);
-      pending_.erase(it);
+      p = pending_.Take(response.echo);
     }
+    if (!p) return;  // late (timed out) or not ours
     if (!p->done) {
       auto conn = p->login_for.lock();
       if (!conn) return;
@@ -690,28 +497,16 @@ class Core : public std::enable_shared_from_this<Core> {
       }
       return;
     }
-    if (!response.ok) {
-      std::string why = response.failure.empty() ? "no reason given" : response.failure;
-      (*p->done)(util::Fail(
-          ErrorCode::kUpstreamFailed,
-          fmt::format("OneBot refused {}: {} (retcode {})", p->action, why, response.retcode)));
-      return;
-    }
-    domain::SendReceipt receipt;
-    if (!response.message_id.empty()) receipt.message_id = response.message_id;
-    (*p->done)(receipt);
+    (*p->done)(SendOutcome(*p, response));
   }
 
   void FailPending(const std::string& echo, util::Error error) {
     std::optional<Pending> p;
     {
       std::lock_guard lock(mu_);
-      auto it = pending_.find(echo);
-      if (it == pending_.end()) return;
-      p = std::move(it->second);
-      pending_.erase(it);
+      p = pending_.Take(echo);
     }
-    if (p->done) (*p->done)(tl::unexpected(std::move(error)));
+    if (p && p->done) (*p->done)(tl::unexpected(std::move(error)));
   }
 
   void ScheduleTick() {
@@ -742,21 +537,8 @@ class Core : public std::enable_shared_from_this<Core> {
     {
       std::lock_guard lock(mu_);
       if (stopping_) return;
-      for (auto it = pending_.begin(); it != pending_.end();) {
-        if (it->second.deadline <= now) {
-          expired.push_back(std::move(it->second));
-          it = pending_.erase(it);
-        } else {
-          ++it;
-        }
-      }
-      const std::int64_t now_ms = Millis(now);
-      for (auto& [serial, conn] : live_) {
-        const std::int64_t interval = conn->heartbeat_ms.load();
-        if (interval <= 0 || conn->dropping.load()) continue;
-        const std::int64_t allowed = interval * kHeartbeatsMissed + kHeartbeatSlack.count();
-        if (now_ms - conn->last_frame_ms.load() > allowed) silent.push_back(conn);
-      }
+      expired = pending_.TakeExpired(now);
+      silent = registry_.Silent(Millis(now));
     }
     for (Pending& p : expired) {
       const std::string why = fmt::format("OneBot did not answer {} within {} s", p.action,
@@ -790,48 +572,19 @@ class Core : public std::enable_shared_from_this<Core> {
   util::TimerHandle tick_timer_;
 
   std::mutex mu_;
-  bool stopping_ = false;                                // guarded by mu_
-  std::shared_ptr<net::WebSocketListener> listener_;     // guarded by mu_
-  common::ReconnectBackoff backoff_;                     // guarded by mu_
-  std::map<std::uint64_t, std::shared_ptr<Conn>> live_;  // guarded by mu_; by serial
-  std::map<std::string, std::shared_ptr<Conn>> slots_;   // guarded by mu_; "<self>/api|event"
-  std::weak_ptr<Conn> primary_;                          // guarded by mu_; where sends go
-  std::unordered_map<std::string, std::string> routes_;  // guarded by mu_; chat -> self id
-  std::string shown_account_;  // guarded by mu_; the account id last given to OnConnected
-  std::unordered_map<std::string, Pending> pending_;  // guarded by mu_; by echo
-  std::uint64_t echo_seq_ = 0;                        // guarded by mu_
+  bool stopping_ = false;                             // guarded by mu_
+  std::shared_ptr<net::WebSocketListener> listener_;  // guarded by mu_
+  common::ReconnectBackoff backoff_;                  // guarded by mu_
+  ConnectionRegistry registry_;                       // guarded by mu_
+  PendingActions pending_;                            // guarded by mu_
   std::uint64_t refused_ = 0;                         // guarded by mu_
   std::uint64_t bad_frames_total_ = 0;                // guarded by mu_
-};
-
-class OneBotAdapter final : public PlatformAdapter {
- public:
-  explicit OneBotAdapter(AdapterContext context)
-      : core_(std::make_shared<Core>(std::move(context))) {}
-  ~OneBotAdapter() override { core_->Abandon(); }
-
-  void Start() override { core_->Start(); }
-  void Stop(std::function<void()> stopped) override { core_->Stop(std::move(stopped)); }
-
-  util::Result<void> CheckDeliverable(const domain::OutgoingMessage& message) const override {
-    return onebot::CheckDeliverable(message);
-  }
-
-  void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
-            SendDone done) override {
-    // Quoting is the pipeline's choice (a Quote element, from quote-origin), not the adapter's.
-    (void)reply_to_message_id;
-    core_->Send(std::move(message), std::move(done));
-  }
-
- private:
-  std::shared_ptr<Core> core_;
 };
 
 }  // namespace
 
 std::unique_ptr<PlatformAdapter> MakeOneBotAdapter(AdapterContext context) {
-  return std::make_unique<OneBotAdapter>(std::move(context));
+  return std::make_unique<common::CoreAdapter<Core, onebot::CheckDeliverable>>(std::move(context));
 }
 
 }  // namespace sb::platforms::onebot

@@ -107,25 +107,7 @@ util::Result<Action> EncodeSend(const domain::OutgoingMessage& message);
 // {"action","params","echo"} as compact JSON; `echo` goes out as a JSON string.
 std::string EncodeActionFrame(const Action& action, std::string_view echo);
 
-// What a reverse-WebSocket client offers to do, from X-Client-Role (ws-reverse.md).
-enum class ClientRole { kUniversal, kApi, kEvent };
-
-// The decision on one upgrade request, before it is accepted.
-struct UpgradeCheck {
-  int status = 0;       // 0 accepts; else 400, 401, 403 or 404 with `body`
-  std::string body;     // why, for the implementation's log; never holds a token
-  std::string self_id;  // X-Self-ID; empty when the header is absent
-  ClientRole role = ClientRole::kUniversal;
-};
-
-// Paths /ws, /ws/api and /ws/event (trailing '/' optional, any query) as LangBot's aiocqhttp
-// serves them, else 404. With `access_token` configured, the token comes from `Authorization:
-// Bearer <t>` (or `Token <t>`, as aiocqhttp takes it) or the `access_token` query parameter:
-// none -> 401, a different one -> 403 (compared in constant time). An X-Self-ID that is not a
-// number, or an X-Client-Role other than Universal / API / Event, -> 400. A missing role is taken
-// from the path (/ws/api: API, /ws/event: Event, else Universal) rather than refused.
-UpgradeCheck CheckUpgrade(std::string_view target, std::string_view authorization,
-                          std::string_view self_id, std::string_view role,
-                          std::string_view access_token);
+// Decimal digits of an int64 (QQ ids, group ids, message ids), without sign or leading '+'.
+bool IsDecimalId(std::string_view s);
 
 }  // namespace sb::platforms::onebot

@@ -15,10 +15,12 @@
 #include "net/http_client.hpp"
 #include "platforms/common/acknowledge.hpp"
 #include "platforms/common/config_reader.hpp"
+#include "platforms/common/core_adapter.hpp"
 #include "platforms/common/json_fields.hpp"
 #include "platforms/common/recent_ids.hpp"
 #include "platforms/common/reconnect_backoff.hpp"
 #include "platforms/common/rest_call.hpp"
+#include "platforms/common/send_once.hpp"
 #include "platforms/coroutine_group.hpp"
 #include "platforms/slack/slack_codec.hpp"
 #include "util/call_once.hpp"
@@ -91,9 +93,7 @@ class Core : public std::enable_shared_from_this<Core> {
 
   void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
             std::function<void(util::Result<domain::SendReceipt>)> done) {
-    auto once = std::make_shared<util::CallOnce<util::Result<domain::SendReceipt>>>(
-        std::move(done),
-        [] { return util::Fail(ErrorCode::kCancelled, "the bot stopped before sending"); });
+    auto once = common::MakeSendOnce(std::move(done));
     auto calls = std::make_shared<const std::vector<OutboundCall>>(
         EncodeOutgoing(message, ThreadOf(reply_to_message_id)));
     auto self = shared_from_this();
@@ -288,9 +288,8 @@ class Core : public std::enable_shared_from_this<Core> {
     context_.host->OnMessage(std::move(*decoded->message));
   }
 
-  asio::awaitable<void> PostAll(
-      std::shared_ptr<const std::vector<OutboundCall>> calls,
-      std::shared_ptr<util::CallOnce<util::Result<domain::SendReceipt>>> once) {
+  asio::awaitable<void> PostAll(std::shared_ptr<const std::vector<OutboundCall>> calls,
+                                std::shared_ptr<common::SendOnce> once) {
     co_await asio::this_coro::throw_if_cancelled(false);
     domain::SendReceipt receipt;
     for (const OutboundCall& call : *calls) {
@@ -374,36 +373,10 @@ class Core : public std::enable_shared_from_this<Core> {
   std::unordered_map<std::string, std::string> direct_channels_;  // guarded by mu_; user -> D…
 };
 
-class SlackAdapter final : public PlatformAdapter {
- public:
-  explicit SlackAdapter(AdapterContext context)
-      : core_(std::make_shared<Core>(std::move(context))) {}
-  ~SlackAdapter() override { core_->Abandon(); }
-
-  void Start() override { core_->Start(); }
-  void Stop(std::function<void()> stopped) override { core_->Stop(std::move(stopped)); }
-
-  util::Result<void> CheckDeliverable(const domain::OutgoingMessage& message) const override {
-    return slack::CheckDeliverable(message);
-  }
-
-  void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
-            std::function<void(util::Result<domain::SendReceipt>)> done) override {
-    core_->Send(std::move(message), std::move(reply_to_message_id), std::move(done));
-  }
-
-  void HandleWebhook(WebhookCall call, std::function<void(WebhookAnswer)> answer) override {
-    core_->HandleWebhook(std::move(call), std::move(answer));
-  }
-
- private:
-  std::shared_ptr<Core> core_;
-};
-
 }  // namespace
 
 std::unique_ptr<PlatformAdapter> MakeSlackAdapter(AdapterContext context) {
-  return std::make_unique<SlackAdapter>(std::move(context));
+  return std::make_unique<common::CoreAdapter<Core, slack::CheckDeliverable>>(std::move(context));
 }
 
 }  // namespace sb::platforms::slack

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <utility>
 
+#include "platforms/common/chain_builder.hpp"
 #include "platforms/common/json_fields.hpp"
 #include "platforms/common/signatures.hpp"
 #include "platforms/common/text_units.hpp"
@@ -14,6 +15,9 @@
 namespace sb::platforms::slack {
 namespace {
 
+using common::AppendAt;
+using common::AppendPlain;
+using common::Invalid;
 using common::ObjectField;
 using common::StringField;
 using common::StringOr;
@@ -22,22 +26,6 @@ using domain::MessageElement;
 using util::ErrorCode;
 using util::Json;
 using util::JsonObject;
-
-tl::unexpected<util::Error> Invalid(std::string message) {
-  return util::Fail(ErrorCode::kInvalidArgument, std::move(message));
-}
-
-void AppendPlain(domain::MessageChain& chain, std::string_view text) {
-  if (text.empty()) return;
-  if (!chain.empty() && chain.back().type == ElementType::kPlain) {
-    chain.back().text += text;
-    return;
-  }
-  MessageElement e;
-  e.type = ElementType::kPlain;
-  e.text = std::string(text);
-  chain.push_back(std::move(e));
-}
 
 std::string Unescape(std::string_view text) {
   std::string out;
@@ -74,10 +62,7 @@ void DecodeToken(domain::MessageChain& chain, std::string_view token) {
     label = token.substr(bar + 1);
   }
   if (target.size() > 1 && target[0] == '@') {
-    MessageElement at;
-    at.type = ElementType::kAt;
-    at.target = std::string(target.substr(1));
-    chain.push_back(std::move(at));
+    AppendAt(chain, std::string(target.substr(1)));
     return;
   }
   if (target == "!here" || target == "!channel" || target == "!everyone") {

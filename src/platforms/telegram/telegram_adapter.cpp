@@ -20,6 +20,8 @@
 
 #include "net/http_client.hpp"
 #include "platforms/common/config_reader.hpp"
+#include "platforms/common/core_adapter.hpp"
+#include "platforms/common/send_once.hpp"
 #include "platforms/coroutine_group.hpp"
 #include "platforms/telegram/telegram_codec.hpp"
 #include "util/call_once.hpp"
@@ -85,15 +87,6 @@ struct Outcome {
 
 // Runs a Send callback exactly once: with the coroutine's result, or with kCancelled if the
 // coroutine is destroyed without giving one (an exception, an executor that never ran it).
-class OnceDone : public util::CallOnce<util::Result<domain::SendReceipt>> {
- public:
-  explicit OnceDone(std::function<void(util::Result<domain::SendReceipt>)> done)
-      : CallOnce(std::move(done), [] {
-          return util::Fail(ErrorCode::kCancelled, "the bot stopped before sending");
-        }) {}
-  void Finish(util::Result<domain::SendReceipt> result) { (*this)(std::move(result)); }
-};
-
 // Everything the adapter runs. Coroutines hold it by shared_ptr, so it outlives the adapter
 // object if that is destroyed without Stop.
 class Core : public std::enable_shared_from_this<Core> {
@@ -142,13 +135,13 @@ class Core : public std::enable_shared_from_this<Core> {
 
   void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
             std::function<void(util::Result<domain::SendReceipt>)> done) {
-    auto once = std::make_shared<OnceDone>(std::move(done));
+    auto once = common::MakeSendOnce(std::move(done));
     EncodeOptions options;
     options.markdown = markdown_;
     options.display_name = [this](const std::string& id) { return NameOf(id); };
     auto calls = EncodeOutgoing(message, reply_to_message_id, options);
     if (!calls) {
-      once->Finish(tl::unexpected(calls.error()));
+      (*once)(tl::unexpected(calls.error()));
       return;
     }
     auto shared_calls = std::make_shared<const std::vector<OutboundCall>>(std::move(*calls));
@@ -156,7 +149,7 @@ class Core : public std::enable_shared_from_this<Core> {
     const bool started = !stopping_ && group_->Spawn([self, shared_calls, once]() {
       return self->SendAll(shared_calls, once);
     });
-    if (!started) once->Finish(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
+    if (!started) (*once)(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
   }
 
   void HandleWebhook(WebhookCall call, std::function<void(WebhookAnswer)> answer) {
@@ -543,7 +536,7 @@ class Core : public std::enable_shared_from_this<Core> {
   }
 
   asio::awaitable<void> SendAll(std::shared_ptr<const std::vector<OutboundCall>> calls,
-                                std::shared_ptr<OnceDone> once) {
+                                std::shared_ptr<common::SendOnce> once) {
     co_await asio::this_coro::throw_if_cancelled(false);
     domain::SendReceipt receipt;
     for (const OutboundCall& call : *calls) {
@@ -556,12 +549,12 @@ class Core : public std::enable_shared_from_this<Core> {
         outcome = co_await Call(call.method, *call.plain_params, kCallTimeout);
       }
       if (!outcome.ok) {
-        once->Finish(tl::unexpected(outcome.error));
+        (*once)(tl::unexpected(outcome.error));
         co_return;
       }
       if (auto id = DecodeSentMessageId(outcome.result)) receipt.message_id = *id;
     }
-    once->Finish(receipt);
+    (*once)(receipt);
   }
 
   const AdapterContext context_;
@@ -581,36 +574,11 @@ class Core : public std::enable_shared_from_this<Core> {
   std::unordered_map<std::string, std::string> names_;  // guarded by mu_; user id -> name
 };
 
-class TelegramAdapter final : public PlatformAdapter {
- public:
-  explicit TelegramAdapter(AdapterContext context)
-      : core_(std::make_shared<Core>(std::move(context))) {}
-  ~TelegramAdapter() override { core_->Abandon(); }
-
-  void Start() override { core_->Start(); }
-  void Stop(std::function<void()> stopped) override { core_->Stop(std::move(stopped)); }
-
-  util::Result<void> CheckDeliverable(const domain::OutgoingMessage& message) const override {
-    return telegram::CheckDeliverable(message);
-  }
-
-  void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
-            std::function<void(util::Result<domain::SendReceipt>)> done) override {
-    core_->Send(std::move(message), std::move(reply_to_message_id), std::move(done));
-  }
-
-  void HandleWebhook(WebhookCall call, std::function<void(WebhookAnswer)> answer) override {
-    core_->HandleWebhook(std::move(call), std::move(answer));
-  }
-
- private:
-  std::shared_ptr<Core> core_;
-};
-
 }  // namespace
 
 std::unique_ptr<PlatformAdapter> MakeTelegramAdapter(AdapterContext context) {
-  return std::make_unique<TelegramAdapter>(std::move(context));
+  return std::make_unique<common::CoreAdapter<Core, telegram::CheckDeliverable>>(
+      std::move(context));
 }
 
 }  // namespace sb::platforms::telegram

@@ -7,22 +7,24 @@
 #include <charconv>
 #include <utility>
 
+#include "platforms/common/ascii.hpp"
+#include "platforms/common/chain_builder.hpp"
 #include "platforms/common/text_split.hpp"
 #include "util/crypto.hpp"
 
 namespace sb::platforms::telegram {
 namespace {
 
+using common::AppendAt;
+using common::AppendPlain;
+using common::EqualsIgnoreCase;
+using common::Invalid;
 using domain::ElementType;
 using domain::MessageElement;
 using util::ErrorCode;
 using util::Json;
 using util::JsonArray;
 using util::JsonObject;
-
-tl::unexpected<util::Error> Invalid(std::string message) {
-  return util::Fail(ErrorCode::kInvalidArgument, std::move(message));
-}
 
 using common::NextCodePoint;
 using common::SplitWeighted;
@@ -114,17 +116,6 @@ util::Result<const JsonArray*> OptionalArray(const JsonObject& o, std::string_vi
   return &v->get_array();
 }
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 struct Entity {
   std::string type;
   std::size_t begin = 0;  // bytes
@@ -177,25 +168,6 @@ util::Result<std::vector<Entity>> ReadEntities(const JsonArray* raw, std::string
   std::stable_sort(entities.begin(), entities.end(),
                    [](const Entity& a, const Entity& b) { return a.begin < b.begin; });
   return entities;
-}
-
-void AppendPlain(domain::MessageChain& chain, std::string_view text) {
-  if (text.empty()) return;
-  if (!chain.empty() && chain.back().type == ElementType::kPlain) {
-    chain.back().text += text;
-    return;
-  }
-  MessageElement e;
-  e.type = ElementType::kPlain;
-  e.text = std::string(text);
-  chain.push_back(std::move(e));
-}
-
-void AppendAt(domain::MessageChain& chain, std::string target) {
-  MessageElement e;
-  e.type = ElementType::kAt;
-  e.target = std::move(target);
-  chain.push_back(std::move(e));
 }
 
 // The text with mentions of the bot and text_mentions as At elements, the rest as Plain.

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "domain/message_json.hpp"
+#include "platforms/common/chain_builder.hpp"
 #include "util/crypto.hpp"
 #include "util/json.hpp"
 
@@ -28,16 +29,11 @@ std::optional<std::int64_t> ParseUnixSeconds(std::string_view text) {
   return value;
 }
 
-using util::ErrorCode;
-using util::Fail;
+using common::Invalid;
 using util::Json;
 using util::JsonObject;
 
 constexpr std::size_t kUnbounded = std::numeric_limits<std::size_t>::max();
-
-tl::unexpected<util::Error> Invalid(std::string message) {
-  return Fail(ErrorCode::kInvalidArgument, std::move(message));
-}
 
 // Reads the string member `key` of `obj` into `out`. Absent is fine unless `required`; a present
 // member of another JSON type, an empty required one, or one over `max_bytes` is an error naming

@@ -1,9 +1,12 @@
 // In-process doubles for adapter tests: an HttpClient that answers from a script and records the
-// requests, a host that records what the adapter reports, and an io_context on two threads.
-//   ScriptedHttp http([](const net::HttpRequest& r) { return Reply(200, R"({"ok":true})"); });
-//   AdapterRig rig;  // rig.executor(), rig.host, rig.Stop(*adapter)
+// requests, a host that records what the adapter reports (and any call after its Stop), and an
+// io_context on two threads.
+//   auto http = std::make_shared<ScriptedHttp>([](const net::HttpRequest&) { return Reply(200, "");
+//   }); auto adapter = MakeLineAdapter(HttpAdapterContext(config, io, http, clock, host, "bot-1"));
+//   adapter->Start();  ...  EXPECT_TRUE(StopAndWait(*adapter));
 #pragma once
 
+#include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
@@ -17,7 +20,9 @@
 #include <vector>
 
 #include "net/http_client.hpp"
+#include "platforms/adapter_context.hpp"
 #include "platforms/platform_adapter.hpp"
+#include "util/clock.hpp"
 
 namespace sb::test {
 
@@ -91,8 +96,9 @@ class RecordingHost final : public platforms::AdapterHost {
     Add([&] { logs.push_back(std::move(text)); });
   }
 
+  // Waits until `ready` (called under the lock) holds; false after `timeout`.
   template <typename Ready>
-  bool WaitFor(Ready ready, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+  bool WaitFor(Ready ready, std::chrono::milliseconds timeout = std::chrono::seconds(8)) {
     std::unique_lock lock(mu);
     return cv.wait_for(lock, timeout, [&] { return ready(); });
   }
@@ -108,10 +114,14 @@ class RecordingHost final : public platforms::AdapterHost {
   std::vector<std::string> connected;                // guarded by mu
   std::vector<std::string> troubles;                 // guarded by mu
   std::vector<std::string> logs;                     // guarded by mu
+  // Set by a test once the adapter's Stop callback ran; host calls after that are counted.
+  std::atomic<bool> stopped{false};
+  std::atomic<int> after_stop_calls{0};
 
  private:
   template <typename Change>
   void Add(Change change) {
+    if (stopped) ++after_stop_calls;
     {
       std::lock_guard lock(mu);
       change();
@@ -138,6 +148,22 @@ class IoThreads {
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
   std::thread threads_[2];
 };
+
+// The context of an adapter under test that talks HTTP only: its `config`, the (scripted) client,
+// `clock` and the recording `host`, run on `io`'s threads.
+inline platforms::AdapterContext HttpAdapterContext(util::JsonObject config, IoThreads& io,
+                                                    std::shared_ptr<net::HttpClient> http,
+                                                    const util::Clock& clock, RecordingHost& host,
+                                                    std::string bot_uuid = {}) {
+  platforms::AdapterContext context;
+  context.bot_uuid = std::move(bot_uuid);
+  context.config = std::move(config);
+  context.executor = io.executor();
+  context.http = std::move(http);
+  context.clock = &clock;
+  context.host = &host;
+  return context;
+}
 
 // The answer to one HandleWebhook call, waited for.
 inline platforms::WebhookAnswer CallWebhook(platforms::PlatformAdapter& adapter,

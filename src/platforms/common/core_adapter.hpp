@@ -1,0 +1,59 @@
+// The public face of an adapter whose work all lives in a shared Core: the Core outlives the
+// adapter while its coroutines and callbacks hold it, so the adapter only forwards each call and,
+// when destroyed, tells the Core that nobody will wait for its Stop any more (Core::Abandon).
+//   std::unique_ptr<PlatformAdapter> MakeLineAdapter(AdapterContext context) {
+//     return std::make_unique<common::CoreAdapter<Core,
+//     line::CheckDeliverable>>(std::move(context));
+//   }
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "platforms/adapter_context.hpp"
+#include "platforms/platform_adapter.hpp"
+
+namespace sb::platforms::common {
+
+// `Core` is built from the AdapterContext and has Start(), Stop(stopped), Abandon() and
+// Send(message, reply_to_message_id, done) with PlatformAdapter's contracts; a Core that has
+// HandleWebhook(call, answer) takes webhook calls, any other answers them 404 as
+// PlatformAdapter does. `kCheckDeliverable` is the codec's pure check.
+template <class Core, util::Result<void> (*kCheckDeliverable)(const domain::OutgoingMessage&)>
+class CoreAdapter final : public PlatformAdapter {
+ public:
+  explicit CoreAdapter(AdapterContext context)
+      : core_(std::make_shared<Core>(std::move(context))) {}
+  ~CoreAdapter() override { core_->Abandon(); }
+  CoreAdapter(const CoreAdapter&) = delete;
+  CoreAdapter& operator=(const CoreAdapter&) = delete;
+
+  void Start() override { core_->Start(); }
+  void Stop(std::function<void()> stopped) override { core_->Stop(std::move(stopped)); }
+
+  util::Result<void> CheckDeliverable(const domain::OutgoingMessage& message) const override {
+    return kCheckDeliverable(message);
+  }
+
+  void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
+            std::function<void(util::Result<domain::SendReceipt>)> done) override {
+    core_->Send(std::move(message), std::move(reply_to_message_id), std::move(done));
+  }
+
+  void HandleWebhook(WebhookCall call, std::function<void(WebhookAnswer)> answer) override {
+    if constexpr (requires(Core & core) {
+                    core.HandleWebhook(std::move(call), std::move(answer));
+                  }) {
+      core_->HandleWebhook(std::move(call), std::move(answer));
+    } else {
+      PlatformAdapter::HandleWebhook(std::move(call), std::move(answer));
+    }
+  }
+
+ private:
+  const std::shared_ptr<Core> core_;
+};
+
+}  // namespace sb::platforms::common
