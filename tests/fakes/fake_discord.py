@@ -595,23 +595,33 @@ class FakeDiscord(object):
         return {"id": msg["id"], "s": s.seq, "delivered": delivered, "message": msg}
 
     async def _to_sockets(self, name, req):
-        conns = list(self._conns)
+        # A socket already closing (a client's close racing this control call) is skipped, not
+        # an error: the count says how many were reached.
+        conns = [c for c in list(self._conns) if c.ws.open]
+        reached = 0
         for c in conns:
-            if name == "reconnect":
-                await self._send(c, 7, None)
-            elif name == "heartbeat_request":
-                await self._send(c, 1, None)
-            elif name == "invalid_session":
-                resumable = bool(req.get("resumable"))
-                if not resumable and c.session is not None:
-                    c.session.valid = False
-                await self._send(c, 9, resumable)
-            elif name == "drop":
-                self._gw["closes"].append({"conn": c, "code": None, "by": "server-drop"})
-                c.ws.transport.abort()
-            else:
-                await self._close(c, int(req.get("code", 4000)), str(req.get("reason", "")))
-        return len(conns)
+            try:
+                await self._to_socket(c, name, req)
+                reached += 1
+            except websockets.exceptions.ConnectionClosed:
+                pass
+        return reached
+
+    async def _to_socket(self, c, name, req):
+        if name == "reconnect":
+            await self._send(c, 7, None)
+        elif name == "heartbeat_request":
+            await self._send(c, 1, None)
+        elif name == "invalid_session":
+            resumable = bool(req.get("resumable"))
+            if not resumable and c.session is not None:
+                c.session.valid = False
+            await self._send(c, 9, resumable)
+        elif name == "drop":
+            self._gw["closes"].append({"conn": c, "code": None, "by": "server-drop"})
+            c.ws.transport.abort()
+        else:
+            await self._close(c, int(req.get("code", 4000)), str(req.get("reason", "")))
 
     async def _gateway_state(self):
         g = {k: list(v) if isinstance(v, list) else v for k, v in self._gw.items()}
