@@ -123,7 +123,7 @@ void MessageDriver::OnOutcome(std::shared_ptr<Run> run, EngineOutcome outcome) {
     clock_.After(wait, [weak, run, deferred = std::move(outcome.deferred)]() mutable {
       auto self = weak.lock();
       if (!self) return;
-      if (!run->turn->Answering()) {
+      if (self->closed_ || !run->turn->Answering()) {
         run->turn->Log(domain::LogLevel::kInfo,
                        "the bot stopped: a rate-limited message was dropped");
         return run->finished();
@@ -150,7 +150,13 @@ void MessageDriver::OnOutcome(std::shared_ptr<Run> run, EngineOutcome outcome) {
     scheduler_->Yield(run->key);  // a pause is not work: free the global slot
     clock_.After(delay, [weak, run, reply = std::move(outcome.reply),
                          made_by = std::move(outcome.made_by)]() mutable {
-      if (auto self = weak.lock()) self->Deliver(run, std::move(reply), std::move(made_by));
+      auto self = weak.lock();
+      if (!self) return;
+      if (self->closed_) {  // shutting down: nothing is sent any more
+        run->turn->Log(domain::LogLevel::kInfo, "the bot stopped: a delayed reply was dropped");
+        return run->finished();
+      }
+      self->Deliver(run, std::move(reply), std::move(made_by));
     });
     return;
   }

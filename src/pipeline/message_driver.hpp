@@ -86,7 +86,8 @@ class MessageDriver : public std::enable_shared_from_this<MessageDriver> {
   // Thread-safe; never blocks. The origin is kept until the message's run has ended.
   void Submit(std::shared_ptr<MessageOrigin> origin, domain::ReceivedMessage message);
 
-  // No message is taken afterwards and held ones are dropped; runs under way finish.
+  // No message is taken afterwards; held ones, and runs waiting for a rate-limit window or a
+  // forced delay, are dropped (logged); runs under way finish.
   void Close();
 
   // Runs under way or waiting.

@@ -223,6 +223,17 @@ TEST_F(MessageDriverTest, BeyondTheQueueAMessageIsRefusedAsBusy) {
   EXPECT_EQ(Replies(), (std::vector<std::string>{"echo: running", "echo: waiting"}));
 }
 
+TEST_F(MessageDriverTest, CloseDropsDelayedReplies) {
+  Make(R"({"output":{"force-delay":{"min":2,"max":2}}})");
+  Say("42", "hi");
+  driver_->Close();
+  clock_.Advance(5s);
+  EXPECT_TRUE(Replies().empty());
+  EXPECT_EQ(driver_->InFlight(), 0u);
+  std::lock_guard lock(record_.mu);
+  EXPECT_EQ(record_.log.back(), "the bot stopped: a delayed reply was dropped");
+}
+
 TEST_F(MessageDriverTest, CloseDropsHeldMessages) {
   Make(R"({"trigger":{"message-aggregation":{"enabled":true,"delay":1}}})");
   Say("42", "held");
