@@ -7,7 +7,7 @@
 #include <cmath>
 #include <utility>
 
-#include "platforms/common/text_split.hpp"
+#include "platforms/common/text_units.hpp"
 #include "util/crypto.hpp"
 #include "util/utf8.hpp"
 
@@ -634,7 +634,7 @@ util::Result<std::vector<OutboundCall>> EncodeOutgoing(const domain::OutgoingMes
     calls.push_back(std::move(call));
     return calls.back();
   };
-  for (std::string& piece : common::SplitText(text, kMaxContentChars)) {
+  for (std::string& piece : common::SplitDroppingSeparator(text, kMaxContentChars)) {
     if (piece.find_first_not_of(" \t\r\n") == std::string::npos) continue;
     new_call().payload["content"] = std::move(piece);
   }
