@@ -24,10 +24,11 @@
 #include "net/http_client.hpp"
 #include "net/websocket.hpp"
 #include "platforms/common/config_reader.hpp"
+#include "platforms/common/core_adapter.hpp"
 #include "platforms/common/reconnect_backoff.hpp"
+#include "platforms/common/send_once.hpp"
 #include "platforms/coroutine_group.hpp"
 #include "platforms/discord/discord_codec.hpp"
-#include "util/call_once.hpp"
 #include "util/crypto.hpp"
 
 namespace sb::platforms::discord {
@@ -100,16 +101,6 @@ asio::awaitable<bool> Sleep(const util::Clock& clock, util::Duration delay) {
   handle.Cancel();
   co_return *fired;
 }
-
-// Runs a Send callback exactly once, with kCancelled if the coroutine never gives a result.
-class OnceDone : public util::CallOnce<util::Result<domain::SendReceipt>> {
- public:
-  explicit OnceDone(std::function<void(util::Result<domain::SendReceipt>)> done)
-      : CallOnce(std::move(done), [] {
-          return util::Fail(ErrorCode::kCancelled, "the bot stopped before sending");
-        }) {}
-  void Finish(util::Result<domain::SendReceipt> result) { (*this)(std::move(result)); }
-};
 
 // What a gateway session needs to be resumed.
 struct Session {
@@ -185,10 +176,10 @@ class Core : public std::enable_shared_from_this<Core> {
 
   void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
             std::function<void(util::Result<domain::SendReceipt>)> done) {
-    auto once = std::make_shared<OnceDone>(std::move(done));
+    auto once = common::MakeSendOnce(std::move(done));
     auto calls = EncodeOutgoing(message, reply_to_message_id);
     if (!calls) {
-      once->Finish(tl::unexpected(calls.error()));
+      (*once)(tl::unexpected(calls.error()));
       return;
     }
     auto shared_calls = std::make_shared<const std::vector<OutboundCall>>(std::move(*calls));
@@ -198,7 +189,7 @@ class Core : public std::enable_shared_from_this<Core> {
                                      target = message.target_id]() {
           return self->SendAll(type, target, shared_calls, once);
         });
-    if (!started) once->Finish(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
+    if (!started) (*once)(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
   }
 
  private:
@@ -322,13 +313,13 @@ class Core : public std::enable_shared_from_this<Core> {
 
   asio::awaitable<void> SendAll(domain::TargetType type, std::string target,
                                 std::shared_ptr<const std::vector<OutboundCall>> calls,
-                                std::shared_ptr<OnceDone> once) {
+                                std::shared_ptr<common::SendOnce> once) {
     co_await asio::this_coro::throw_if_cancelled(false);
     std::string channel = target;
     if (type == domain::TargetType::kPerson) {
       auto dm = co_await DmChannel(target);
       if (!dm) {
-        once->Finish(tl::unexpected(dm.error()));
+        (*once)(tl::unexpected(dm.error()));
         co_return;
       }
       channel = std::move(*dm);
@@ -346,12 +337,12 @@ class Core : public std::enable_shared_from_this<Core> {
                                 "multipart/form-data; boundary=" + boundary, kUploadTimeout);
       }
       if (!outcome.ok) {
-        once->Finish(tl::unexpected(outcome.error));
+        (*once)(tl::unexpected(outcome.error));
         co_return;
       }
       if (auto id = DecodeId(outcome.body)) receipt.message_id = *id;
     }
-    once->Finish(receipt);
+    (*once)(receipt);
   }
 
   // ---- gateway ----
@@ -648,32 +639,10 @@ class Core : public std::enable_shared_from_this<Core> {
   std::unordered_set<std::string> recent_set_;                // guarded by mu_; the same ids
 };
 
-class DiscordAdapter final : public PlatformAdapter {
- public:
-  explicit DiscordAdapter(AdapterContext context)
-      : core_(std::make_shared<Core>(std::move(context))) {}
-  ~DiscordAdapter() override { core_->Abandon(); }
-
-  void Start() override { core_->Start(); }
-  void Stop(std::function<void()> stopped) override { core_->Stop(std::move(stopped)); }
-
-  util::Result<void> CheckDeliverable(const domain::OutgoingMessage& message) const override {
-    return discord::CheckDeliverable(message);
-  }
-
-  void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
-            std::function<void(util::Result<domain::SendReceipt>)> done) override {
-    core_->Send(std::move(message), std::move(reply_to_message_id), std::move(done));
-  }
-
- private:
-  std::shared_ptr<Core> core_;
-};
-
 }  // namespace
 
 std::unique_ptr<PlatformAdapter> MakeDiscordAdapter(AdapterContext context) {
-  return std::make_unique<DiscordAdapter>(std::move(context));
+  return std::make_unique<common::CoreAdapter<Core, CheckDeliverable>>(std::move(context));
 }
 
 }  // namespace sb::platforms::discord
