@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "platforms/common/text_split.hpp"
+#include "platforms/common/text_units.hpp"
 #include "platforms/discord/discord_codec.hpp"
 #include "util/json.hpp"
 
@@ -485,17 +485,6 @@ TEST(DiscordRest, Ids) {
   EXPECT_FALSE(IsSnowflake("123456789012345678901"));
   EXPECT_FALSE(IsSnowflake("12a"));
   EXPECT_FALSE(IsSnowflake(""));
-}
-
-TEST(CommonTextSplit, CutsAtBreaksAndWholeCodePoints) {
-  EXPECT_EQ(common::Utf16Length("a😀你"), 4u);
-  EXPECT_EQ(common::SplitText("aaaa\nbbbb\ncccc", 10),
-            (std::vector<std::string>{"aaaa\nbbbb", "cccc"}));
-  EXPECT_EQ(common::SplitText("aaa bbb ccc", 8), (std::vector<std::string>{"aaa bbb", "ccc"}));
-  EXPECT_EQ(common::SplitText("😀😀😀", 3), (std::vector<std::string>{"😀", "😀", "😀"}));
-  EXPECT_TRUE(common::SplitText("", 10).empty());
-  // A stray byte counts as one unit and the walk goes on.
-  EXPECT_EQ(common::SplitText("ab\xff", 2), (std::vector<std::string>{"ab", "\xff"}));
 }
 
 }  // namespace

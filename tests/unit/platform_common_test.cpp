@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "platforms/common/ascii.hpp"
 #include "platforms/common/chain_builder.hpp"
@@ -73,26 +74,55 @@ TEST(CommonText, LengthsByUnit) {
   EXPECT_EQ(Utf16ToByteOffset(text, 6), std::string::npos);
 }
 
-TEST(CommonText, SplitPrefersLinesThenSpacesAndKeepsPairsWhole) {
-  EXPECT_TRUE(SplitText("", 10, TextUnit::kUtf16).empty());
-  auto lines = SplitText("aaaa\nbb cc dd", 8, TextUnit::kCodePoint);
+TEST(CommonText, SplitKeepingSeparatorPrefersLinesThenSpacesAndKeepsPairsWhole) {
+  EXPECT_TRUE(SplitKeepingSeparator("", 10, TextUnit::kUtf16).empty());
+  auto lines = SplitKeepingSeparator("aaaa\nbb cc dd", 8, TextUnit::kCodePoint);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0], "aaaa\n");
   EXPECT_EQ(lines[1], "bb cc dd");
-  auto words = SplitText("aa bb cc", 5, TextUnit::kCodePoint);
+  auto words = SplitKeepingSeparator("aa bb cc", 5, TextUnit::kCodePoint);
   ASSERT_EQ(words.size(), 2u);
   EXPECT_EQ(words[0], "aa ");
   EXPECT_EQ(words[1], "bb cc");
   const std::string apples = "\xF0\x9F\x8D\x8E\xF0\x9F\x8D\x8E\xF0\x9F\x8D\x8E";
-  auto pairs = SplitText(apples, 3, TextUnit::kUtf16);
+  auto pairs = SplitKeepingSeparator(apples, 3, TextUnit::kUtf16);
   ASSERT_EQ(pairs.size(), 3u);
   for (const auto& p : pairs) EXPECT_EQ(p, "\xF0\x9F\x8D\x8E");
   std::string joined;
-  for (const auto& p : SplitText("one two three four five", 7, TextUnit::kCodePoint)) {
+  for (const auto& p : SplitKeepingSeparator("one two three four five", 7, TextUnit::kCodePoint)) {
     EXPECT_LE(TextLength(p, TextUnit::kCodePoint), 7u);
     joined += p;
   }
   EXPECT_EQ(joined, "one two three four five");
+}
+
+TEST(CommonText, Utf16Length) {
+  EXPECT_EQ(Utf16Length("abc"), 3u);
+  EXPECT_EQ(Utf16Length("你好"), 2u);
+  EXPECT_EQ(Utf16Length("👋"), 2u);
+  EXPECT_EQ(Utf16Length("a😀你"), 4u);
+  EXPECT_EQ(Utf16Length(""), 0u);
+}
+
+TEST(CommonText, SplitDroppingSeparatorPrefersLinesThenSpacesThenCodePoints) {
+  EXPECT_EQ(SplitDroppingSeparator("aaaa\nbbbb\ncccc", 10),
+            (std::vector<std::string>{"aaaa\nbbbb", "cccc"}));
+  EXPECT_EQ(SplitDroppingSeparator("aaa bbb ccc", 8), (std::vector<std::string>{"aaa bbb", "ccc"}));
+  // Emoji are two units each and never cut in half.
+  EXPECT_EQ(SplitDroppingSeparator("😀😀😀", 3), (std::vector<std::string>{"😀", "😀", "😀"}));
+  EXPECT_TRUE(SplitDroppingSeparator("", 10).empty());
+  // A stray byte counts as one unit and the walk goes on.
+  EXPECT_EQ(SplitDroppingSeparator("ab\xff", 2), (std::vector<std::string>{"ab", "\xff"}));
+  const std::string big(10000, 'x');
+  auto pieces = SplitDroppingSeparator(big, 4096);
+  ASSERT_EQ(pieces.size(), 3u);
+  for (const auto& p : pieces) EXPECT_LE(Utf16Length(p), 4096u);
+}
+
+TEST(CommonText, SplitWeightedDroppingSeparatorPutsAHeavyCodePointAlone) {
+  auto weight = [](char32_t cp) -> std::size_t { return cp == U'@' ? 10 : 1; };
+  EXPECT_EQ(SplitWeightedDroppingSeparator("ab@cd", 4, weight),
+            (std::vector<std::string>{"ab", "@", "cd"}));
 }
 
 net::HttpResponse Response(int status, std::string retry_after = {}) {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "net/http_client.hpp"
+#include "platforms/common/text_units.hpp"
 #include "platforms/telegram/telegram_adapter.hpp"
 #include "platforms/telegram/telegram_codec.hpp"
 #include "support/adapter_harness.hpp"
@@ -33,6 +34,7 @@
 namespace sb::platforms::telegram {
 namespace {
 
+using common::Utf16Length;
 using domain::ElementType;
 using domain::MessageElement;
 using domain::OutgoingMessage;
@@ -344,36 +346,6 @@ TEST(TelegramEnvelope, OkErrorAndMalformed) {
 TEST(TelegramCodec, DataUrlIsStandardPaddedBase64) {
   EXPECT_EQ(DataUrl("image/png", "\xfb\xff"), "data:image/png;base64,+/8=");
   EXPECT_EQ(DataUrl("audio/ogg", "abc"), "data:audio/ogg;base64,YWJj");
-}
-
-TEST(TelegramText, Utf16Length) {
-  EXPECT_EQ(Utf16Length("abc"), 3u);
-  EXPECT_EQ(Utf16Length("你好"), 2u);
-  EXPECT_EQ(Utf16Length("👋"), 2u);
-  EXPECT_EQ(Utf16Length(""), 0u);
-}
-
-TEST(TelegramText, SplitPrefersLinesThenSpacesThenCodePoints) {
-  auto lines = SplitText("aaaa\nbbbb\ncccc", 10);
-  ASSERT_EQ(lines.size(), 2u);
-  EXPECT_EQ(lines[0], "aaaa\nbbbb");
-  EXPECT_EQ(lines[1], "cccc");
-
-  auto words = SplitText("aaa bbb ccc", 8);
-  ASSERT_EQ(words.size(), 2u);
-  EXPECT_EQ(words[0], "aaa bbb");
-  EXPECT_EQ(words[1], "ccc");
-
-  // Emoji are two units each and never cut in half.
-  auto emoji = SplitText("😀😀😀", 3);
-  ASSERT_EQ(emoji.size(), 3u);
-  EXPECT_EQ(emoji[0], "😀");
-
-  const std::string big(10000, 'x');
-  auto pieces = SplitText(big);
-  ASSERT_EQ(pieces.size(), 3u);
-  for (const auto& p : pieces) EXPECT_LE(Utf16Length(p), kMaxTextUnits);
-  EXPECT_TRUE(SplitText("").empty());
 }
 
 TEST(TelegramMarkdown, EscapesEveryReservedCharacter) {

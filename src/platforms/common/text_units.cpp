@@ -1,25 +1,50 @@
 #include "platforms/common/text_units.hpp"
 
+#include <algorithm>
+
 namespace sb::platforms::common {
 namespace {
 
-// Length in bytes of the UTF-8 sequence that starts with `lead` (1 for a stray byte).
-std::size_t SequenceLength(unsigned char lead) {
-  if (lead >= 0xF0 && lead <= 0xF4) return 4;
-  if (lead >= 0xE0 && lead <= 0xEF) return 3;
-  if (lead >= 0xC2 && lead <= 0xDF) return 2;
-  return 1;
-}
-
-// The next code point's byte length (clamped to the text) and weight in `unit`.
+// The next code point's byte length and its weight in `unit`.
 std::size_t Step(std::string_view text, std::size_t pos, TextUnit unit, std::size_t& weight) {
-  std::size_t len = SequenceLength(static_cast<unsigned char>(text[pos]));
-  if (pos + len > text.size()) len = 1;
-  weight = (unit == TextUnit::kUtf16 && len == 4) ? 2 : 1;
+  char32_t cp;
+  const std::size_t len = NextCodePoint(text, pos, cp);
+  weight = unit == TextUnit::kUtf16 ? Utf16Units(cp) : 1;
   return len;
 }
 
 }  // namespace
+
+std::size_t NextCodePoint(std::string_view s, std::size_t i, char32_t& cp) {
+  const auto b = static_cast<unsigned char>(s[i]);
+  std::size_t n = 1;
+  if (b >= 0xF0 && b < 0xF8) {
+    n = 4;
+    cp = b & 0x07;
+  } else if (b >= 0xE0 && b < 0xF0) {
+    n = 3;
+    cp = b & 0x0F;
+  } else if (b >= 0xC0 && b < 0xE0) {
+    n = 2;
+    cp = b & 0x1F;
+  } else {
+    cp = b;
+    return 1;
+  }
+  if (i + n > s.size()) {
+    cp = b;
+    return 1;
+  }
+  for (std::size_t k = 1; k < n; ++k) {
+    const auto c = static_cast<unsigned char>(s[i + k]);
+    if ((c & 0xC0) != 0x80) {
+      cp = b;
+      return 1;
+    }
+    cp = (cp << 6) | (c & 0x3F);
+  }
+  return n;
+}
 
 std::size_t TextLength(std::string_view utf8, TextUnit unit) {
   std::size_t total = 0;
@@ -31,7 +56,8 @@ std::size_t TextLength(std::string_view utf8, TextUnit unit) {
   return total;
 }
 
-std::vector<std::string> SplitText(std::string_view text, std::size_t max_units, TextUnit unit) {
+std::vector<std::string> SplitKeepingSeparator(std::string_view text, std::size_t max_units,
+                                               TextUnit unit) {
   if (max_units < 2) max_units = 2;
   std::vector<std::string> pieces;
   std::size_t start = 0;
@@ -61,6 +87,50 @@ std::vector<std::string> SplitText(std::string_view text, std::size_t max_units,
     start = end;
   }
   return pieces;
+}
+
+std::vector<std::string> SplitWeightedDroppingSeparator(
+    std::string_view text, std::size_t max, const std::function<std::size_t(char32_t)>& weight) {
+  std::vector<std::string> pieces;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t used = 0;
+    std::size_t fit_end = start;  // end of the longest prefix within `max`
+    while (fit_end < text.size()) {
+      char32_t cp;
+      const std::size_t n = NextCodePoint(text, fit_end, cp);
+      const std::size_t w = weight(cp);
+      if (used + w > max) break;
+      used += w;
+      fit_end += n;
+    }
+    if (fit_end == text.size()) {
+      pieces.emplace_back(text.substr(start));
+      break;
+    }
+    if (fit_end == start) {  // one code point heavier than `max`: it goes alone
+      char32_t cp;
+      fit_end += NextCodePoint(text, start, cp);
+      pieces.emplace_back(text.substr(start, fit_end - start));
+      start = fit_end;
+      continue;
+    }
+    const std::string_view window = text.substr(start, fit_end - start);
+    std::size_t cut = window.rfind('\n');
+    if (cut == std::string_view::npos || cut == 0) cut = window.rfind(' ');
+    if (cut == std::string_view::npos || cut == 0) {
+      pieces.emplace_back(window);
+      start = fit_end;
+    } else {
+      pieces.emplace_back(window.substr(0, cut));
+      start += cut + 1;
+    }
+  }
+  return pieces;
+}
+
+std::vector<std::string> SplitDroppingSeparator(std::string_view text, std::size_t max_units) {
+  return SplitWeightedDroppingSeparator(text, std::max<std::size_t>(max_units, 2), Utf16Units);
 }
 
 std::size_t Utf16ToByteOffset(std::string_view utf8, std::size_t units) {

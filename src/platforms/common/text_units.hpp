@@ -1,10 +1,12 @@
-// Text measured and cut the way a platform counts it: Slack in characters (code points), LINE and
-// Telegram in UTF-16 code units. Pure; input is UTF-8 (ill-formed bytes count as one unit each).
-//   auto pieces = SplitText(reply, 5000, TextUnit::kUtf16);  // each piece within LINE's limit
-//   std::size_t at = Utf16ToByteOffset(text, mention.index);   // LINE's mention offsets
+// Text measured and cut the way chat platforms count it: Slack and Discord in characters (code
+// points), LINE and Telegram in UTF-16 code units. Pure; input is UTF-8, a stray or truncated byte
+// counts as one unit. The two splitters differ in what happens to the line break or space cut at.
+//   auto pieces = SplitKeepingSeparator(reply, 5000, TextUnit::kUtf16);  // LINE's limit
+//   auto parts = SplitDroppingSeparator(reply, 2000);                    // Discord's limit
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,12 +15,33 @@ namespace sb::platforms::common {
 
 enum class TextUnit { kCodePoint, kUtf16 };
 
+// Decodes the code point at byte `i` of `s` into `cp` and returns its byte length. A stray or
+// truncated byte decodes as itself, one byte long, so the walk always advances.
+std::size_t NextCodePoint(std::string_view s, std::size_t i, char32_t& cp);
+
+// 2 for a code point outside the Basic Multilingual Plane, else 1.
+inline std::size_t Utf16Units(char32_t cp) { return cp >= 0x10000 ? 2 : 1; }
+
 std::size_t TextLength(std::string_view utf8, TextUnit unit);
+inline std::size_t Utf16Length(std::string_view utf8) { return TextLength(utf8, TextUnit::kUtf16); }
 
 // Pieces of at most `max_units` each, cut after the last line break that fits, else after the
-// last space, else at the last whole code point. Concatenated they give `text` back. Empty for
-// empty text; `max_units` below 2 is taken as 2 (a surrogate pair must fit).
-std::vector<std::string> SplitText(std::string_view text, std::size_t max_units, TextUnit unit);
+// last space, else at the last whole code point. The line break or space cut at stays at the end
+// of its piece, so concatenated the pieces give `text` back. Empty for empty text; `max_units`
+// below 2 is taken as 2 (a surrogate pair must fit).
+std::vector<std::string> SplitKeepingSeparator(std::string_view text, std::size_t max_units,
+                                               TextUnit unit);
+
+// Pieces of at most `max_units` UTF-16 units each (below 2 is taken as 2), cut at the last line
+// break that fits, else the last space (neither at a piece's first byte), else at the last whole
+// code point. The line break or space cut at is dropped: concatenated with those characters the
+// pieces give `text` back. Empty for empty text.
+std::vector<std::string> SplitDroppingSeparator(std::string_view text, std::size_t max_units);
+
+// SplitDroppingSeparator with each code point weighing `weight(cp)` (a placeholder that stands for
+// a longer name). A code point heavier than `max` goes alone in its piece.
+std::vector<std::string> SplitWeightedDroppingSeparator(
+    std::string_view text, std::size_t max, const std::function<std::size_t(char32_t)>& weight);
 
 // The byte offset in `utf8` where UTF-16 unit `units` starts; std::string_view::npos when that is
 // past the end or inside a surrogate pair.

@@ -1,34 +1,32 @@
+// The Discord adapter's gateway side: Get Gateway Bot, connect, HELLO, IDENTIFY or RESUME, the
+// read loop and the heartbeat loop, reconnects with backoff, and MESSAGE_CREATE handed to the host;
+// replies go out through DiscordRest (discord_rest.cpp).
 #include "platforms/discord/discord_adapter.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <atomic>
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <chrono>
-#include <cmath>
 #include <deque>
 #include <mutex>
 #include <optional>
 #include <random>
-#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <variant>
 
-#include "net/http_client.hpp"
 #include "net/websocket.hpp"
 #include "platforms/common/config_reader.hpp"
+#include "platforms/common/core_adapter.hpp"
 #include "platforms/common/reconnect_backoff.hpp"
+#include "platforms/common/send_once.hpp"
 #include "platforms/coroutine_group.hpp"
 #include "platforms/discord/discord_codec.hpp"
-#include "util/call_once.hpp"
-#include "util/crypto.hpp"
+#include "platforms/discord/discord_rest.hpp"
+#include "platforms/discord/discord_waits.hpp"
 
 namespace sb::platforms::discord {
 namespace {
@@ -39,17 +37,10 @@ using namespace boost::asio::experimental::awaitable_operators;
 using domain::LogLevel;
 using util::ErrorCode;
 
-constexpr std::chrono::milliseconds kCallTimeout = 30s;
-constexpr std::chrono::milliseconds kUploadTimeout = 60s;
 constexpr std::chrono::milliseconds kHelloTimeout = 20s;
-constexpr std::size_t kMaxResponseBytes = 4 * 1024 * 1024;
 constexpr std::size_t kMaxGatewayMessageBytes = 16 * 1024 * 1024;
-constexpr double kMaxRateLimitWaitSeconds = 30;  // a longer 429 wait fails the send instead
-constexpr int kMaxRateLimitRetries = 3;
 constexpr std::size_t kRecentMessages = 1024;  // message ids remembered against redelivery
-constexpr std::size_t kMaxDmChannels = 4096;   // user id -> DM channel id
 constexpr int kMaxFrameComplaints = 10;        // logged per connection; the rest are counted
-constexpr const char* kUserAgent = "DiscordBot (https://github.com/switchboard, 1.0)";
 
 using common::ConfigString;
 
@@ -66,50 +57,6 @@ double Random01() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
 }
-
-asio::awaitable<bool> IsCancelled() {
-  auto state = co_await asio::this_coro::cancellation_state;
-  co_return state.cancelled() != asio::cancellation_type::none;
-}
-
-asio::awaitable<void> WaitUntilCancelled() {
-  asio::steady_timer timer(co_await asio::this_coro::executor,
-                           asio::steady_timer::time_point::max());
-  co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-}
-
-// Waits `delay` on the injected clock (simulated in tests). False when the coroutine was cancelled
-// first. The clock's callback only posts to the coroutine's executor, where the timer lives.
-asio::awaitable<bool> Sleep(const util::Clock& clock, util::Duration delay) {
-  // A stop that came while the coroutine was busy elsewhere would not cancel this wait.
-  if (co_await IsCancelled()) co_return false;
-  auto executor = co_await asio::this_coro::executor;
-  auto timer =
-      std::make_shared<asio::steady_timer>(executor, asio::steady_timer::time_point::max());
-  auto fired = std::make_shared<bool>(false);
-  std::weak_ptr<asio::steady_timer> weak = timer;
-  util::TimerHandle handle = clock.After(delay, [executor, weak, fired] {
-    asio::post(executor, [weak, fired] {
-      if (auto t = weak.lock()) {
-        *fired = true;
-        t->cancel();
-      }
-    });
-  });
-  co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
-  handle.Cancel();
-  co_return *fired;
-}
-
-// Runs a Send callback exactly once, with kCancelled if the coroutine never gives a result.
-class OnceDone : public util::CallOnce<util::Result<domain::SendReceipt>> {
- public:
-  explicit OnceDone(std::function<void(util::Result<domain::SendReceipt>)> done)
-      : CallOnce(std::move(done), [] {
-          return util::Fail(ErrorCode::kCancelled, "the bot stopped before sending");
-        }) {}
-  void Finish(util::Result<domain::SendReceipt> result) { (*this)(std::move(result)); }
-};
 
 // What a gateway session needs to be resumed.
 struct Session {
@@ -150,9 +97,10 @@ class Core : public std::enable_shared_from_this<Core> {
   explicit Core(AdapterContext context)
       : context_(std::move(context)),
         token_(ConfigString(context_.config, "token")),
-        base_(common::ConfigBaseUrl(context_.config, "api_base_url", "https://discord.com/api") +
-              "/v10"),
-        group_(CoroutineGroup::Make(context_.executor)) {}
+        group_(CoroutineGroup::Make(context_.executor)),
+        rest_(context_, token_,
+              common::ConfigBaseUrl(context_.config, "api_base_url", "https://discord.com/api") +
+                  "/v10") {}
 
   void Start() {
     if (token_.empty()) {
@@ -185,10 +133,10 @@ class Core : public std::enable_shared_from_this<Core> {
 
   void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
             std::function<void(util::Result<domain::SendReceipt>)> done) {
-    auto once = std::make_shared<OnceDone>(std::move(done));
+    auto once = common::MakeSendOnce(std::move(done));
     auto calls = EncodeOutgoing(message, reply_to_message_id);
     if (!calls) {
-      once->Finish(tl::unexpected(calls.error()));
+      (*once)(tl::unexpected(calls.error()));
       return;
     }
     auto shared_calls = std::make_shared<const std::vector<OutboundCall>>(std::move(*calls));
@@ -196,19 +144,13 @@ class Core : public std::enable_shared_from_this<Core> {
     const bool started =
         !stopping_ && group_->Spawn([self, shared_calls, once, type = message.target_type,
                                      target = message.target_id]() {
-          return self->SendAll(type, target, shared_calls, once);
+          return self->rest_.SendAll(type, target, shared_calls, once);
         });
-    if (!started) once->Finish(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
+    if (!started) (*once)(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
   }
 
  private:
-  std::string Scrub(std::string text) const {
-    if (token_.size() < 4) return text;
-    for (auto pos = text.find(token_); pos != std::string::npos; pos = text.find(token_, pos)) {
-      text.replace(pos, token_.size(), "<token>");
-    }
-    return text;
-  }
+  std::string Scrub(std::string text) const { return rest_.Scrub(std::move(text)); }
 
   void Log(LogLevel level, std::string text) { context_.host->Log(level, Scrub(std::move(text))); }
   void Trouble(const std::string& why) { context_.host->OnTrouble(Scrub(why)); }
@@ -222,146 +164,7 @@ class Core : public std::enable_shared_from_this<Core> {
     co_return co_await Pause(delay);
   }
 
-  // ---- REST ----
-
-  struct RestOutcome {
-    bool ok = false;
-    std::string body;  // when ok
-    util::Error error{};
-  };
-
-  asio::awaitable<RestOutcome> Rest(std::string method, std::string path, std::string body,
-                                    std::string content_type, std::chrono::milliseconds total) {
-    for (int attempt = 0;; ++attempt) {
-      net::HttpRequest request;
-      request.method = method;
-      request.url = base_ + path;
-      request.headers.emplace_back("Authorization", "Bot " + token_);
-      request.headers.emplace_back("User-Agent", kUserAgent);
-      if (!content_type.empty()) request.headers.emplace_back("Content-Type", content_type);
-      request.body = body;
-      request.timeouts.connect = 10s;
-      request.timeouts.total = total;
-      request.timeouts.idle = total;
-      request.max_response_bytes = kMaxResponseBytes;
-      auto response = co_await context_.http->Send(std::move(request));
-      RestOutcome outcome;
-      if (!response) {
-        outcome.error = {response.error().code,
-                         fmt::format("discord {} {} failed: {}", method, Route(path),
-                                     Scrub(response.error().message))};
-        co_return outcome;
-      }
-      if (response->status >= 200 && response->status < 300) {
-        outcome.ok = true;
-        outcome.body = std::move(response->body);
-        co_return outcome;
-      }
-      RestError error =
-          DecodeRestError(response->status, response->Header("retry-after"), response->body);
-      const std::string reason = Scrub(error.message);
-      if (error.status == 429) {
-        if (attempt < kMaxRateLimitRetries && error.retry_after <= kMaxRateLimitWaitSeconds) {
-          const auto wait = std::chrono::milliseconds(
-              static_cast<std::int64_t>(std::ceil(std::max(error.retry_after, 0.05) * 1000)));
-          Log(LogLevel::kWarning,
-              fmt::format("Discord rate limits {} {}{}: waiting {} ms as it asked", method,
-                          Route(path), error.global ? " (global)" : "", wait.count()));
-          const bool waited = co_await Pause(wait);
-          if (!waited) {
-            outcome.error = {ErrorCode::kCancelled, "the bot stopped while rate limited"};
-            co_return outcome;
-          }
-          continue;
-        }
-        outcome.error = {ErrorCode::kUpstreamRateLimited,
-                         fmt::format("discord is rate limiting the bot: {} (retry after {:.1f} s)",
-                                     reason, error.retry_after)};
-        outcome.error.retry_after_seconds = static_cast<int>(std::ceil(error.retry_after));
-        co_return outcome;
-      }
-      if (error.status == 401) {
-        outcome.error = {ErrorCode::kUpstreamAuth, "Discord refused the token (401 Unauthorized)"};
-        outcome.error.final = true;
-        co_return outcome;
-      }
-      outcome.error = {ErrorCode::kUpstreamFailed,
-                       error.code != 0
-                           ? fmt::format("discord refused: {} (HTTP {}, code {})", reason,
-                                         error.status, error.code)
-                           : fmt::format("discord refused: {} (HTTP {})", reason, error.status)};
-      co_return outcome;
-    }
-  }
-
-  // The path with ids kept (they are not secret) but without any query.
-  static std::string Route(std::string_view path) {
-    return std::string(path.substr(0, path.find('?')));
-  }
-
-  asio::awaitable<util::Result<std::string>> DmChannel(const std::string& user_id) {
-    {
-      std::lock_guard lock(mu_);
-      if (auto it = dm_channels_.find(user_id); it != dm_channels_.end()) co_return it->second;
-    }
-    const std::string body = util::SerializeJson(util::JsonObject{{"recipient_id", user_id}});
-    RestOutcome opened =
-        co_await Rest("POST", "/users/@me/channels", body, "application/json", kCallTimeout);
-    if (!opened.ok) co_return tl::unexpected(opened.error);
-    auto channel = DecodeId(opened.body);
-    if (!channel) co_return tl::unexpected(channel.error());
-    RememberDm(user_id, *channel);
-    co_return *channel;
-  }
-
-  void RememberDm(const std::string& user_id, const std::string& channel_id) {
-    std::lock_guard lock(mu_);
-    if (dm_channels_.size() >= kMaxDmChannels) dm_channels_.clear();
-    dm_channels_[user_id] = channel_id;
-  }
-
-  asio::awaitable<void> SendAll(domain::TargetType type, std::string target,
-                                std::shared_ptr<const std::vector<OutboundCall>> calls,
-                                std::shared_ptr<OnceDone> once) {
-    co_await asio::this_coro::throw_if_cancelled(false);
-    std::string channel = target;
-    if (type == domain::TargetType::kPerson) {
-      auto dm = co_await DmChannel(target);
-      if (!dm) {
-        once->Finish(tl::unexpected(dm.error()));
-        co_return;
-      }
-      channel = std::move(*dm);
-    }
-    const std::string path = "/channels/" + channel + "/messages";
-    domain::SendReceipt receipt;
-    for (const OutboundCall& call : *calls) {
-      RestOutcome outcome;
-      if (call.uploads.empty()) {
-        outcome = co_await Rest("POST", path, util::SerializeJson(call.payload), "application/json",
-                                kCallTimeout);
-      } else {
-        const std::string boundary = "sb-" + util::RandomUrlSafe(24);
-        outcome = co_await Rest("POST", path, EncodeMultipart(call, boundary),
-                                "multipart/form-data; boundary=" + boundary, kUploadTimeout);
-      }
-      if (!outcome.ok) {
-        once->Finish(tl::unexpected(outcome.error));
-        co_return;
-      }
-      if (auto id = DecodeId(outcome.body)) receipt.message_id = *id;
-    }
-    once->Finish(receipt);
-  }
-
   // ---- gateway ----
-
-  // Get Gateway Bot. An error marked `final` must not be retried (the token was refused).
-  asio::awaitable<util::Result<GatewayBot>> GetGatewayBot() {
-    RestOutcome got = co_await Rest("GET", "/gateway/bot", "", "", kCallTimeout);
-    if (!got.ok) co_return tl::unexpected(got.error);
-    co_return DecodeGatewayBot(got.body);
-  }
 
   asio::awaitable<void> Run() {
     co_await asio::this_coro::throw_if_cancelled(false);
@@ -374,7 +177,7 @@ class Core : public std::enable_shared_from_this<Core> {
       // Asked again before every IDENTIFY: its session start limit says whether one is allowed
       // (going past 1000 a day makes Discord reset the token).
       if (gateway_url.empty() || !resuming) {
-        auto got = co_await GetGatewayBot();
+        auto got = co_await rest_.GetGatewayBot();
         if (!got) {
           if (got.error().code == ErrorCode::kCancelled) co_return;
           if (got.error().final) {
@@ -612,7 +415,7 @@ class Core : public std::enable_shared_from_this<Core> {
     domain::ReceivedMessage& message = *decoded->message;
     if (!FirstSighting(message.message_id)) return;
     if (message.chat_type == domain::TargetType::kPerson) {
-      RememberDm(message.sender_id, decoded->channel_id);
+      rest_.RememberDm(message.sender_id, decoded->channel_id);
     }
     context_.host->OnMessage(std::move(message));
   }
@@ -637,43 +440,20 @@ class Core : public std::enable_shared_from_this<Core> {
 
   const AdapterContext context_;
   const std::string token_;
-  const std::string base_;  // api_base_url + "/v10"
   const std::shared_ptr<CoroutineGroup> group_;
+  DiscordRest rest_;
   std::atomic<bool> stopping_{false};
 
   std::mutex mu_;
-  std::string bot_id_;                                        // guarded by mu_; from READY
-  std::unordered_map<std::string, std::string> dm_channels_;  // guarded by mu_
-  std::deque<std::string> recent_;                            // guarded by mu_; oldest first
-  std::unordered_set<std::string> recent_set_;                // guarded by mu_; the same ids
-};
-
-class DiscordAdapter final : public PlatformAdapter {
- public:
-  explicit DiscordAdapter(AdapterContext context)
-      : core_(std::make_shared<Core>(std::move(context))) {}
-  ~DiscordAdapter() override { core_->Abandon(); }
-
-  void Start() override { core_->Start(); }
-  void Stop(std::function<void()> stopped) override { core_->Stop(std::move(stopped)); }
-
-  util::Result<void> CheckDeliverable(const domain::OutgoingMessage& message) const override {
-    return discord::CheckDeliverable(message);
-  }
-
-  void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
-            std::function<void(util::Result<domain::SendReceipt>)> done) override {
-    core_->Send(std::move(message), std::move(reply_to_message_id), std::move(done));
-  }
-
- private:
-  std::shared_ptr<Core> core_;
+  std::string bot_id_;                          // guarded by mu_; from READY
+  std::deque<std::string> recent_;              // guarded by mu_; oldest first
+  std::unordered_set<std::string> recent_set_;  // guarded by mu_; the same ids
 };
 
 }  // namespace
 
 std::unique_ptr<PlatformAdapter> MakeDiscordAdapter(AdapterContext context) {
-  return std::make_unique<DiscordAdapter>(std::move(context));
+  return std::make_unique<common::CoreAdapter<Core, CheckDeliverable>>(std::move(context));
 }
 
 }  // namespace sb::platforms::discord

@@ -1,6 +1,7 @@
 // Discord's Gateway v10 and REST v10 as the adapter sees them: gateway frames, MESSAGE_CREATE
 // turned into ReceivedMessages, the shared message model turned into Create Message calls, REST
-// errors and the close-code policy. Pure functions, no I/O; discord_adapter.cpp does the I/O.
+// errors and the close-code policy. Pure functions, no I/O (discord_codec.cpp for messages,
+// discord_gateway_codec.cpp for frames); discord_adapter.cpp and discord_rest.cpp do the I/O.
 //   auto frame = DecodeFrame(text);  // kInvalidArgument naming what is wrong
 //   if (frame->op == kOpDispatch && frame->t == "MESSAGE_CREATE") DecodeMessageCreate(frame->d,
 //   me); auto calls = EncodeOutgoing(message, reply_to);  // JSON or payload_json + files[n]

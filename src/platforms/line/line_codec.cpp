@@ -364,7 +364,8 @@ std::vector<JsonObject> EncodeMessages(const domain::OutgoingMessage& message) {
       return;
     }
     // Too long for one textV2: the mentions go as plain "@id" text, cut to size.
-    for (auto& piece : common::SplitText(plain, kMaxTextUnits, common::TextUnit::kUtf16)) {
+    for (auto& piece :
+         common::SplitKeepingSeparator(plain, kMaxTextUnits, common::TextUnit::kUtf16)) {
       out.push_back(JsonObject{{"type", "text"}, {"text", std::move(piece)}});
     }
   };

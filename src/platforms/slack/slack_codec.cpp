@@ -370,7 +370,8 @@ std::vector<OutboundCall> EncodeOutgoing(const domain::OutgoingMessage& message,
       return c == ' ' || c == '\n' || c == '\t' || c == '\r';
     });
     if (!blank) {
-      for (auto& piece : common::SplitText(text, kMaxTextChars, common::TextUnit::kCodePoint)) {
+      for (auto& piece :
+           common::SplitKeepingSeparator(text, kMaxTextChars, common::TextUnit::kCodePoint)) {
         OutboundCall call{base(), std::nullopt};
         call.post["text"] = std::move(piece);
         calls.push_back(std::move(call));

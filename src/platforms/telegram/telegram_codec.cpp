@@ -9,7 +9,7 @@
 
 #include "platforms/common/ascii.hpp"
 #include "platforms/common/chain_builder.hpp"
-#include "platforms/common/text_split.hpp"
+#include "platforms/common/text_units.hpp"
 #include "util/crypto.hpp"
 
 namespace sb::platforms::telegram {
@@ -27,7 +27,8 @@ using util::JsonArray;
 using util::JsonObject;
 
 using common::NextCodePoint;
-using common::SplitWeighted;
+using common::SplitWeightedDroppingSeparator;
+using common::Utf16Length;
 
 std::size_t Units(char32_t cp) { return common::Utf16Units(cp); }
 
@@ -798,12 +799,6 @@ std::string DataUrl(std::string_view mime_type, std::string_view bytes) {
   return fmt::format("data:{};base64,{}", mime_type, b64);
 }
 
-std::size_t Utf16Length(std::string_view utf8) { return common::Utf16Length(utf8); }
-
-std::vector<std::string> SplitText(std::string_view text, std::size_t max_units) {
-  return common::SplitText(text, max_units);
-}
-
 std::string EscapeMarkdownV2(std::string_view text) {
   std::string out;
   out.reserve(text.size() + text.size() / 8);
@@ -932,7 +927,8 @@ util::Result<std::vector<OutboundCall>> EncodeOutgoing(const domain::OutgoingMes
       }
       return Units(cp);
     };
-    for (const std::string& chunk : SplitWeighted(run.text, kMaxTextUnits, weight)) {
+    for (const std::string& chunk :
+         SplitWeightedDroppingSeparator(run.text, kMaxTextUnits, weight)) {
       if (AllSpace(chunk)) continue;
       Rendered plain = RenderPlain(chunk, run, options);
       JsonObject plain_params{{"chat_id", chat_id}, {"text", plain.text}};

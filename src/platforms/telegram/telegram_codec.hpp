@@ -84,13 +84,6 @@ util::Result<FileInfo> DecodeFileInfo(const util::Json& result);
 // "data:<mime>;base64,<standard padded base64 of bytes>", the form Image/Voice elements carry.
 std::string DataUrl(std::string_view mime_type, std::string_view bytes);
 
-// Text measured and cut the way Telegram counts it.
-std::size_t Utf16Length(std::string_view utf8);
-// Pieces of at most `max_units` UTF-16 units each, cut after the last line break that fits, else
-// the last space, else at the last whole code point. Concatenated with the cut characters they
-// give `text` back. Empty for empty text.
-std::vector<std::string> SplitText(std::string_view text, std::size_t max_units = kMaxTextUnits);
-
 // `text` with every MarkdownV2-reserved character (and '\') escaped: shown literally.
 std::string EscapeMarkdownV2(std::string_view text);
 // Common Markdown (**bold**, __bold__, *italic*, _italic_, ~~strike~~, `code`, ``` blocks,
