@@ -188,13 +188,10 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   void GoAway() override {
     asio::post(strand_, [self = this->shared_from_this()] {
       if (self->finished_ || self->close_queued_) return;
-      // The frame holds the session: nobody else may by the time the close completes.
-      asio::co_spawn(
-          self->strand_,
-          [](std::shared_ptr<Session> session) -> asio::awaitable<void> {
-            co_await session->DoClose(1001, "going away");
-          }(self),
-          LogException{"close"});
+      // The frame holds the session: nobody else may by the time the close completes. (A named
+      // coroutine, not a coroutine lambda: GCC 12 mis-copies a lambda coroutine's by-value
+      // parameter, which freed the session under the close, as AddressSanitizer showed.)
+      asio::co_spawn(self->strand_, CloseHolding(self, 1001, "going away"), LogException{"close"});
     });
   }
 
@@ -353,6 +350,11 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
                            "WebSocket write to " + remote_ + " failed: " + item->ec.message());
     }
     co_return util::Ok();
+  }
+
+  static asio::awaitable<void> CloseHolding(std::shared_ptr<Session> session, int code,
+                                            std::string reason) {
+    co_await session->DoClose(code, std::move(reason));
   }
 
   asio::awaitable<void> DoClose(int code, std::string reason) {
