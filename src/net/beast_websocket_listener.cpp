@@ -132,9 +132,10 @@ class ListenerState : public std::enable_shared_from_this<ListenerState> {
         fire_now = members_ == 0;
       } else {
         stopping_ = true;
-        // Sessions hold the state weakly; while they close, it must outlive a handle the adapter
-        // dropped at once, or nobody would be left to report the end.
-        if (members_ > 0) self_while_stopping_ = shared_from_this();
+        // Sessions and upgrades hold the state weakly; while they close, it must outlive a handle
+        // the adapter dropped at once, or nobody would be left to report the end. (The accept
+        // loop holds it strongly already, so it alone is no reason.)
+        if (!sessions_.empty() || !upgrading_.empty()) self_while_stopping_ = shared_from_this();
         for (auto& [id, weak] : sessions_) {
           if (auto s = weak.lock()) live.push_back(std::move(s));
         }
