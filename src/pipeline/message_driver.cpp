@@ -99,10 +99,12 @@ void MessageDriver::Start(std::shared_ptr<Run> run) {
     return run->finished();
   }
   run->pipeline = *pipeline;
-  const auto& msg = run->message;
-  Query query =
-      MakeQuery(run->origin->bot_id(), LauncherOf(msg.chat_type), msg.chat_id, msg.sender_id,
-                msg.chain, run->origin->account_id(), run->pipeline->config, run->pipeline->stages);
+  // The turn has taken what it needs of the message: its chain moves into the query (no copy
+  // per message on the hot path).
+  auto& msg = run->message;
+  Query query = MakeQuery(run->origin->bot_id(), LauncherOf(msg.chat_type), msg.chat_id,
+                          msg.sender_id, std::move(msg.chain), run->origin->account_id(),
+                          run->pipeline->config, run->pipeline->stages);
   std::weak_ptr<MessageDriver> weak = weak_from_this();
   engine_.Process(
       run->pipeline->id, std::move(query),
