@@ -11,10 +11,6 @@ namespace sb::pipeline {
 
 namespace {
 
-LauncherType LauncherOf(domain::TargetType type) {
-  return type == domain::TargetType::kGroup ? LauncherType::kGroup : LauncherType::kPerson;
-}
-
 std::string SessionOf(const domain::ReceivedMessage& message) {
   return SessionId(LauncherOf(message.chat_type), message.chat_id);
 }

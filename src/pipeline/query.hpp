@@ -22,6 +22,10 @@ const char* LauncherTypeName(LauncherType type);
 
 // LangBot's session id form: "person_<id>" or "group_<id>".
 std::string SessionId(LauncherType type, std::string_view launcher_id);
+// The launcher type of a chat of the message model (a group, else a person).
+inline LauncherType LauncherOf(domain::TargetType type) {
+  return type == domain::TargetType::kGroup ? LauncherType::kGroup : LauncherType::kPerson;
+}
 
 struct Query {
   std::string bot_uuid;

@@ -33,12 +33,6 @@ domain::MessageElement Plain(std::string text) {
   return e;
 }
 
-std::string SessionOf(domain::TargetType type, const std::string& id) {
-  return pipeline::SessionId(type == domain::TargetType::kGroup ? pipeline::LauncherType::kGroup
-                                                                : pipeline::LauncherType::kPerson,
-                             id);
-}
-
 bool SameRuntime(const domain::Bot& a, const domain::Bot& b) {
   return a.adapter == b.adapter && a.adapter_config == b.adapter_config && a.enable == b.enable &&
          a.use_pipeline_uuid == b.use_pipeline_uuid;
@@ -509,7 +503,8 @@ void BotRuntimeManager::Send(const util::BotId& id, const domain::OutgoingMessag
   if (auto ok = inc->adapter().CheckDeliverable(message); !ok) {
     return done(tl::unexpected(ok.error()));
   }
-  const std::string session = SessionOf(message.target_type, message.target_id);
+  const std::string session =
+      pipeline::SessionId(pipeline::LauncherOf(message.target_type), message.target_id);
   std::weak_ptr<Impl> weak = impl_;
   std::string text = domain::DescribeChain(message.chain);
   // The platform's own timeouts bound the wait; no thread waits with it.
