@@ -1,0 +1,26 @@
+// Every console page and its path. Paths are chosen so that none lives under /bots/<something>
+// (the platforms' webhook routes) or /api/: a bot's own page is /bot/<uuid>.
+import { lazy } from "react";
+
+export const navItems = [
+  { to: "/", label: "nav.dashboard" },
+  { to: "/bots", label: "nav.bots" },
+  { to: "/pipelines", label: "nav.pipelines" },
+  { to: "/models", label: "nav.models" },
+  { to: "/plugins", label: "nav.plugins" },
+  { to: "/apikeys", label: "nav.apikeys" },
+  { to: "/system", label: "nav.system" },
+] as const;
+
+// Each page group is its own chunk, loaded on first visit, so the first load stays small.
+export const DashboardPage = lazy(() => import("../pages/dashboard/DashboardPage"));
+export const BotsPage = lazy(() => import("../pages/bots/BotsPage"));
+export const BotPage = lazy(() => import("../pages/bots/BotPage"));
+export const PipelinesPage = lazy(() => import("../pages/pipelines/PipelinesPage"));
+export const PipelineEditorPage = lazy(() => import("../pages/pipelines/PipelineEditorPage"));
+export const DebugChatPage = lazy(() => import("../pages/pipelines/DebugChatPage"));
+export const ModelsPage = lazy(() => import("../pages/models/ModelsPage"));
+export const PluginsPage = lazy(() => import("../pages/plugins/PluginsPage"));
+export const PluginPage = lazy(() => import("../pages/plugins/PluginPage"));
+export const ApiKeysPage = lazy(() => import("../pages/apikeys/ApiKeysPage"));
+export const SystemPage = lazy(() => import("../pages/system/SystemPage"));

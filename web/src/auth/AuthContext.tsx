@@ -1,0 +1,94 @@
+// Who is signed in. The token comes from localStorage; the server is asked whether an admin exists
+// (first run) and who the token belongs to. An expired or revoked token sends the person to the
+// login page exactly once: the token is cleared before the redirect, so nothing loops.
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { createContext, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
+import { Navigate, useLocation } from "react-router";
+import { api, onUnauthorized } from "../api/client";
+import { Loading, ErrorState } from "../components/PageState";
+import { clearToken, getToken, onTokenChange, setToken } from "./token";
+
+interface AccountInfo {
+  initialized: boolean;
+}
+
+interface AuthState {
+  token: string | null;
+  user: string | null;
+  login: (user: string, password: string) => Promise<void>;
+  logout: () => void;
+  // Set when the last session ended because the server refused the token.
+  expired: boolean;
+}
+
+const AuthContext = createContext<AuthState | null>(null);
+
+export function AuthProvider({ children }: { children: ReactNode }) {
+  const queryClient = useQueryClient();
+  const [token, setTokenState] = useState(getToken);
+  const [expired, setExpired] = useState(false);
+  useEffect(() => onTokenChange(setTokenState), []);
+  useEffect(
+    () =>
+      onUnauthorized(() => {
+        setExpired(true);
+        queryClient.clear();
+      }),
+    [queryClient],
+  );
+  const userQuery = useQuery({
+    queryKey: ["user-info", token],
+    queryFn: () => api<{ user: string }>("/user/info"),
+    enabled: token !== null,
+    staleTime: Infinity,
+    retry: false,
+  });
+  const value = useMemo<AuthState>(
+    () => ({
+      token,
+      user: userQuery.data?.user ?? null,
+      expired,
+      login: async (user, password) => {
+        const data = await api<{ token: string }>("/user/auth", {
+          method: "POST",
+          body: { user, password },
+          anonymous: true,
+        });
+        setExpired(false);
+        setToken(data.token);
+      },
+      logout: () => {
+        clearToken();
+        queryClient.clear();
+      },
+    }),
+    [token, userQuery.data, expired, queryClient],
+  );
+  return <AuthContext.Provider value={value}>{children}</AuthContext.Provider>;
+}
+
+export function useAuth(): AuthState {
+  const ctx = useContext(AuthContext);
+  if (!ctx) throw new Error("useAuth outside AuthProvider");
+  return ctx;
+}
+
+export function useAccountInfo() {
+  return useQuery({
+    queryKey: ["account-info"],
+    queryFn: () => api<AccountInfo>("/user/account-info", { anonymous: true }),
+    staleTime: 60_000,
+  });
+}
+
+// Pages behind a login: first run goes to /setup, no token to /login (remembering where to return).
+export function RequireAuth({ children }: { children: ReactNode }) {
+  const { token } = useAuth();
+  const location = useLocation();
+  const account = useAccountInfo();
+  if (account.isPending) return <Loading />;
+  if (account.error) return <ErrorState error={account.error} onRetry={() => account.refetch()} />;
+  if (!account.data?.initialized) return <Navigate to="/setup" replace />;
+  if (!token) return <Navigate to="/login" replace state={{ from: location.pathname + location.search }} />;
+  return <>{children}</>;
+}

@@ -1,0 +1,38 @@
+import { MutationCache, QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { StrictMode } from "react";
+import { createRoot } from "react-dom/client";
+import { BrowserRouter } from "react-router";
+import { Toaster } from "sonner";
+import { ApiError } from "./api/client";
+import { App } from "./app/App";
+import { applyTheme, initialTheme } from "./app/preferences";
+import { AuthProvider } from "./auth/AuthContext";
+import "./i18n";
+import "./styles/app.css";
+
+applyTheme(initialTheme());
+
+const queryClient = new QueryClient({
+  defaultOptions: {
+    queries: {
+      staleTime: 5_000,
+      // A 4xx will not change by asking again; a lost connection might.
+      retry: (count, error) => count < 2 && !(error instanceof ApiError && error.status >= 400 && error.status < 500),
+      refetchOnWindowFocus: true,
+    },
+  },
+  mutationCache: new MutationCache(),
+});
+
+createRoot(document.getElementById("root")!).render(
+  <StrictMode>
+    <QueryClientProvider client={queryClient}>
+      <BrowserRouter>
+        <AuthProvider>
+          <App />
+          <Toaster position="bottom-right" richColors closeButton />
+        </AuthProvider>
+      </BrowserRouter>
+    </QueryClientProvider>
+  </StrictMode>,
+);
