@@ -1,0 +1,24 @@
+// The steps in the order they run; `needs` names the steps whose result a step builds on (it is
+// skipped when one of them failed, and `--only` runs them first).
+import { changePassword, logoutLogin, setupAdmin } from "./auth.mjs";
+import { apiKey } from "./apikeys.mjs";
+import { webhookBot } from "./bots.mjs";
+import { providerAndModel } from "./models.mjs";
+import { debugChat, pipelineEdit } from "./pipelines.mjs";
+import { pluginZip } from "./plugins.mjs";
+import { tourDark, tourLight, tourPhone } from "./tour.mjs";
+
+export const steps = [
+  { name: "setup", run: setupAdmin },
+  { name: "login", needs: ["setup"], run: logoutLogin },
+  { name: "models", needs: ["login"], run: providerAndModel },
+  { name: "pipeline", needs: ["models"], run: pipelineEdit },
+  { name: "debug-chat", needs: ["pipeline"], run: debugChat },
+  { name: "webhook-bot", needs: ["pipeline"], run: webhookBot },
+  { name: "plugin", needs: ["login"], run: pluginZip },
+  { name: "apikey", needs: ["login"], run: apiKey },
+  { name: "tour-light", needs: ["login"], run: tourLight },
+  { name: "tour-dark", needs: ["login"], run: tourDark },
+  { name: "tour-phone", needs: ["login"], run: tourPhone },
+  { name: "password", needs: ["login"], run: changePassword },
+];

@@ -1,0 +1,40 @@
+// The example plugin (examples/plugins/greeter) installed from a zip upload, then configured.
+import path from "node:path";
+import { tempDir } from "../lib/processes.mjs";
+import { zipDirectory } from "../lib/zip.mjs";
+import { expectVisible, goNav, serverApi, until } from "./common.mjs";
+
+export async function pluginZip(ctx) {
+  const { page, shot, repo } = ctx;
+  const zip = zipDirectory(path.join(repo, "examples/plugins/greeter"), path.join(tempDir("sb-e2e-zip-"), "greeter.zip"));
+  await goNav(page, "Plugins");
+  let file = page.getByLabel(/package|zip|file/i).and(page.locator("input[type=file]"));
+  if (!(await file.count())) {
+    await page.getByRole("tab", { name: /upload|zip|file/i }).or(page.getByRole("button", { name: /upload|zip/i })).first().click();
+  }
+  file = page.getByLabel(/package|zip|file/i).and(page.locator("input[type=file]"));
+  await file.setInputFiles(zip);
+  await shot("12-plugin-upload");
+  await page.getByRole("button", { name: /^Install/ }).click();
+  await until(
+    "the greeter plugin running",
+    async () => {
+      const p = await serverApi(ctx, "GET", "/plugins/switchboard/greeter").catch(() => null);
+      return p?.plugin?.status === "running" || p?.status === "running";
+    },
+    30_000,
+  );
+  await expectVisible(page.getByRole("link", { name: /Greeter/ }));
+  await shot("13-plugin-installed");
+  await page.getByRole("link", { name: /Greeter/ }).first().click();
+  await page.waitForURL("**/plugins/switchboard/greeter");
+  const greeting = page.getByLabel(/^Greeting/);
+  await expectVisible(greeting);
+  await greeting.fill("Howdy from the e2e test");
+  await page.getByRole("button", { name: "Save" }).click();
+  await until("the plugin's new config on the server", async () => {
+    const c = await serverApi(ctx, "GET", "/plugins/switchboard/greeter/config");
+    return JSON.stringify(c).includes("Howdy from the e2e test");
+  }, 20_000);
+  await shot("14-plugin-configured");
+}
