@@ -92,6 +92,8 @@ void Router::Add(Route route) {
   compiled_.push_back(std::move(c));
 }
 
+void Router::SetFallback(Fallback fallback) { fallback_ = std::move(fallback); }
+
 RouteMatch Router::Match(const Request& request) const {
   RouteMatch best;
   int best_literals = -1;
@@ -214,6 +216,15 @@ Response Router::Handle(const RouteMatch& match, Request& request) const {
       r.status = 405;
       r.headers.emplace_back("Allow", match.allowed_methods);
       return r;
+    }
+    if (fallback_) {
+      try {
+        if (auto answer = fallback_(request)) return std::move(*answer);
+      } catch (const std::exception& e) {
+        spdlog::error("request {} {} {} failed: {}", request.request_id, request.method,
+                      util::EscapeForLog(request.path), e.what());
+        return JsonError({util::ErrorCode::kInternal, "handler threw"}, request.request_id);
+      }
     }
     return JsonError({util::ErrorCode::kNotFound, "no route for " + request.path},
                      request.request_id);

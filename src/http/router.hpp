@@ -4,6 +4,7 @@
 //   router.Add({"GET", "/api/v1/system/info", AuthClass::kNone, handler, Execution::kInline});
 //   RouteMatch m = router.Match(req);         // in the session, to pick the thread
 //   Response res = router.Handle(m, req);     // authenticate, call, catch
+//   router.SetFallback(console);              // for paths no route has: the web console
 #pragma once
 
 #include <functional>
@@ -36,6 +37,9 @@ using FastHandler = std::function<std::optional<Response>(Request&)>;
 // answers 500, so a forgotten path cannot hang the connection.
 using Respond = std::function<void(Response)>;
 using AsyncHandler = std::function<void(Request&, Respond)>;
+// Asked for a request whose path no route has (with any verb), on the I/O thread, before the
+// JSON 404: the answer, or nullopt to keep the 404. Must not block (the web console).
+using Fallback = std::function<std::optional<Response>(const Request&)>;
 
 struct Route {
   std::string method;
@@ -81,6 +85,8 @@ class Router {
 
   // Not thread-safe; call before the server starts. Throws std::logic_error on a duplicate.
   void Add(Route route);
+  // Not thread-safe; call before the server starts. Replaces any earlier fallback.
+  void SetFallback(Fallback fallback);
 
   // Thread-safe after start.
   RouteMatch Match(const Request& request) const;
@@ -104,6 +110,7 @@ class Router {
   Authenticator& authenticator_;
   std::vector<std::unique_ptr<Route>> routes_;
   std::vector<Compiled> compiled_;
+  Fallback fallback_;
 };
 
 }  // namespace sb::http

@@ -463,6 +463,9 @@ asio::awaitable<void> HttpServer::Impl::Session(tcp::socket socket) {
     res.body() = std::move(out.body);
     res.keep_alive(req_msg.keep_alive() && !reg->draining);
     res.prepare_payload();
+    // RFC 9110 §8.6: a 304's Content-Length could only be that of the 200 it stands for; none
+    // is right, 0 is not (Beast's prepare_payload sets 0 for the empty body).
+    if (out.status == 304) res.erase(bhttp::field::content_length);
     const auto body_size = res.body().size();
     if (req_msg.method() == bhttp::verb::head) {
       // RFC 9110 §9.3.2: the headers of the GET answer, with its Content-Length, and no body.
