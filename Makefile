@@ -12,7 +12,7 @@ PACKAGES := g++ cmake make pkg-config ccache python3 \
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev \
   libssl-dev libsqlite3-dev libsodium-dev libspdlog-dev libfmt-dev libyaml-cpp-dev \
   libcli11-dev libexpected-dev libgtest-dev libgmock-dev libbenchmark-dev \
-  libgoogle-perftools-dev libarchive-dev libseccomp-dev bubblewrap python3-websockets
+  libgoogle-perftools-dev libarchive-dev libseccomp-dev bubblewrap python3-websockets chromium
 BENCH_PACKAGES := wrk nginx-light
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -61,7 +61,7 @@ $(SANITIZE_DIR)/CMakeCache.txt:
 	cmake -S . -B $(SANITIZE_DIR) -DCMAKE_BUILD_TYPE=Sanitize \
 	  -DCMAKE_CXX_FLAGS_SANITIZE="$(SANITIZE_CXX_FLAGS)" \
 	  -DCMAKE_EXE_LINKER_FLAGS="$(SANITIZE_FLAGS)" -DCMAKE_SHARED_LINKER_FLAGS="$(SANITIZE_FLAGS)" \
-	  -DSB_USE_TCMALLOC=OFF -DSB_BUILD_BENCH=OFF
+	  -DSB_USE_TCMALLOC=OFF -DSB_BUILD_BENCH=OFF -DSB_CONSOLE_E2E=OFF
 
 test-sanitize: deps $(SANITIZE_DIR)/CMakeCache.txt
 	cmake --build $(SANITIZE_DIR) -j $(JOBS)
