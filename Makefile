@@ -17,16 +17,40 @@ BENCH_PACKAGES := wrk nginx-light
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps deps-bench configure build run test test-sanitize unit-test api-test bench format clean
+.PHONY: deps deps-bench configure web build run test test-sanitize unit-test api-test bench format clean
 
-# Installs only what is missing; non-interactive and idempotent.
+# Installs only what is missing; non-interactive and idempotent. Node.js builds the web console:
+# Debian's nodejs and npm only when there is no `node` at all, so a newer Node already installed
+# (from NodeSource, nvm, ...) is kept.
 deps:
 	@missing=$$(for p in $(PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; done); \
+	command -v node >/dev/null 2>&1 || missing="$$missing nodejs npm"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:" $$missing; \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+	@command -v npm >/dev/null 2>&1 || echo "warning: node is installed but npm is not: the web console cannot be built"
+
+# The web console (web/, Vite): `npm ci` when the lock file is newer than what node_modules was
+# installed from, `npm run build` when a source is newer than the last build's stamp
+# (web/dist/.build-stamp, written last by the build). CMake embeds web/dist when the stamp
+# changes (cmake/ConsoleAssets.cmake).
+WEB_SOURCES := $(shell find web/src web/public -type f 2>/dev/null) \
+  $(wildcard web/index.html web/package.json web/vite.config.ts web/tsconfig*.json)
+
+web/node_modules/.package-lock.json: web/package-lock.json
+	cd web && npm ci --no-audit --no-fund
+
+web/dist/.build-stamp: web/node_modules/.package-lock.json $(WEB_SOURCES)
+	cd web && npm run build
+
+ifneq ($(wildcard web/package.json),)
+web: deps web/dist/.build-stamp
+else
+web:
+	@echo "no web/package.json: building without the web console"
+endif
 
 deps-bench:
 	@$(MAKE) --no-print-directory deps PACKAGES="$(BENCH_PACKAGES)"
@@ -36,7 +60,7 @@ $(BUILD_DIR)/CMakeCache.txt:
 
 configure: deps $(BUILD_DIR)/CMakeCache.txt
 
-build: configure
+build: configure web
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 run: build

@@ -42,6 +42,10 @@ int RunCli(int argc, char** argv) {
   int port = -1;
   serve->add_option("--host", host, "listen address (default 0.0.0.0)");
   serve->add_option("--port", port, "listen port (default 5300; 0 picks a free one)");
+  ServeOptions serve_options;
+  serve->add_option("--console-dir", serve_options.console_dir,
+                    "serve the web console from this directory, read per request (development; "
+                    "default: the console built into the binary)");
 
   auto* user = app.add_subcommand("user", "manage accounts");
   user->require_subcommand(1);
@@ -69,7 +73,7 @@ int RunCli(int argc, char** argv) {
     if (!config_file.empty()) options.config_file = config_file;
     if (!host.empty()) options.host = host;
     if (port >= 0) options.port = port;
-    return Serve(options);
+    return Serve(options, serve_options);
   }
   // The CLI helpers print only their result, so scripts can capture it.
   spdlog::set_level(spdlog::level::warn);

@@ -17,6 +17,8 @@
 #include "app/plugin_calls.hpp"
 #include "http/api/api.hpp"
 #include "http/auth_guard.hpp"
+#include "http/console.hpp"
+#include "http/console_assets.hpp"
 #include "http/server.hpp"
 #include "llm/gateway.hpp"
 #include "net/http_client.hpp"
@@ -72,7 +74,7 @@ std::vector<std::pair<std::string, std::string>> EnvironmentList() {
 
 }  // namespace
 
-int Serve(const CoreOptions& options) {
+int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   auto opened = Core::Open(options);
   if (!opened) {
     spdlog::critical("cannot start: {}", opened.error().message);
@@ -187,6 +189,23 @@ int Serve(const CoreOptions& options) {
   ctx.debug_chat = &bots.debug_chat();
   ctx.plugins = plugin_manager.get();
   http::api::RegisterAllRoutes(router, ctx);
+
+  std::unique_ptr<http::ConsoleFiles> console_files;
+  if (serve_options.console_dir.empty()) {
+    console_files = std::make_unique<http::EmbeddedConsoleFiles>(http::EmbeddedConsoleTable());
+  } else {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(serve_options.console_dir, ec)) {
+      spdlog::critical("cannot start: --console-dir {} is not a directory",
+                       serve_options.console_dir.string());
+      return 1;
+    }
+    console_files = std::make_unique<http::DirectoryConsoleFiles>(serve_options.console_dir);
+    spdlog::info("serving the web console from {}", serve_options.console_dir.string());
+  }
+  if (auto why = console_files->Unavailable(); !why.empty()) spdlog::warn("{}", why);
+  const http::ConsoleHandler console(*console_files);
+  router.SetFallback([&console](const http::Request& r) { return console.Handle(r); });
 
   http::ServerOptions server_options;
   server_options.host = cfg.api.host;

@@ -88,8 +88,9 @@ def unknown_uuid():
 class Server:
     """One switchboard process with its own data directory."""
 
-    def __init__(self, env=None, data_dir=None, host="127.0.0.1"):
+    def __init__(self, env=None, data_dir=None, host="127.0.0.1", args=None):
         self.env = dict(env or {})
+        self.args = list(args or [])  # more `serve` flags
         self.host = host  # bind address
         self.connect_host = "127.0.0.1"  # where the helpers connect
         self._own_dir = data_dir is None
@@ -121,7 +122,8 @@ class Server:
         self._stderr = open(self.log_path, "ab")
         self._log_offset = self._stderr.tell()
         self.proc = subprocess.Popen(
-            [BIN, "serve", "--data-dir", self.data_dir, "--port", "0", "--host", self.host],
+            [BIN, "serve", "--data-dir", self.data_dir, "--port", "0", "--host", self.host]
+            + self.args,
             stdout=subprocess.PIPE, stderr=self._stderr, stdin=subprocess.DEVNULL, env=env)
         self._reader = threading.Thread(target=self._read_stdout, args=(self.proc,), daemon=True)
         self._reader.start()
