@@ -296,6 +296,8 @@ std::optional<Response> ConsoleHandler::Handle(const Request& request) const {
   if (!path.starts_with('/') || IsReserved(path)) return std::nullopt;
   if (auto why = files_.Unavailable(); !why.empty()) return Text(503, why + '\n');
 
+  // "." and ".." segments and dotfiles name nothing the console has; no page for them either.
+  if (path.find("/.") != std::string_view::npos) return Text(404, "not found\n");
   const bool root = path == "/";
   auto file = files_.Find(root ? kIndex : path);
   bool immutable = !root && files_.AssetsAreImmutable() && path.starts_with("/assets/");

@@ -161,7 +161,7 @@ class RequestIdTest(ServerTestCase):
     def test_client_request_id_is_echoed(self):
         for method, path, expected in (("GET", "/api/v1/system/info", 200),
                                        ("GET", "/api/v1/provider/providers", 401),
-                                       ("GET", "/no/such/route", 404),
+                                       ("GET", "/api/no/such/route", 404),
                                        ("DELETE", "/api/v1/system/info", 405)):
             with self.subTest(path=path):
                 status, _, headers = self.req(method, path, headers={"X-Request-Id": "trace-42-abc"})

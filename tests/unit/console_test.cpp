@@ -170,7 +170,8 @@ TEST_F(ConsoleTest, ClientRoutesFallBackToIndex) {
 }
 
 TEST_F(ConsoleTest, MissingFileWithAnExtensionIsA404InPlainText) {
-  for (const char* path : {"/assets/missing.js", "/favicon.ico", "/a/b.css", "/.env"}) {
+  for (const char* path : {"/assets/missing.js", "/favicon.ico", "/a/b.css", "/.env", "/..",
+                           "/../../etc/passwd", "/x/./y", "/.well-known/thing"}) {
     const auto r = Answer(Get(path));
     EXPECT_EQ(r.status, 404) << path;
     EXPECT_EQ(r.content_type, "text/plain; charset=utf-8") << path;
