@@ -6,7 +6,7 @@ import { toast } from "sonner";
 import type { Task } from "../../api/types";
 import { ConfirmDelete } from "../../components/Dialog";
 import { FormError } from "../../components/PageState";
-import { TaskProgress } from "../../components/TaskProgress";
+import { PluginTaskProgress } from "./PluginTask";
 import { deletePlugin, pluginKeys, upgradePlugin } from "./api";
 import type { Plugin } from "./types";
 
@@ -41,6 +41,8 @@ export function PluginOperations({
     if (operation?.kind === "delete") {
       if (task.status === "succeeded") {
         queryClient.removeQueries({ queryKey: pluginKeys.one(plugin.author, plugin.name) });
+        // The list must not show it for a moment after the redirect, before its refresh lands.
+        queryClient.setQueryData<Plugin[]>(pluginKeys.list, (list) => list?.filter((p) => p.plugin_id !== plugin.plugin_id));
         void queryClient.invalidateQueries({ queryKey: pluginKeys.list });
         toast.success(t("delete.done", { plugin: label }));
         navigate("/plugins");
@@ -91,7 +93,7 @@ export function PluginOperations({
       )}
       <FormError error={upgrade.error} />
       {operation && (
-        <TaskProgress
+        <PluginTaskProgress
           key={operation.taskId}
           taskId={operation.taskId}
           label={operation.kind === "delete" ? t("delete.progress", { plugin: label }) : t("upgrade.progress", { plugin: label })}
