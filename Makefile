@@ -39,10 +39,19 @@ deps:
 WEB_SOURCES := $(shell find web/src web/public -type f 2>/dev/null) \
   $(wildcard web/index.html web/package.json web/vite.config.ts web/tsconfig*.json)
 
+# Vite 7 needs Node 20.19 or later; Debian 12's own nodejs is 18, so say so rather than fail
+# somewhere inside the build.
+NODE_CHECK := node -e 'const [a, b] = process.versions.node.split(".").map(Number); \
+  if (a < 20 || (a === 20 && b < 19)) { console.error("the web console needs Node.js >= 20.19 \
+  (this is " + process.version + "; Debian 12 ships 18): install a newer one, e.g. from \
+  NodeSource, or build without the console: cmake --build $(BUILD_DIR)"); process.exit(1); }'
+
 web/node_modules/.package-lock.json: web/package-lock.json
+	@$(NODE_CHECK)
 	cd web && npm ci --no-audit --no-fund
 
 web/dist/.build-stamp: web/node_modules/.package-lock.json $(WEB_SOURCES)
+	@$(NODE_CHECK)
 	cd web && npm run build
 
 ifneq ($(wildcard web/package.json),)
