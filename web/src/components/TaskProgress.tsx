@@ -26,7 +26,7 @@ export function taskFraction(task: Task | undefined): number | null {
 export function useTask(taskId: number | null | undefined) {
   return useQuery({
     queryKey: ["task", taskId],
-    queryFn: () => get<Task>(`/system/tasks/${taskId}`),
+    queryFn: () => get<{ task: Task }>(`/system/tasks/${taskId}`).then((d) => d.task),
     enabled: taskId != null,
     refetchInterval: (q) => (q.state.data?.runtime.done ? false : 400),
   });
