@@ -15,11 +15,15 @@ export async function pipelineEdit(ctx) {
   const pipeline = await until("the pipeline on the server", async () =>
     (await serverApi(ctx, "GET", "/pipelines")).pipelines.find((p) => p.name === NAME));
   state.pipelineUuid = pipeline.uuid;
+  // The page may open the new pipeline's editor by itself; otherwise open it from the list.
+  await form.waitFor({ state: "hidden" });
+  await page.waitForURL(`**/pipelines/${pipeline.uuid}`, { timeout: 2_000 }).catch(() => {});
   if (!new URL(page.url()).pathname.startsWith(`/pipelines/${pipeline.uuid}`)) {
     await page.getByRole("link", { name: new RegExp(`^Edit.*${NAME}`) }).click();
   }
   await page.waitForURL(`**/pipelines/${pipeline.uuid}`);
-  const model = page.getByLabel("Model", { exact: true });
+  // Named "Model" for assistive technology (the visible " *" is aria-hidden).
+  const model = page.getByRole("combobox", { name: "Model", exact: true });
   await expectVisible(model);
   await model.selectOption(state.modelUuid);
   await shot("07-pipeline-editor");

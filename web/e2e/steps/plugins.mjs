@@ -15,7 +15,7 @@ export async function pluginZip(ctx) {
   file = page.getByLabel(/package|zip|file/i).and(page.locator("input[type=file]"));
   await file.setInputFiles(zip);
   await shot("12-plugin-upload");
-  await page.getByRole("button", { name: /^Install/ }).click();
+  await page.getByRole("button", { name: /install/i }).click();
   await until(
     "the greeter plugin running",
     async () => {
@@ -24,6 +24,8 @@ export async function pluginZip(ctx) {
     },
     30_000,
   );
+  const installedTab = page.getByRole("tab", { name: /^Installed/ });
+  if (await installedTab.count()) await installedTab.click();
   await expectVisible(page.getByRole("link", { name: /Greeter/ }));
   await shot("13-plugin-installed");
   await page.getByRole("link", { name: /Greeter/ }).first().click();
