@@ -132,7 +132,9 @@ function MarketplaceItem({
       <div className="marketplace-item-action">
         {installed ? (
           <Link className="btn" to={`/plugins/${id}`}>
-            {t("marketplace.installed", { version: installed.version })}
+            {item.latest_version && item.latest_version !== installed.version
+              ? t("marketplace.installedOlder", { version: installed.version, latest: item.latest_version })
+              : t("marketplace.installed", { version: installed.version })}
             <span className="visually-hidden">: {label}</span>
           </Link>
         ) : (

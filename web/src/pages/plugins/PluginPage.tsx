@@ -16,6 +16,7 @@ import { PluginOperations } from "./PluginOperations";
 import { PluginReadme } from "./PluginReadme";
 import { PluginSandbox } from "./PluginSandbox";
 import { PluginStatusBadge } from "./PluginStatusBadge";
+import { StartAgainButton } from "./StartAgainButton";
 import "./plugins.css";
 
 export default function PluginPage() {
@@ -66,6 +67,7 @@ export default function PluginPage() {
             <div className="row plugin-state-row">
               <PluginStatusBadge plugin={plugin} />
               <EnableSwitch plugin={plugin} label={t("state.enable")} visibleLabel />
+              <StartAgainButton plugin={plugin} />
             </div>
             {plugin.error && (
               <p className="plugin-error" role={plugin.status === "failed" ? "alert" : undefined}>
