@@ -17,6 +17,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { gzipSync } from "node:zlib";
+import { loadavg } from "node:os";
 import { DESKTOP, launchChromium } from "../e2e/lib/browser.mjs";
 import { stopAll } from "../e2e/lib/processes.mjs";
 import { apiCall, createAdmin, startServer } from "../e2e/lib/server.mjs";
@@ -148,7 +149,9 @@ function section(f) {
     "### Console (issue 15) — 2026-11-26",
     "",
     "Command: `cd web && npm run budget` (web/scripts/budget.mjs; also run by `make bench`): the real binary " +
-      "serving the built console on loopback, Debian's Chromium (headless, playwright-core) at 1280×800.",
+      "serving the built console on loopback, Debian's Chromium (headless, playwright-core) at 1280×800. " +
+      `1-minute load average when the run started: ${f.load.toFixed(1)} (on 2 cores; figures taken under ` +
+      "other work are slower than the console is).",
     "",
     "| figure | value | target |",
     "|---|---|---|",
@@ -185,6 +188,7 @@ function writeSection(file, name, text) {
 let dashError;
 
 async function main() {
+  const load = loadavg()[0];
   const js = firstLoadJs(opts["console-dir"] ?? opts.dist);
   for (const r of js.rows) console.log(`  ${r.file}: ${kb(r.raw)} raw, ${kb(r.gzip)} gzip`);
   console.log(`first-load JavaScript: ${kb(js.gzip)} gzip (${kb(js.raw)} raw); target ≤ 250 KB`);
@@ -208,7 +212,7 @@ async function main() {
       `bot list (${botCount}): first rows ${Math.round(bots.firstRows)} ms, ${bots.rendered} rows in the DOM, ` +
         `longest task ${Math.round(bots.longest)} ms, longest frame gap ${Math.round(bots.longestGap)} ms${bots.reachedEnd ? "" : " (the scroll did not reach the last bot)"}; target < 200 ms`,
     );
-    const figures = { js, dash, bots, botCount };
+    const figures = { js, dash, bots, botCount, load };
     if (opts.out) {
       writeSection(opts.out, "console-budget", section(figures));
       console.log(`wrote ${opts.out}`);

@@ -38,5 +38,7 @@ export async function pluginZip(ctx) {
     const c = await serverApi(ctx, "GET", "/plugins/switchboard/greeter/config");
     return JSON.stringify(c).includes("Howdy from the e2e test");
   }, 20_000);
+  // The save answers once the plugin restarted with its new config; the button is Save again then.
+  await page.getByRole("button", { name: "Save" }).waitFor({ timeout: 20_000 });
   await shot("14-plugin-configured");
 }
