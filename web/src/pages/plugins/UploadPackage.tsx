@@ -61,7 +61,10 @@ export function UploadPackage({ onStarted }: { onStarted: (task: TrackedTask) =>
             <Progress.Indicator className="progress-indicator" style={{ transform: `translateX(-${100 - percent}%)` }} />
           </Progress.Root>
           <p className="muted" aria-live="polite">
-            {t("upload.sent", { sent: formatBytes(sent.loaded), total: formatBytes(sent.total) })}
+            {/* Once every byte is there the server checks the package before it answers. */}
+            {sent.total > 0 && sent.loaded >= sent.total
+              ? t("upload.checking")
+              : t("upload.sent", { sent: formatBytes(sent.loaded), total: formatBytes(sent.total) })}
           </p>
         </div>
       )}
