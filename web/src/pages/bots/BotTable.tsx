@@ -26,7 +26,7 @@ export function BotTable({ rows }: { rows: BotRowView[] }) {
   const top = items.length > 0 ? items[0].start : 0;
   const bottom = items.length > 0 ? virtualizer.getTotalSize() - items[items.length - 1].end : 0;
   return (
-    <div ref={scrollRef} className="table-wrap bots-scroll" tabIndex={0} aria-label={t("tableLabel")}>
+    <div ref={scrollRef} className="table-wrap bots-scroll" tabIndex={0} role="region" aria-label={t("tableLabel")}>
       <table className="table bots-table" aria-rowcount={rows.length + 1}>
         <thead>
           <tr aria-rowindex={1}>
@@ -86,8 +86,12 @@ const BotRow = memo(function BotRow({
         <Link to={`/bot/${bot.uuid}`}>{bot.name}</Link>
         {bot.description && <div className="muted bot-desc">{bot.description}</div>}
       </td>
-      <td>{adapterLabel}</td>
-      <td>{pipelineName || <span className="muted">{t("noPipeline")}</span>}</td>
+      <td className="bot-adapter-cell" data-label={t("col.adapter")}>
+        {adapterLabel}
+      </td>
+      <td className="bot-pipeline-cell" data-label={t("col.pipeline")}>
+        {pipelineName || <span className="muted">{t("noPipeline")}</span>}
+      </td>
       <td className="bot-status-cell">
         <StatusBadge status={bot.runtime.status} />
         {bot.runtime.status === "error" && bot.runtime.error && (
@@ -96,7 +100,7 @@ const BotRow = memo(function BotRow({
           </div>
         )}
       </td>
-      <td>
+      <td className="bot-enable-cell">
         <EnableSwitch bot={bot} />
       </td>
     </tr>

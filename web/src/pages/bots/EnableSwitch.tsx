@@ -32,7 +32,8 @@ export function EnableSwitch({ bot, showError }: { bot: Pick<Bot, "uuid" | "name
             await invalidate(bot.uuid);
           } catch (e) {
             setError(e);
-            toast.error(t("enableFailed", { name: bot.name, message: errorMessage(e) }));
+            // Where the switch has room for the message (the bot page) it shows there; in the list, a toast.
+            if (!showError) toast.error(t("enableFailed", { name: bot.name, message: errorMessage(e) }));
           } finally {
             setPending(null);
           }
