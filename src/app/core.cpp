@@ -37,6 +37,7 @@ util::Result<std::unique_ptr<Core>> Core::Open(const CoreOptions& options) {
       return tl::unexpected(r.error());
     }
   }
+  core->config_file_ = std::filesystem::absolute(config_path);
   auto cfg = config::LoadConfig(config_path.string(), config::ProcessEnvironment());
   if (!cfg) return tl::unexpected(cfg.error());
   core->config_ = std::move(*cfg);
@@ -71,6 +72,7 @@ util::Result<std::unique_ptr<Core>> Core::Open(const CoreOptions& options) {
 
   std::filesystem::path db_path = core->config_.database.sqlite_path;
   if (db_path.is_relative()) db_path = core->data_dir_ / db_path;
+  core->database_file_ = std::filesystem::absolute(db_path);
   auto storage = storage::sqlite::SqliteStorage::Open(
       db_path.string(), util::SecretBox::FromKeyMaterial(secrets_key->value));
   if (!storage) return tl::unexpected(storage.error());

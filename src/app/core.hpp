@@ -40,6 +40,8 @@ class Core {
 
   const config::Config& config() const { return config_; }
   const std::filesystem::path& data_dir() const { return data_dir_; }
+  const std::filesystem::path& config_file() const { return config_file_; }
+  const std::filesystem::path& database_file() const { return database_file_; }
   bool first_start() const { return first_start_; }
   const std::string& recovery_key() const { return recovery_key_; }
 
@@ -62,6 +64,8 @@ class Core {
 
   config::Config config_;
   std::filesystem::path data_dir_;
+  std::filesystem::path config_file_;
+  std::filesystem::path database_file_;
   bool first_start_ = false;
   std::string recovery_key_;
   util::SystemClock clock_;

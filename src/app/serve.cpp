@@ -173,23 +173,6 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   http::AuthGuard guard(core.auth());
   http::Router router(guard);
   std::atomic<bool> ready{false};
-  http::api::ApiContext ctx{core.auth(),
-                            core.system(),
-                            core.providers(),
-                            core.models(),
-                            core.bots(),
-                            core.pipelines(),
-                            core.tasks(),
-                            model_tests,
-                            core.requesters(),
-                            core.adapters(),
-                            metrics,
-                            [&ready] { return ready.load(); },
-                            {cfg.api.webhook_prefix, cfg.api.extra_webhook_prefix, setup_code}};
-  ctx.debug_chat = &bots.debug_chat();
-  ctx.plugins = plugin_manager.get();
-  http::api::RegisterAllRoutes(router, ctx);
-
   std::unique_ptr<http::ConsoleFiles> console_files;
   if (serve_options.console_dir.empty()) {
     console_files = std::make_unique<http::EmbeddedConsoleFiles>(http::EmbeddedConsoleTable());
@@ -203,7 +186,38 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
     console_files = std::make_unique<http::DirectoryConsoleFiles>(serve_options.console_dir);
     spdlog::info("serving the web console from {}", serve_options.console_dir.string());
   }
-  if (auto why = console_files->Unavailable(); !why.empty()) spdlog::warn("{}", why);
+  std::string console_source = "embedded";
+  if (auto why = console_files->Unavailable(); !why.empty()) {
+    spdlog::warn("{}", why);
+    console_source = "not built";
+  } else if (!serve_options.console_dir.empty()) {
+    console_source = "directory " + std::filesystem::absolute(serve_options.console_dir).string();
+  }
+  http::api::ApiContext ctx{core.auth(),
+                            core.system(),
+                            core.providers(),
+                            core.models(),
+                            core.bots(),
+                            core.pipelines(),
+                            core.tasks(),
+                            model_tests,
+                            core.requesters(),
+                            core.adapters(),
+                            metrics,
+                            [&ready] { return ready.load(); },
+                            {cfg.api.webhook_prefix, cfg.api.extra_webhook_prefix, setup_code}};
+  ctx.options.instance = {std::filesystem::absolute(core.data_dir()).string(),
+                          core.config_file().string(),
+                          "sqlite",
+                          core.database_file().string(),
+                          console_source,
+                          std::chrono::duration_cast<std::chrono::seconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count()};
+  ctx.debug_chat = &bots.debug_chat();
+  ctx.plugins = plugin_manager.get();
+  http::api::RegisterAllRoutes(router, ctx);
+
   const http::ConsoleHandler console(*console_files);
   router.SetFallback([&console](const http::Request& r) { return console.Handle(r); });
 

@@ -51,6 +51,28 @@ class SystemInfoTest(ServerTestCase):
             self.assertIsInstance(body, str)
             self.assertTrue(body.strip())
 
+    def test_about_names_where_the_instance_keeps_its_state(self):
+        status, _, _ = self.req("GET", "/api/v1/system/about")
+        self.assertEqual(status, 401)
+        for kw in ({"token": self.token}, {"api_key": self.api_key}):
+            status, body, _ = self.req("GET", "/api/v1/system/about", **kw)
+            data = self.assertOk(status, body)
+            data_dir = os.path.realpath(self.srv.data_dir)
+            self.assertEqual(os.path.realpath(data["data_dir"]), data_dir)
+            self.assertEqual(os.path.realpath(data["config_file"]),
+                             os.path.join(data_dir, "config.yaml"))
+            self.assertEqual(data["database"], "sqlite")
+            self.assertTrue(os.path.realpath(data["database_path"]).startswith(data_dir))
+            self.assertTrue(os.path.exists(data["database_path"]))
+            self.assertIn(data["console"].split(" ")[0], ("embedded", "directory", "not"))
+            self.assertEqual(data["marketplace_url"], "https://space.langbot.app")
+            self.assertGreaterEqual(data["uptime_seconds"], 0)
+            self.assertEqual(data["api_version"], "4.9.5")
+
+    def test_public_info_never_names_the_data_directory(self):
+        status, body, _ = self.req("GET", "/api/v1/system/info")
+        self.assertNotIn(os.path.realpath(self.srv.data_dir), body if isinstance(body, str) else str(body))
+
 
 class WizardTest(ServerTestCase):
 

@@ -4,6 +4,7 @@
 //   RegisterAllRoutes(router, ctx);
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -23,10 +24,22 @@
 
 namespace sb::http::api {
 
+// Where this instance keeps its state and how it runs, for `GET /system/about` (the console's
+// System page). Not public: /system/info, which anyone may read, carries none of it.
+struct InstanceFacts {
+  std::string data_dir;     // absolute
+  std::string config_file;  // absolute
+  std::string database;     // "sqlite"
+  std::string database_path;
+  std::string console;  // "embedded", "directory <path>" or "not built"
+  std::int64_t started_at_unix = 0;
+};
+
 struct ApiOptions {
   std::string webhook_prefix;        // e.g. "http://127.0.0.1:5300"
   std::string extra_webhook_prefix;  // empty when unset
   std::string setup_code;            // accepted by POST /user/init from non-loopback clients
+  InstanceFacts instance = {};
 };
 
 struct ApiContext {
@@ -43,7 +56,7 @@ struct ApiContext {
   Metrics& metrics;
   std::function<bool()> ready;  // /readyz
   ApiOptions options;
-  domain::DebugChat* debug_chat = nullptr;  // the console's debug chat; null: routes absent
+  domain::DebugChat* debug_chat = nullptr;   // the console's debug chat; null: routes absent
   domain::PluginManager* plugins = nullptr;  // null: the plugin routes are absent
 };
 

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <charconv>
+#include <chrono>
 #include <memory>
 #include <mutex>
 
@@ -73,6 +74,28 @@ void RegisterSystemRoutes(Router& router, ApiContext& ctx) {
                 if (!r) return Fail(req, r.error());
                 return JsonOkNoData();
               }});
+
+  router.Add({"GET", "/api/v1/system/about", AuthClass::kEither,
+              [&ctx](Request&) {
+                const auto& facts = ctx.options.instance;
+                const auto info = ctx.system.Info();
+                const auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count();
+                return JsonOk(util::JsonObject{
+                    {"version", info.version},
+                    {"api_version", "4.9.5"},
+                    {"data_dir", facts.data_dir},
+                    {"config_file", facts.config_file},
+                    {"database", facts.database},
+                    {"database_path", facts.database_path},
+                    {"console", facts.console},
+                    {"marketplace_url", info.cloud_service_url},
+                    {"webhook_prefix", ctx.options.webhook_prefix},
+                    {"started_at", facts.started_at_unix},
+                    {"uptime_seconds", facts.started_at_unix ? now - facts.started_at_unix : 0}});
+              },
+              Execution::kInline});
 
   router.Add({"GET", "/api/v1/system/tasks", AuthClass::kEither, [&ctx](Request& req) {
                 domain::TaskFilter filter;
