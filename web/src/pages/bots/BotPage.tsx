@@ -3,7 +3,7 @@
 import * as Tabs from "@radix-ui/react-tabs";
 import { useTranslation } from "react-i18next";
 import { Link, useNavigate, useParams, useSearchParams } from "react-router";
-import { del } from "../../api/client";
+import { ApiError, del } from "../../api/client";
 import type { Bot } from "../../api/types";
 import { PageHeader } from "../../app/Layout";
 import { ConfirmDelete } from "../../components/Dialog";
@@ -22,7 +22,9 @@ export default function BotPage() {
   const { t } = useTranslation("bots");
   const bot = useBot(uuid, { live: true });
   if (bot.isPending) return <Loading />;
-  if (bot.error && !bot.data) {
+  // A bot deleted elsewhere answers 404 to the next poll: its page says so instead of going stale.
+  const gone = bot.error instanceof ApiError && bot.error.status === 404;
+  if (bot.error && (!bot.data || gone)) {
     return (
       <>
         <p>
