@@ -53,7 +53,8 @@ export function TaskProgress({
   const fraction = taskFraction(task);
   const name = label ?? task?.label ?? t("task.working");
   return (
-    <div className="task-progress">
+    // A failed bar turns red rather than reading as a full, finished one.
+    <div className={task?.status === "failed" ? "task-progress task-failed" : "task-progress"}>
       <Progress.Root
         className={fraction === null ? "progress progress-indeterminate" : "progress"}
         value={fraction === null ? null : Math.round(fraction * 100)}

@@ -2,7 +2,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useTranslation } from "react-i18next";
 import { Link } from "react-router";
 import type { Task } from "../../api/types";
-import { PluginTaskProgress, usePluginTask } from "./PluginTask";
+import { TaskProgress, useTask } from "../../components/TaskProgress";
 import { pluginKeys } from "./api";
 import type { TrackedTask } from "./useTrackedTasks";
 
@@ -12,11 +12,11 @@ function pluginIdOf(task: Task | undefined): string | null {
 }
 
 // One install followed to its end: the bar while it runs, then a link to the new plugin or the
-// reason it failed (PluginTaskProgress shows runtime.exception).
+// reason it failed (TaskProgress shows runtime.exception).
 export function InstallTask({ tracked, onDismiss }: { tracked: TrackedTask; onDismiss: () => void }) {
   const { t } = useTranslation("plugins");
   const queryClient = useQueryClient();
-  const query = usePluginTask(tracked.id);
+  const query = useTask(tracked.id);
   const task = query.data;
   const pluginId = pluginIdOf(task);
   // A task the server no longer knows (another data directory, say) can be dismissed too.
@@ -36,7 +36,7 @@ export function InstallTask({ tracked, onDismiss }: { tracked: TrackedTask; onDi
           </button>
         )}
       </div>
-      <PluginTaskProgress
+      <TaskProgress
         taskId={tracked.id}
         label={t("install.progressOf", { subject: tracked.subject })}
         onDone={() => queryClient.invalidateQueries({ queryKey: pluginKeys.all })}

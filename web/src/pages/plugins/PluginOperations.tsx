@@ -6,7 +6,7 @@ import { toast } from "sonner";
 import type { Task } from "../../api/types";
 import { ConfirmDelete } from "../../components/Dialog";
 import { FormError } from "../../components/PageState";
-import { PluginTaskProgress } from "./PluginTask";
+import { TaskProgress } from "../../components/TaskProgress";
 import { deletePlugin, pluginKeys, upgradePlugin } from "./api";
 import type { Plugin } from "./types";
 
@@ -93,7 +93,7 @@ export function PluginOperations({
       )}
       <FormError error={upgrade.error} />
       {operation && (
-        <PluginTaskProgress
+        <TaskProgress
           key={operation.taskId}
           taskId={operation.taskId}
           label={operation.kind === "delete" ? t("delete.progress", { plugin: label }) : t("upgrade.progress", { plugin: label })}
