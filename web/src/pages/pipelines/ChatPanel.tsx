@@ -90,7 +90,10 @@ export function ChatPanel({ pipelineUuid, sessionType }: { pipelineUuid: string;
         }}
       >
         {messages.length === 0 && chat.notices.length === 0 && (
-          <li className="chat-empty muted">{t(`chat.empty.${sessionType}`)}</li>
+          <li className="chat-empty muted">
+            <p>{t("chat.intro")}</p>
+            <p>{t(`chat.empty.${sessionType}`)}</p>
+          </li>
         )}
         {noticesAfter(-1).map((n) => (
           <NoticeItem key={n.key} notice={n} />

@@ -34,9 +34,7 @@ export default function DebugChatPage() {
             </Link>
           </>
         }
-      >
-        <p className="muted">{t("chat.intro")}</p>
-      </PageHeader>
+      />
       {pipeline.isPending ? (
         <Loading />
       ) : pipeline.error ? (

@@ -27,11 +27,14 @@ type ListedModel = Model & { api_keys?: { name: string }[] };
 
 export function ModelFallbackSelector({
   id,
+  label,
   value,
   set,
   disabled,
 }: {
   id: string;
+  // The field's own label without the form's required marker, as the select's accessible name.
+  label: string;
   value: unknown;
   set: (v: ModelChoice) => void;
   disabled?: boolean;
@@ -68,6 +71,8 @@ export function ModelFallbackSelector({
     <div className="model-selector">
       <select
         id={id}
+        aria-label={label}
+        aria-required="true"
         value={choice.primary}
         disabled={disabled}
         aria-describedby={`${rowId}-note`}

@@ -56,9 +56,11 @@ export function PipelineEditor({ pipeline, metadata }: { pipeline: Pipeline; met
     justSaved.current = false;
   }, [pipeline]);
 
-  // After a refusal: show the named field (scrolled into view and focused) on its tab.
+  // After a refusal: show the named field (scrolled into view and focused) on its tab. The tab
+  // switch is a navigation that may commit after this render, so look again once it has.
+  const focusPending = useRef(false);
   useEffect(() => {
-    if (!place || focusNonce === 0) return;
+    if (!place || !focusPending.current) return;
     const frame = requestAnimationFrame(() => {
       const scope =
         place.kind === "stage"
@@ -69,11 +71,12 @@ export function PipelineEditor({ pipeline, metadata }: { pipeline: Pipeline; met
       const name = place.kind === "stage" ? place.field : place.kind === "basic" ? place.field : undefined;
       const target = (name && scope?.querySelector(`[data-field="${CSS.escape(name)}"]`)) || scope;
       if (!target) return;
+      focusPending.current = false;
       target.scrollIntoView({ block: "center" });
       (target.querySelector("input:not([disabled]), select, textarea") as HTMLElement | null)?.focus();
     });
     return () => cancelAnimationFrame(frame);
-  }, [place, focusNonce]);
+  }, [place, focusNonce, tab, openRunners]);
 
   const update = (patch: Partial<Draft>) => setDraft((d) => ({ ...d, ...patch }));
 
@@ -97,6 +100,7 @@ export function PipelineEditor({ pipeline, metadata }: { pipeline: Pipeline; met
       if (where?.kind === "stage" || where?.kind === "section") setTab(where.section);
       if (where?.kind === "plugins") setTab(pluginsTab);
       if (where?.kind === "stage") setOpenRunners((s) => new Set(s).add(where.stage));
+      focusPending.current = true;
       setFocusNonce((n) => n + 1);
     } finally {
       setSaving(false);

@@ -3,6 +3,7 @@
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
 import type { SchemaItem } from "../../api/types";
+import { localize } from "../../i18n";
 import type { SchemaFormProps } from "../../components/SchemaForm";
 import { ModelFallbackSelector } from "./ModelFallbackSelector";
 import { PromptEditor } from "./PromptEditor";
@@ -10,7 +11,7 @@ import { PromptEditor } from "./PromptEditor";
 export const renderPipelineField: NonNullable<SchemaFormProps["renderCustom"]> = (item, value, set, id) => {
   switch (item.type) {
     case "model-fallback-selector":
-      return <ModelFallbackSelector id={id} value={value} set={set} />;
+      return <ModelFallbackSelector id={id} label={localize(item.label) || item.name} value={value} set={set} />;
     case "prompt-editor":
       return <PromptEditor id={id} value={value} set={set} />;
     case "knowledge-base-multi-selector":
