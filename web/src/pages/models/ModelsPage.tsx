@@ -1,4 +1,19 @@
-// Placeholder until this page group is built (issue 15).
+// /models: the providers that answer model calls, and the LLM and embedding models on them.
+import { useTranslation } from "react-i18next";
+import { PageHeader } from "../../app/Layout";
+import { ModelsSection } from "./ModelsSection";
+import { ProvidersSection } from "./ProvidersSection";
+import "./models.css";
+
 export default function ModelsPage() {
-  return <p>ModelsPage is not built yet.</p>;
+  const { t } = useTranslation("models");
+  return (
+    <>
+      <PageHeader title={t("title")}>
+        <p className="muted">{t("intro")}</p>
+      </PageHeader>
+      <ProvidersSection />
+      <ModelsSection />
+    </>
+  );
 }
