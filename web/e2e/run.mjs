@@ -132,6 +132,10 @@ async function main() {
     if (error || problems.length) {
       failed.add(step.name);
       await ctx.shot(`${step.name}-failed`).catch(() => {});
+      // A fresh load closes whatever the failed step left open (a modal dialog would block the
+      // next steps); the token in localStorage keeps the session.
+      await page.goto("/").catch(() => {});
+      watch.take();
       const detail = [error ? firstLines(error) : null, ...problems].filter(Boolean).join("\n      ");
       results.push({ name: step.name, status: "FAILED", detail });
       console.log(`✗ ${step.name} (${seconds} s): FAILED at ${page.url()}\n      ${detail}`);

@@ -21,6 +21,7 @@ import { loadavg } from "node:os";
 import { DESKTOP, launchChromium } from "../e2e/lib/browser.mjs";
 import { stopAll } from "../e2e/lib/processes.mjs";
 import { apiCall, createAdmin, startServer } from "../e2e/lib/server.mjs";
+import { settled } from "../e2e/steps/common.mjs";
 
 const web = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { values: opts } = parseArgs({
@@ -90,7 +91,7 @@ async function dashboardTimes(browser, server, token, runs) {
     const t0 = performance.now();
     await page.goto("/");
     await main.getByRole("heading", { name: "Dashboard", level: 1 }).waitFor({ timeout: 10_000 });
-    await main.getByRole("status").filter({ hasText: "Loading" }).first().waitFor({ state: "detached", timeout: 10_000 });
+    await settled(page);
     times.push(performance.now() - t0);
     await context.close();
   }

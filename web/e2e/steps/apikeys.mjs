@@ -11,19 +11,22 @@ export async function apiKey(ctx) {
   await expectVisible(form);
   await form.getByLabel(/^Name/).fill(NAME);
   await form.getByRole("button", { name: /^(Save|Create)$/ }).click();
-  const shown = form.getByText(/lbk_[A-Za-z0-9_-]{43}/).or(form.locator("input[readonly]"));
+  // The key is shown once, in the dialog or on the page, as text or in a read-only field.
+  const shown = page.getByRole("textbox", { name: /new key/i }).or(page.getByText(/lbk_[A-Za-z0-9_-]{43}/));
   await expectVisible(shown);
-  const value = (await shown.first().textContent()) || (await shown.first().inputValue());
-  const key = /lbk_[A-Za-z0-9_-]{43}/.exec(value)?.[0];
-  if (!key) throw new Error(`the new key is not shown in the dialog (saw ${JSON.stringify(value)})`);
+  const first = shown.first();
+  const value = (await first.evaluate((el) => el.tagName)) === "INPUT" ? await first.inputValue() : await first.textContent();
+  const key = /lbk_[A-Za-z0-9_-]{43}/.exec(value ?? "")?.[0];
+  if (!key) throw new Error(`the new key is not shown (saw ${JSON.stringify(value)})`);
   await shot("15-apikey-created");
-  // The key works against the API, once.
+  // The key works against the API.
   const res = await fetch(`${ctx.server.url}/api/v1/system/tasks`, { headers: { "X-API-Key": key } });
   if (res.status !== 200) throw new Error(`the key shown was refused by the server (${res.status})`);
-  await form.getByRole("button", { name: /^(Close|Done)$/ }).first().click();
+  await page.getByRole("button", { name: /^(Close|Done|I have copied it)$/ }).first().click();
   await form.waitFor({ state: "hidden" });
+  await shown.first().waitFor({ state: "detached" });
   await expectVisible(page.getByRole("cell", { name: NAME }));
-  if (await page.getByText(key).count()) throw new Error("the full key is still shown in the list");
+  if (await page.getByText(key).count()) throw new Error("the full key is still shown after it was dismissed");
   await page.getByRole("row", { name: new RegExp(NAME) }).getByRole("button", { name: /^Delete/ }).click();
   const confirm = alertDialog(page);
   await expectVisible(confirm);

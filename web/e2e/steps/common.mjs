@@ -37,3 +37,9 @@ export async function until(what, check, timeoutMs = 10_000) {
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+// A page is settled when no loading state is left in its main region.
+export async function settled(page, timeoutMs = 10_000) {
+  const loading = page.getByRole("main").getByRole("status").filter({ hasText: "Loading" });
+  await until("the page's loading states to end", async () => (await loading.count()) === 0, timeoutMs);
+}

@@ -10,7 +10,7 @@ export async function providerAndModel(ctx) {
   await form.getByLabel(/^Name/).fill("Fake provider");
   await form.getByLabel(/^Requester/).selectOption("openai-chat-completions");
   await form.getByLabel(/^Base URL/).fill(llm.baseUrl);
-  const keyInput = form.getByLabel(/key 1$/i);
+  const keyInput = form.getByRole("textbox", { name: /key 1$/i });
   if (!(await keyInput.isVisible())) await form.getByRole("button", { name: /add( a)? key/i }).click();
   await keyInput.fill("sk-good-e2e");
   await shot("04-new-provider");

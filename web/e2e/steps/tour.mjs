@@ -1,7 +1,7 @@
 // Every page of the main navigation, in the light and the dark theme at 1280×800, then once at
 // phone size (390×844) through the menu button; a screenshot of each.
 import { DESKTOP, PHONE } from "../lib/browser.mjs";
-import { expectVisible, nav } from "./common.mjs";
+import { expectVisible, nav, settled } from "./common.mjs";
 
 export const NAV_LINKS = ["Dashboard", "Bots", "Pipelines", "Models", "Plugins", "API keys", "System"];
 const slug = (name) => name.toLowerCase().replace(/\s+/g, "-");
@@ -12,16 +12,34 @@ async function setTheme(page, theme) {
   await page.waitForFunction((t) => document.documentElement.dataset.theme === t, theme);
 }
 
+// How far the page is wider than the window, and the outermost elements sticking out (outside a
+// horizontally scrolling table, where overflow is allowed).
+function overflowOf() {
+  const width = window.innerWidth;
+  const out = [];
+  for (const el of document.querySelectorAll("body *")) {
+    if (el.getBoundingClientRect().right <= width + 1 || el.closest(".table-wrap")) continue;
+    if (out.some((o) => o.contains(el))) continue;
+    out.push(el);
+  }
+  const name = (el) => el.tagName.toLowerCase() + (el.className ? `.${String(el.className).split(" ").join(".")}` : "");
+  return { by: document.documentElement.scrollWidth - width, elements: out.slice(0, 3).map(name) };
+}
+
 async function visitAll(ctx, theme, { phone = false } = {}) {
   const { page, shot } = ctx;
+  const overflows = [];
   for (const name of NAV_LINKS) {
     if (phone) await page.getByRole("button", { name: "Menu" }).click();
     await nav(page).getByRole("link", { name, exact: true }).click();
     await expectVisible(page.getByRole("main").getByRole("heading", { level: 1 }));
-    // A page is settled when no loading state is left in it.
-    await page.getByRole("main").getByRole("status").filter({ hasText: "Loading" }).waitFor({ state: "detached" });
+    await settled(page);
     await shot(`tour-${phone ? "phone" : theme}-${slug(name)}`);
+    const overflow = await page.evaluate(overflowOf);
+    if (overflow.by > 1) overflows.push(`${name} is ${overflow.by} px wider than the window (${overflow.elements.join(", ")})`);
   }
+  // Nothing may stick out of the screen but a table inside its scrolling frame.
+  if (overflows.length) throw new Error(`at ${page.viewportSize().width} px: ${overflows.join("; ")}`);
 }
 
 export async function tourLight(ctx) {
@@ -40,9 +58,6 @@ export async function tourPhone(ctx) {
   await page.setViewportSize(PHONE);
   try {
     await visitAll(ctx, "light", { phone: true });
-    // Nothing may be wider than the screen except inside a scrolling table.
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-    if (overflow > 1) throw new Error(`the System page is ${overflow} px wider than the phone screen`);
   } finally {
     await page.setViewportSize(DESKTOP);
   }
