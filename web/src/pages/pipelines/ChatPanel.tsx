@@ -6,7 +6,7 @@ import { errorMessage } from "../../components/PageState";
 import { ChatBubble } from "./ChatBubble";
 import { Composer, type ComposerValue } from "./Composer";
 import { ConnectionStatus } from "./ConnectionStatus";
-import type { ChainElement, SessionType } from "./types";
+import type { ChainElement, ChatMessage, SessionType } from "./types";
 import { useChatSocket, type Notice } from "./useChatSocket";
 
 // The bot's account id in the debug chat's group sessions (docs/bots.md).
@@ -124,7 +124,7 @@ function MessageWithNotices({
   message,
   notices,
 }: {
-  message: Parameters<typeof ChatBubble>[0]["message"];
+  message: ChatMessage;
   notices: Notice[];
 }) {
   return (

@@ -61,8 +61,3 @@ export interface ChatMessage {
   is_final: boolean;
   connection_id?: string;
 }
-
-// What the chat shows: the server's messages plus local notices (ignored, errors).
-export type ChatEntry =
-  | { kind: "message"; key: string; message: ChatMessage }
-  | { kind: "notice"; key: string; tone: "ignored" | "error"; text: string };
