@@ -37,7 +37,8 @@ export async function pipelineEdit(ctx) {
 export async function debugChat(ctx) {
   const { page, shot, state } = ctx;
   await goNav(page, "Pipelines");
-  await page.getByRole("link", { name: new RegExp(`chat.*${NAME}`, "i") }).click();
+  const row = page.getByRole("row", { name: new RegExp(NAME) });
+  await row.getByRole("link", { name: /chat/i }).or(row.getByRole("button", { name: /chat/i })).first().click();
   await page.waitForURL(`**/pipelines/${state.pipelineUuid}/chat`);
   const box = page.getByRole("textbox", { name: /message/i });
   await expectVisible(box);
