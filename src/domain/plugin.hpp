@@ -62,6 +62,8 @@ struct PluginView {
   InstalledPlugin plugin;
   std::string status;             // stopped | starting | running | restarting | failed
   std::string error;              // why it is restarting or failed
+  int restarts = 0;               // crashes since it was last started or enabled
+  int recent_crashes = 0;         // within the supervisor's crash window
   std::string sandbox;            // what confines the running process (PluginStatus::sandbox)
   util::JsonObject capabilities;  // {events, commands, tools} while running
 };

@@ -168,6 +168,8 @@ domain::PluginView ProcessPluginManager::ViewOf(const domain::InstalledPlugin& p
   const PluginStatus status = supervisor_.Status(plugin.key());
   view.status = PluginStateName(status.state);
   view.error = status.error;
+  view.restarts = status.restarts;
+  view.recent_crashes = status.crashes;
   view.sandbox = status.sandbox;
   if (auto caps = supervisor_.Capabilities(plugin.key()))
     view.capabilities = CapabilitiesJson(*caps);

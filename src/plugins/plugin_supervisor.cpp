@@ -331,6 +331,7 @@ struct PluginSupervisor::Impl : std::enable_shared_from_this<Impl> {
       e.crashes.pop_front();
     }
     e.status.crashes = static_cast<int>(e.crashes.size());
+    ++e.status.restarts;
     if (static_cast<int>(e.crashes.size()) >= options.max_crashes) {
       e.status.state = PluginState::kFailed;
       e.status.error = fmt::format(
@@ -406,7 +407,9 @@ void PluginSupervisor::Launch(const domain::InstalledPlugin& plugin,
   {
     // An explicit launch (install, config saved, enabled) closes an open circuit.
     std::lock_guard lock(impl_->mu);
-    impl_->entries[plugin.key().id()].crashes.clear();
+    auto& entry = impl_->entries[plugin.key().id()];
+    entry.crashes.clear();
+    entry.status.restarts = 0;
   }
   impl_->Start(plugin, dir, /*restart=*/false, std::move(done));
 }

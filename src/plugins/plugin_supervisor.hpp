@@ -65,6 +65,7 @@ struct PluginStatus {
   PluginState state = PluginState::kStopped;
   std::string error;  // why it is restarting or failed
   int crashes = 0;    // in the current window
+  int restarts = 0;   // crashes since it was last started or enabled (each one a restart try)
   // The sandbox the running process has ("bubblewrap; network off; cgroup v1 (pids, memory)"),
   // or "none (plugins.sandbox: off)".
   std::string sandbox;

@@ -494,6 +494,9 @@ class PluginMessageTest(PluginCase):
             self.plugin("switchboard/hanger")["status"] == "restarting", 10))
         self.assertTrue(wait_until(
             lambda: self.plugin("switchboard/hanger")["status"] == "running", 15))
+        restarted = self.plugin("switchboard/hanger")
+        self.assertEqual(restarted["restarts"], 1, restarted)
+        self.assertEqual(restarted["recent_crashes"], 1, restarted)
         self.delete("switchboard/hanger")
 
     def test_a_hostile_plugin_reaches_nothing_of_the_server(self):

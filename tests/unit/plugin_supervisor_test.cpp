@@ -163,6 +163,7 @@ TEST_F(SupervisorTest, ACrashedPluginRestartsUntilTheCircuitOpens) {
     ASSERT_TRUE(Eventually([&] { return Call(probe.key(), "echo").has_value(); }))
         << "no restart after crash " << crash;
     EXPECT_EQ(supervisor_->Status(probe.key()).state, PluginState::kRunning);
+    EXPECT_EQ(supervisor_->Status(probe.key()).restarts, crash);
   }
   EXPECT_TRUE(core_.Logged("test/probe: the plugin exited with status 3; restarting in"));
   EXPECT_FALSE(Call(probe.key(), "crash"));
@@ -172,8 +173,10 @@ TEST_F(SupervisorTest, ACrashedPluginRestartsUntilTheCircuitOpens) {
   clock_.Advance(1s);  // longer than any backoff: it stays down
   EXPECT_EQ(supervisor_->Status(probe.key()).state, PluginState::kFailed);
   EXPECT_EQ(Call(probe.key(), "echo").error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(supervisor_->Status(probe.key()).restarts, 3);
   ASSERT_TRUE(Launch(probe, SB_TEST_PLUGINS));  // launched again by hand: the circuit closes
   EXPECT_TRUE(Call(probe.key(), "echo"));
+  EXPECT_EQ(supervisor_->Status(probe.key()).restarts, 0);
 }
 
 TEST_F(SupervisorTest, AFailedUpgradeLeavesTheRunningVersion) {

@@ -28,6 +28,8 @@ util::Json EncodePlugin(const domain::PluginView& view) {
                           {"config", p.config},
                           {"status", view.status},
                           {"error", view.error},
+                          {"restarts", view.restarts},
+                          {"recent_crashes", view.recent_crashes},
                           {"sandbox", util::JsonObject{{"status", view.sandbox},
                                                        {"network_requested", manifest["network"]},
                                                        {"allow_network", p.allow_network}}},
