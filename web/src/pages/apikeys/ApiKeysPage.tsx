@@ -44,8 +44,8 @@ export default function ApiKeysPage() {
           list.length === 0 ? (
             <Empty>{t("empty")}</Empty>
           ) : (
-            <div className="table-wrap">
-              <table className="table">
+            <div className="table-wrap apikey-wrap">
+              <table className="table apikey-collapse">
                 <thead>
                   <tr>
                     <th scope="col">{t("col.name")}</th>
@@ -60,12 +60,14 @@ export default function ApiKeysPage() {
                 <tbody>
                   {list.map((k) => (
                     <tr key={k.id}>
-                      <td>
+                      <td data-label={t("col.name")}>
                         <strong>{k.name}</strong>
                       </td>
-                      <td className="apikey-description">{k.description || <span className="muted">—</span>}</td>
-                      <td className="mono nowrap">{k.key}</td>
-                      <td className="nowrap">
+                      <td className="apikey-description" data-label={t("col.description")}>{k.description || <span className="muted">—</span>}</td>
+                      <td className="nowrap" data-label={t("col.key")}>
+                        <span className="mono">{k.key}</span>
+                      </td>
+                      <td className="nowrap" data-label={t("col.created")}>
                         <time dateTime={k.created_at}>{when(k.created_at)}</time>
                       </td>
                       <td>

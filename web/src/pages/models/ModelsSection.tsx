@@ -69,8 +69,8 @@ function ModelTable({ kind }: { kind: ModelKind }) {
           list.length === 0 ? (
             <Empty>{t(`models.empty.${kind}`)}</Empty>
           ) : (
-            <div className="table-wrap">
-              <table className="table">
+            <div className="table-wrap mdl-wrap">
+              <table className="table mdl-collapse">
                 <thead>
                   <tr>
                     <th scope="col">{t("model.name")}</th>
@@ -128,13 +128,15 @@ function ModelRow({
   return (
     <>
       <tr>
-        <td>
+        <td data-label={t("model.name")}>
           <strong>{model.name}</strong>
           {model.description && <div className="muted mdl-small">{model.description}</div>}
         </td>
-        <td>{providerName}</td>
-        <td className="mono mdl-small mdl-break">{model.requester_config.model || model.name}</td>
-        <td>
+        <td data-label={t("model.provider")}>{providerName}</td>
+        <td className="mdl-break" data-label={t("model.modelId")}>
+          <span className="mono mdl-small">{model.requester_config.model || model.name}</span>
+        </td>
+        <td data-label={kind === "llm" ? t("model.abilities") : t("model.dimensions")}>
           {kind === "llm" ? (
             <span className="row">
               {(model.abilities ?? []).map((a) => (

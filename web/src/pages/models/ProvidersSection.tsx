@@ -43,8 +43,8 @@ export function ProvidersSection() {
           list.length === 0 ? (
             <Empty>{t("providers.empty")}</Empty>
           ) : (
-            <div className="table-wrap">
-              <table className="table">
+            <div className="table-wrap mdl-wrap">
+              <table className="table mdl-collapse">
                 <thead>
                   <tr>
                     <th scope="col">{t("provider.name")}</th>
@@ -60,19 +60,21 @@ export function ProvidersSection() {
                 <tbody>
                   {list.map((p) => (
                     <tr key={p.uuid}>
-                      <td>
+                      <td data-label={t("provider.name")}>
                         <strong>{p.name}</strong>
                       </td>
-                      <td>
+                      <td data-label={t("provider.requester")}>
                         {requesterLabel(p.requester)}
                         <div className="muted mono mdl-small">{p.requester}</div>
                       </td>
-                      <td className="mono mdl-small mdl-break">{p.base_url}</td>
-                      <td>
+                      <td className="mdl-break" data-label={t("provider.baseUrl")}>
+                        <span className="mono mdl-small">{p.base_url}</span>
+                      </td>
+                      <td data-label={t("provider.keys")}>
                         {t("providers.keyCount", { count: p.api_keys.length })}
                         {p.api_keys.length > 0 && <div className="muted mono mdl-small">{p.api_keys.join(", ")}</div>}
                       </td>
-                      <td className="nowrap">
+                      <td className="nowrap" data-label={t("providers.models")}>
                         {t("providers.llmCount", { count: p.llm_count })}
                         <br />
                         {t("providers.embeddingCount", { count: p.embedding_count })}

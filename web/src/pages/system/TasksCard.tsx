@@ -44,8 +44,8 @@ export function TasksCard() {
           if (list.length === 0) return <Empty>{all.length === 0 ? t("tasks.empty") : t("tasks.noneWithStatus")}</Empty>;
           return (
             <>
-              <div className="table-wrap">
-                <table className="table">
+              <div className="table-wrap system-wrap">
+                <table className="table system-collapse">
                   <thead>
                     <tr>
                       <th scope="col">{t("tasks.status")}</th>
@@ -57,23 +57,23 @@ export function TasksCard() {
                   <tbody>
                     {list.slice(0, limit).map((task) => (
                       <tr key={task.id}>
-                        <td>
+                        <td data-label={t("tasks.status")}>
                           <StatusBadge status={task.status} />
                         </td>
-                        <td>
-                          <span className="mono">{task.kind || task.task_type}</span>
+                        <td data-label={t("tasks.kind")}>
+                          <span className="mono nowrap">{task.kind || task.task_type}</span>
                           {task.kind && task.task_type && task.kind !== task.task_type && (
                             <div className="muted system-small">{task.task_type}</div>
                           )}
                         </td>
-                        <td className="system-task-label">
+                        <td className="system-task-label" data-label={t("tasks.label")}>
                           {task.label || task.name}
                           {!task.runtime.done && task.task_context.current_action && (
                             <div className="muted system-small">{task.task_context.current_action}</div>
                           )}
                           {task.runtime.exception && <pre className="system-exception">{task.runtime.exception}</pre>}
                         </td>
-                        <td className="nowrap">
+                        <td className="nowrap" data-label={t("tasks.updated")}>
                           <time dateTime={task.updated_at}>{when(task.updated_at)}</time>
                         </td>
                       </tr>
