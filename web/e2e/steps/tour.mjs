@@ -12,13 +12,17 @@ async function setTheme(page, theme) {
   await page.waitForFunction((t) => document.documentElement.dataset.theme === t, theme);
 }
 
-// How far the page is wider than the window, and the outermost elements sticking out (outside a
-// horizontally scrolling table, where overflow is allowed).
+// How far the page is wider than the window, and the outermost elements sticking out (a table
+// may be wider inside its horizontally scrolling frame).
 function overflowOf() {
   const width = window.innerWidth;
   const out = [];
   for (const el of document.querySelectorAll("body *")) {
-    if (el.getBoundingClientRect().right <= width + 1 || el.closest(".table-wrap")) continue;
+    if (el.getBoundingClientRect().right <= width + 1) continue;
+    // Inside a table's scrolling frame only what is positioned out of it (an absolutely placed
+    // element whose containing block is outside the frame) widens the page.
+    const scrolled = el.parentElement?.closest(".table-wrap");
+    if (scrolled && !["absolute", "fixed"].includes(getComputedStyle(el).position)) continue;
     if (out.some((o) => o.contains(el))) continue;
     out.push(el);
   }
