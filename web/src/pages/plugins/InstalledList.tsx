@@ -57,6 +57,9 @@ export function InstalledList({ plugins, onInstall }: { plugins: Plugin[]; onIns
                 </td>
                 <td className="plugin-status-cell">
                   <PluginStatusBadge plugin={p} />
+                  {p.restarts > 0 && (
+                    <div className="muted plugins-small">{t("list.restarts", { count: p.restarts })}</div>
+                  )}
                   {p.error && <p className="plugin-error">{p.error}</p>}
                 </td>
                 <td>

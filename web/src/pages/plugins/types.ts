@@ -27,6 +27,8 @@ export interface Plugin {
   config: Record<string, unknown>;
   status: PluginStatus;
   error: string;
+  restarts: number; // crashes since it was last started or enabled
+  recent_crashes: number; // within the server's crash window
   sandbox: { status: string; network_requested: boolean | null; allow_network: boolean };
   capabilities: {
     events?: string[];
