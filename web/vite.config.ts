@@ -25,7 +25,7 @@ export default defineConfig({
   },
   server: {
     proxy: {
-      "/api": { target: server, ws: true, changeOrigin: false },
+      "/api/": { target: server, ws: true, changeOrigin: false },
       "/metrics": server,
     },
   },

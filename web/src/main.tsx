@@ -1,10 +1,10 @@
 import { MutationCache, QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
-import { BrowserRouter } from "react-router";
+import { RouterProvider } from "react-router/dom";
 import { Toaster } from "sonner";
 import { ApiError } from "./api/client";
-import { App } from "./app/App";
+import { router } from "./app/App";
 import { applyTheme, initialTheme } from "./app/preferences";
 import { AuthProvider } from "./auth/AuthContext";
 import "./i18n";
@@ -27,12 +27,10 @@ const queryClient = new QueryClient({
 createRoot(document.getElementById("root")!).render(
   <StrictMode>
     <QueryClientProvider client={queryClient}>
-      <BrowserRouter>
-        <AuthProvider>
-          <App />
-          <Toaster position="bottom-right" richColors closeButton />
-        </AuthProvider>
-      </BrowserRouter>
+      <AuthProvider>
+        <RouterProvider router={router} />
+        <Toaster position="bottom-right" richColors closeButton />
+      </AuthProvider>
     </QueryClientProvider>
   </StrictMode>,
 );

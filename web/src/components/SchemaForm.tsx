@@ -183,10 +183,16 @@ function SchemaField({
   }
   return (
     <div className={`field${error ? " field-invalid" : ""}`} data-field={item.name}>
-      <label htmlFor={id}>
-        {label}
-        {item.required && item.type !== "boolean" && <span aria-hidden="true"> *</span>}
-      </label>
+      {/* The required mark sits beside the label, not in it, so the field's accessible name is
+          exactly its label. */}
+      <div className="field-label">
+        <label htmlFor={id}>{label}</label>
+        {item.required && item.type !== "boolean" && (
+          <span className="required-mark" aria-hidden="true">
+            *
+          </span>
+        )}
+      </div>
       {control}
       {description && (
         <p id={descId} className="field-help">
