@@ -1,15 +1,35 @@
-// What this server is (GET /system/info, public): version, edition, the marketplace it uses.
-// The data directory is not in that answer (src/http/api/encoders.cpp EncodeSystemInfo), so the
-// page says so instead of guessing a path.
+// What this server is and where it keeps its state: the public GET /system/info (version, edition,
+// marketplace) and GET /system/about (data directory, config file, database, uptime), which needs
+// a credential because it names paths on the server.
 import { useQuery } from "@tanstack/react-query";
 import { useTranslation } from "react-i18next";
 import { get } from "../../api/client";
 import type { SystemInfo } from "../../api/types";
-import { QueryState } from "../../components/PageState";
+import { ErrorState, QueryState } from "../../components/PageState";
+
+interface SystemAbout {
+  data_dir: string;
+  config_file: string;
+  database: string;
+  database_path: string;
+  console: string;
+  webhook_prefix: string;
+  started_at: number;
+  uptime_seconds: number;
+}
+
+function formatUptime(seconds: number): string {
+  const d = Math.floor(seconds / 86400);
+  const h = Math.floor((seconds % 86400) / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  return [d ? `${d}d` : "", h ? `${h}h` : "", `${m}m`].filter(Boolean).join(" ");
+}
 
 export function SystemInfoCard() {
   const { t } = useTranslation("system");
   const info = useQuery({ queryKey: ["system", "info"], queryFn: () => get<SystemInfo>("/system/info") });
+  const about = useQuery({ queryKey: ["system", "about"], queryFn: () => get<SystemAbout>("/system/about") });
+  const a = about.data;
   return (
     <section className="card" aria-labelledby="system-info-title">
       <h2 id="system-info-title">{t("info.title")}</h2>
@@ -39,11 +59,33 @@ export function SystemInfoCard() {
                 </>
               )}
             </dd>
-            <dt>{t("info.dataDir")}</dt>
-            <dd className="muted">{t("info.dataDirUnavailable")}</dd>
+            {a && (
+              <>
+                <dt>{t("info.dataDir")}</dt>
+                <dd className="mono">{a.data_dir}</dd>
+                <dt>{t("info.configFile")}</dt>
+                <dd className="mono">{a.config_file}</dd>
+                <dt>{t("info.database")}</dt>
+                <dd>
+                  {a.database} · <span className="mono">{a.database_path}</span>
+                </dd>
+                <dt>{t("info.webhookPrefix")}</dt>
+                <dd className="mono">{a.webhook_prefix}</dd>
+                <dt>{t("info.console")}</dt>
+                <dd className="mono">{a.console}</dd>
+                <dt>{t("info.uptime")}</dt>
+                <dd>
+                  {formatUptime(a.uptime_seconds)}{" "}
+                  <span className="muted">
+                    ({t("info.since", { time: new Date(a.started_at * 1000).toLocaleString() })})
+                  </span>
+                </dd>
+              </>
+            )}
           </dl>
         )}
       </QueryState>
+      {about.error && <ErrorState error={about.error} onRetry={() => about.refetch()} />}
     </section>
   );
 }
