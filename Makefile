@@ -7,12 +7,14 @@ PORT ?= 5300
 SANITIZE_DIR ?= build-sanitize
 
 # Debian packages the build, tests and benchmarks need. Versioned Boost 1.81 only: the 1.74 and
-# 1.81 -dev packages conflict.
+# 1.81 -dev packages conflict. chromium drives the console's end-to-end test; fonts-wqy-microhei
+# (1.6 MB) lets its screenshots of the Chinese console show characters instead of boxes.
 PACKAGES := g++ cmake make pkg-config ccache python3 \
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev \
   libssl-dev libsqlite3-dev libsodium-dev libspdlog-dev libfmt-dev libyaml-cpp-dev \
   libcli11-dev libexpected-dev libgtest-dev libgmock-dev libbenchmark-dev \
-  libgoogle-perftools-dev libarchive-dev libseccomp-dev bubblewrap python3-websockets chromium
+  libgoogle-perftools-dev libarchive-dev libseccomp-dev bubblewrap python3-websockets chromium \
+  fonts-wqy-microhei
 BENCH_PACKAGES := wrk nginx-light
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)

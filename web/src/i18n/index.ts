@@ -36,9 +36,13 @@ void i18n
     detection: { order: ["localStorage", "navigator"], lookupLocalStorage: "switchboard.lang", caches: ["localStorage"] },
   });
 
-i18n.on("languageChanged", (lng) => {
+// Screen readers and fonts follow the page's lang attribute; resources are bundled, so the first
+// language is already chosen here, before the handler would see a change.
+const setPageLanguage = (lng: string) => {
   document.documentElement.lang = lng.startsWith("zh") ? "zh-CN" : "en";
-});
+};
+i18n.on("languageChanged", setPageLanguage);
+setPageLanguage(i18n.resolvedLanguage ?? i18n.language ?? "en");
 
 // LangBot's localised schema text ({en_US, zh_Hans}) in the console's language.
 export function localize(text: Record<string, string> | string | undefined, lang = i18n.language): string {
