@@ -25,7 +25,7 @@ export async function sessionExpired({ page, admin, server, shot, watch }) {
   };
   page.on("framenavigated", onNav);
   await goNav(page, "Bots");
-  await page.waitForURL("**/login");
+  await until("the login page", async () => new URL(page.url()).pathname === "/login");
   await expectVisible(page.getByText("Your session ended"));
   await shot("21-session-ended");
   // Give a loop time to show itself: the login page must stay put.

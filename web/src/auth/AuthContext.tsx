@@ -1,7 +1,7 @@
 // Who is signed in. The token comes from localStorage; the server is asked whether an admin exists
 // (first run) and who the token belongs to. An expired or revoked token sends the person to the
 // login page exactly once: the token is cleared before the redirect, so nothing loops.
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { QueryClient, useQuery, useQueryClient } from "@tanstack/react-query";
 import { createContext, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
 import { Navigate, useLocation } from "react-router";
 import { api, onUnauthorized } from "../api/client";
@@ -23,6 +23,12 @@ interface AuthState {
 
 const AuthContext = createContext<AuthState | null>(null);
 
+// Drops everything read with the old session, except whether an admin exists: a query removed
+// under a mounted observer stays pending, and the sign-in gate must keep its answer.
+function forgetSignedInData(queryClient: QueryClient) {
+  queryClient.removeQueries({ predicate: (q) => q.queryKey[0] !== "account-info" });
+}
+
 export function AuthProvider({ children }: { children: ReactNode }) {
   const queryClient = useQueryClient();
   const [token, setTokenState] = useState(getToken);
@@ -32,7 +38,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     () =>
       onUnauthorized(() => {
         setExpired(true);
-        queryClient.clear();
+        forgetSignedInData(queryClient);
       }),
     [queryClient],
   );
@@ -59,7 +65,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
       },
       logout: () => {
         clearToken();
-        queryClient.clear();
+        forgetSignedInData(queryClient);
       },
     }),
     [token, userQuery.data, expired, queryClient],
@@ -81,14 +87,17 @@ export function useAccountInfo() {
   });
 }
 
-// Pages behind a login: first run goes to /setup, no token to /login (remembering where to return).
+// Pages behind a login: no token goes to /login (remembering where to return), a first run to
+// /setup.
 export function RequireAuth({ children }: { children: ReactNode }) {
   const { token } = useAuth();
   const location = useLocation();
   const account = useAccountInfo();
+  // Without a token the login page decides (it sends a first run on to /setup), so a lost session
+  // never waits on another request.
+  if (!token) return <Navigate to="/login" replace state={{ from: location.pathname + location.search }} />;
   if (account.isPending) return <Loading />;
   if (account.error) return <ErrorState error={account.error} onRetry={() => account.refetch()} />;
   if (!account.data?.initialized) return <Navigate to="/setup" replace />;
-  if (!token) return <Navigate to="/login" replace state={{ from: location.pathname + location.search }} />;
   return <>{children}</>;
 }

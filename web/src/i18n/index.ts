@@ -39,6 +39,7 @@ void i18n
 // Screen readers and fonts follow the page's lang attribute; resources are bundled, so the first
 // language is already chosen here, before the handler would see a change.
 const setPageLanguage = (lng: string) => {
+  if (typeof document === "undefined") return; // unit tests run without a page
   document.documentElement.lang = lng.startsWith("zh") ? "zh-CN" : "en";
 };
 i18n.on("languageChanged", setPageLanguage);

@@ -44,8 +44,8 @@ export default function ApiKeysPage() {
           list.length === 0 ? (
             <Empty>{t("empty")}</Empty>
           ) : (
-            <div className="table-wrap apikey-wrap">
-              <table className="table apikey-collapse">
+            <div className="table-wrap">
+              <table className="table table-cards">
                 <thead>
                   <tr>
                     <th scope="col">{t("col.name")}</th>
@@ -71,7 +71,7 @@ export default function ApiKeysPage() {
                         <time dateTime={k.created_at}>{when(k.created_at)}</time>
                       </td>
                       <td>
-                        <div className="row apikey-actions">
+                        <div className="row apikey-actions row-actions">
                           <button
                             type="button"
                             className="btn btn-small"

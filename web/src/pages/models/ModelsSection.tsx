@@ -69,8 +69,8 @@ function ModelTable({ kind }: { kind: ModelKind }) {
           list.length === 0 ? (
             <Empty>{t(`models.empty.${kind}`)}</Empty>
           ) : (
-            <div className="table-wrap mdl-wrap">
-              <table className="table mdl-collapse">
+            <div className="table-wrap">
+              <table className="table table-cards">
                 <thead>
                   <tr>
                     <th scope="col">{t("model.name")}</th>
@@ -152,7 +152,7 @@ function ModelRow({
           )}
         </td>
         <td>
-          <div className="row mdl-actions">
+          <div className="row mdl-actions row-actions">
             <button
               type="button"
               className="btn btn-small"

@@ -43,8 +43,8 @@ export function ProvidersSection() {
           list.length === 0 ? (
             <Empty>{t("providers.empty")}</Empty>
           ) : (
-            <div className="table-wrap mdl-wrap">
-              <table className="table mdl-collapse">
+            <div className="table-wrap">
+              <table className="table table-cards">
                 <thead>
                   <tr>
                     <th scope="col">{t("provider.name")}</th>
@@ -80,7 +80,7 @@ export function ProvidersSection() {
                         {t("providers.embeddingCount", { count: p.embedding_count })}
                       </td>
                       <td>
-                        <div className="row mdl-actions">
+                        <div className="row mdl-actions row-actions">
                           <button
                             type="button"
                             className="btn btn-small"

@@ -44,8 +44,8 @@ export function TasksCard() {
           if (list.length === 0) return <Empty>{all.length === 0 ? t("tasks.empty") : t("tasks.noneWithStatus")}</Empty>;
           return (
             <>
-              <div className="table-wrap system-wrap">
-                <table className="table system-collapse">
+              <div className="table-wrap">
+                <table className="table table-cards">
                   <thead>
                     <tr>
                       <th scope="col">{t("tasks.status")}</th>
