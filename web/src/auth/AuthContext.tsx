@@ -5,7 +5,6 @@ import { QueryClient, useQuery, useQueryClient } from "@tanstack/react-query";
 import { createContext, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
 import { Navigate, useLocation } from "react-router";
 import { api, onUnauthorized } from "../api/client";
-import { Loading, ErrorState } from "../components/PageState";
 import { clearToken, getToken, onTokenChange, setToken } from "./token";
 
 interface AccountInfo {
@@ -87,17 +86,13 @@ export function useAccountInfo() {
   });
 }
 
-// Pages behind a login: no token goes to /login (remembering where to return), a first run to
-// /setup.
+// Pages behind a login: no token goes to /login, remembering where to return.
 export function RequireAuth({ children }: { children: ReactNode }) {
   const { token } = useAuth();
   const location = useLocation();
-  const account = useAccountInfo();
-  // Without a token the login page decides (it sends a first run on to /setup), so a lost session
-  // never waits on another request.
+  // Without a token the login page decides (it sends a first run on to /setup). With one, an
+  // account exists by definition and the page starts at once, without a round trip first; a token
+  // the server no longer takes ends at the first request (onUnauthorized).
   if (!token) return <Navigate to="/login" replace state={{ from: location.pathname + location.search }} />;
-  if (account.isPending) return <Loading />;
-  if (account.error) return <ErrorState error={account.error} onRetry={() => account.refetch()} />;
-  if (!account.data?.initialized) return <Navigate to="/setup" replace />;
   return <>{children}</>;
 }
