@@ -6,6 +6,7 @@ import { webhookBot } from "./bots.mjs";
 import { providerAndModel } from "./models.mjs";
 import { debugChat, pipelineEdit } from "./pipelines.mjs";
 import { pluginZip } from "./plugins.mjs";
+import { errorStates, keyboard } from "./people.mjs";
 import { language, recoveryReset, sessionExpired } from "./resilience.mjs";
 import { tourDark, tourLight, tourPhone } from "./tour.mjs";
 
@@ -21,6 +22,8 @@ export const steps = [
   { name: "tour-light", needs: ["login"], run: tourLight },
   { name: "tour-dark", needs: ["login"], run: tourDark },
   { name: "tour-phone", needs: ["login"], run: tourPhone },
+  { name: "keyboard", needs: ["login"], run: keyboard },
+  { name: "error-states", needs: ["login"], run: errorStates },
   { name: "language", needs: ["login"], run: language },
   { name: "session-expired", needs: ["login"], run: sessionExpired },
   { name: "recovery-reset", needs: ["login"], run: recoveryReset },

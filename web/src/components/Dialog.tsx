@@ -2,7 +2,7 @@
 // confirmation every list uses instead of the browser's confirm().
 import * as AlertDialog from "@radix-ui/react-alert-dialog";
 import * as RadixDialog from "@radix-ui/react-dialog";
-import { useState, type ReactNode } from "react";
+import { useRef, useState, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 import { errorMessage } from "./PageState";
 
@@ -22,11 +22,26 @@ export function Dialog({
   wide?: boolean;
 }) {
   const { t } = useTranslation();
+  // Opened by state rather than a Radix Trigger, so Radix does not know where focus came from:
+  // remember it, and give it back on close (otherwise focus falls to the page's body).
+  const opener = useRef<HTMLElement | null>(null);
   return (
     <RadixDialog.Root open={open} onOpenChange={onOpenChange}>
       <RadixDialog.Portal>
         <RadixDialog.Overlay className="overlay" />
-        <RadixDialog.Content className={wide ? "dialog dialog-wide" : "dialog"} aria-describedby={undefined}>
+        <RadixDialog.Content
+          className={wide ? "dialog dialog-wide" : "dialog"}
+          aria-describedby={undefined}
+          onOpenAutoFocus={() => {
+            opener.current = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+          }}
+          onCloseAutoFocus={(e) => {
+            if (opener.current?.isConnected) {
+              e.preventDefault();
+              opener.current.focus();
+            }
+          }}
+        >
           <div className="dialog-head">
             <RadixDialog.Title>{title}</RadixDialog.Title>
             <RadixDialog.Close className="btn btn-ghost" aria-label={t("close")}>

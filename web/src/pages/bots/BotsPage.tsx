@@ -6,7 +6,7 @@ import { useNavigate } from "react-router";
 import type { Bot } from "../../api/types";
 import { PageHeader } from "../../app/Layout";
 import { Dialog } from "../../components/Dialog";
-import { Empty, ErrorState, Loading } from "../../components/PageState";
+import { Empty, ErrorState, Loading, errorMessage } from "../../components/PageState";
 import { localize } from "../../i18n";
 import { BotForm } from "./BotForm";
 import { BotTable } from "./BotTable";
@@ -127,7 +127,7 @@ export default function BotsPage() {
             </span>
             {bots.error && (
               <span className="form-error" role="status">
-                {t("pollFailed")}
+                {t("pollFailed", { message: errorMessage(bots.error) })}
               </span>
             )}
           </div>
