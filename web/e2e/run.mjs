@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { launchChromium, DESKTOP, PageWatch } from "./lib/browser.mjs";
 import { stopAll } from "./lib/processes.mjs";
+import { axeViolations } from "./lib/axe.mjs";
 import { startFakeLlm, startFakeMarketplace, startServer } from "./lib/server.mjs";
 import { steps } from "./steps/index.mjs";
 
@@ -99,7 +100,13 @@ async function main() {
     fakes: opts.fakes,
     state: {},
     admin: { user: "admin@example.com", password: "first-password-123" },
-    shot: (name) => page.screenshot({ path: path.join(opts.shots, `${name}.png`) }),
+    // Every screenshot is also an accessibility check (axe-core, WCAG 2.1 AA) of what it shows:
+    // dialogs, editors and logs as well as the pages of the tour.
+    shot: async (name) => {
+      await page.screenshot({ path: path.join(opts.shots, `${name}.png`) });
+      if (name.endsWith("-failed")) return;
+      for (const v of await axeViolations(page)) watch.problems.push(`accessibility at ${name}: ${v}`);
+    },
     log: (...args) => console.log("   ", ...args),
   };
   console.log(`console e2e: server ${server.url} (plugins ${server.sandbox ? "sandboxed" : "unsandboxed"}), ` +

@@ -1,6 +1,7 @@
 // Every page of the main navigation, in the light and the dark theme at 1280×800, then once at
 // phone size (390×844) through the menu button; a screenshot of each.
 import { DESKTOP, PHONE } from "../lib/browser.mjs";
+import { axeViolations } from "../lib/axe.mjs";
 import { expectVisible, nav, settled } from "./common.mjs";
 
 export const NAV_LINKS = ["Dashboard", "Bots", "Pipelines", "Models", "Plugins", "API keys", "System"];
@@ -33,6 +34,7 @@ function overflowOf() {
 async function visitAll(ctx, theme, { phone = false } = {}) {
   const { page, shot } = ctx;
   const overflows = [];
+  const a11y = [];
   for (const name of NAV_LINKS) {
     if (phone) await page.getByRole("button", { name: "Menu" }).click();
     await nav(page).getByRole("link", { name, exact: true }).click();
@@ -41,7 +43,10 @@ async function visitAll(ctx, theme, { phone = false } = {}) {
     await shot(`tour-${phone ? "phone" : theme}-${slug(name)}`);
     const overflow = await page.evaluate(overflowOf);
     if (overflow.by > 1) overflows.push(`${name} is ${overflow.by} px wider than the window (${overflow.elements.join(", ")})`);
+    for (const v of await axeViolations(page)) a11y.push(`${name} (${phone ? "phone" : theme}): ${v}`);
   }
+  // Labels, names, roles and contrast (WCAG 2.1 A and AA, by axe-core) in both themes.
+  if (a11y.length) throw new Error(`accessibility: ${a11y.join("; ")}`);
   // Nothing may stick out of the screen but a table inside its scrolling frame.
   if (overflows.length) throw new Error(`at ${page.viewportSize().width} px: ${overflows.join("; ")}`);
 }

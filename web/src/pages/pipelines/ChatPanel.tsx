@@ -26,7 +26,7 @@ export function ChatPanel({ pipelineUuid, sessionType }: { pipelineUuid: string;
   });
   const connected = chat.connection.status === "connected";
 
-  const list = useRef<HTMLOListElement>(null);
+  const list = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
   const messages = [...chat.messages.values()].sort((a, b) => a.id - b.id);
   const lastText = messages.length ? messages[messages.length - 1].content : "";
@@ -77,7 +77,9 @@ export function ChatPanel({ pipelineUuid, sessionType }: { pipelineUuid: string;
           {errorMessage(resetError)}
         </p>
       )}
-      <ol
+      {/* The log role sits on a wrapper: on the list itself it would hide the list from assistive
+          technology and orphan its items. */}
+      <div
         ref={list}
         className="chat-log"
         role="log"
@@ -89,6 +91,7 @@ export function ChatPanel({ pipelineUuid, sessionType }: { pipelineUuid: string;
           stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
         }}
       >
+        <ol className="chat-items">
         {messages.length === 0 && chat.notices.length === 0 && (
           <li className="chat-empty muted">
             <p>{t("chat.intro")}</p>
@@ -101,7 +104,8 @@ export function ChatPanel({ pipelineUuid, sessionType }: { pipelineUuid: string;
         {messages.map((m) => (
           <MessageWithNotices key={m.id} message={m} notices={noticesAfter(m.id)} />
         ))}
-      </ol>
+        </ol>
+      </div>
       {returned && (
         <p className="notice notice-warn" role="alert">
           {returned}
