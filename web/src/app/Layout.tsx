@@ -56,7 +56,7 @@ function LanguagePicker() {
   const { t, i18n } = useTranslation();
   return (
     <label className="inline-field">
-      <span className="visually-hidden">{t("language")}</span>
+      <span className="language-label">{t("language")}</span>
       <select value={i18n.resolvedLanguage} onChange={(e) => i18n.changeLanguage(e.target.value)}>
         {languages.map((l) => (
           <option key={l.code} value={l.code}>
