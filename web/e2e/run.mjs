@@ -96,6 +96,7 @@ async function main() {
     watch,
     server,
     llm,
+    market,
     repo,
     fakes: opts.fakes,
     state: {},

@@ -5,7 +5,7 @@ import { apiKey } from "./apikeys.mjs";
 import { webhookBot } from "./bots.mjs";
 import { providerAndModel } from "./models.mjs";
 import { debugChat, pipelineEdit } from "./pipelines.mjs";
-import { pluginZip } from "./plugins.mjs";
+import { pluginMarketplace, pluginZip } from "./plugins.mjs";
 import { errorStates, keyboard } from "./people.mjs";
 import { language, recoveryReset, sessionExpired } from "./resilience.mjs";
 import { tourDark, tourLight, tourPhone } from "./tour.mjs";
@@ -18,6 +18,7 @@ export const steps = [
   { name: "debug-chat", needs: ["pipeline"], run: debugChat },
   { name: "webhook-bot", needs: ["pipeline"], run: webhookBot },
   { name: "plugin", needs: ["login"], run: pluginZip },
+  { name: "marketplace", needs: ["plugin"], run: pluginMarketplace },
   { name: "apikey", needs: ["login"], run: apiKey },
   { name: "tour-light", needs: ["login"], run: tourLight },
   { name: "tour-dark", needs: ["login"], run: tourDark },

@@ -42,3 +42,48 @@ export async function pluginZip(ctx) {
   await page.getByRole("button", { name: "Save" }).waitFor({ timeout: 20_000 });
   await shot("14-plugin-configured");
 }
+
+// The marketplace (the fake of tests/fakes): a plugin installed from its listing with the task's
+// progress, then the uploaded greeter upgraded to the version the marketplace now has.
+export async function pluginMarketplace(ctx) {
+  const { page, shot, repo, market } = ctx;
+  const greeter = path.join(repo, "examples/plugins/greeter");
+  const publish = async (body) => {
+    const r = await fetch(`${market.url}/_control/publish_dir`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ dir: greeter, ...body }),
+    });
+    if (!r.ok) throw new Error(`publishing to the fake marketplace: ${r.status} ${await r.text()}`);
+  };
+  await publish({
+    author: "e2e",
+    name: "hello",
+    version: "1.0.0",
+    manifest_overrides: { "metadata.author": "e2e", "metadata.name": "hello", "metadata.version": "1.0.0" },
+    label: "Hello from the marketplace",
+  });
+  await publish({
+    author: "switchboard",
+    name: "greeter",
+    version: "1.1.0",
+    manifest_overrides: { "metadata.version": "1.1.0" },
+  });
+  await goNav(page, "Plugins");
+  await page.getByRole("tab", { name: /marketplace/i }).click();
+  const install = page.getByRole("button", { name: "Install Hello from the marketplace" });
+  await expectVisible(install);
+  await install.click();
+  await expectVisible(page.getByRole("progressbar").first());
+  await shot("17-marketplace-installing");
+  await until(
+    "e2e/hello running",
+    async () => (await serverApi(ctx, "GET", "/plugins/e2e/hello").catch(() => null))?.plugin?.status === "running",
+    30_000,
+  );
+  await expectVisible(page.getByText("Installed.").first(), 15_000);
+  await page.goto("/plugins/switchboard/greeter");
+  await page.getByRole("button", { name: "Upgrade" }).click();
+  await expectVisible(page.getByText("Upgraded from v1.0.0 to v1.1.0."), 30_000);
+  await shot("18-plugin-upgraded");
+}
