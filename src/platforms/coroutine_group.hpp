@@ -20,8 +20,9 @@ class CoroutineGroup : public std::enable_shared_from_this<CoroutineGroup> {
   static std::shared_ptr<CoroutineGroup> Make(boost::asio::any_io_executor executor);
 
   // Starts `body` on its own strand with a cancellation slot Close can trigger. Returns false,
-  // without starting it, once Close was called. An exception escaping `body` is swallowed (the
-  // body is expected to report its own errors).
+  // without starting it, once Close was called; a Close racing this call may also keep the body
+  // from ever running (then it counts as ended at once). An exception escaping `body` is swallowed
+  // (the body is expected to report its own errors).
   bool Spawn(std::function<boost::asio::awaitable<void>()> body);
 
   // Cancels every running coroutine (terminal cancellation). `empty` runs exactly once, on any
@@ -34,6 +35,9 @@ class CoroutineGroup : public std::enable_shared_from_this<CoroutineGroup> {
  private:
   explicit CoroutineGroup(boost::asio::any_io_executor executor);
   struct Member;
+  static boost::asio::awaitable<void> Run(std::shared_ptr<Member> member,
+                                          std::function<boost::asio::awaitable<void>()> body);
+  static void Cancel(const std::shared_ptr<Member>& member);
   void Ended(const std::shared_ptr<Member>& member);
 
   boost::asio::any_io_executor executor_;
