@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cctype>
 #include <initializer_list>
+#include <optional>
+
+#include "services/config_schema.hpp"
 
 namespace sb::services {
 namespace {
@@ -102,6 +105,36 @@ util::Result<domain::Provider> ProviderService::Prepare(const ProviderDraft& dra
   return p;
 }
 
+namespace {
+
+// A PUT may send back the masks of the keys it keeps (the console only ever sees masks): each mask
+// stands for the stored key it masks, the one at the same position first, else the first stored
+// key with that mask not already taken. Anything else is a new key. Keys shorter than 12
+// characters all mask as "****", so among several of those a mask keeps them in stored order.
+std::vector<std::string> KeepMaskedKeys(const std::vector<std::string>& incoming,
+                                        const std::vector<std::string>& stored) {
+  std::vector<bool> taken(stored.size(), false);
+  std::vector<std::string> out;
+  out.reserve(incoming.size());
+  for (std::size_t i = 0; i < incoming.size(); ++i) {
+    const std::string& key = incoming[i];
+    std::optional<std::size_t> match;
+    if (i < stored.size() && !taken[i] && MaskSecret(stored[i]) == key) match = i;
+    for (std::size_t j = 0; !match && j < stored.size(); ++j) {
+      if (!taken[j] && MaskSecret(stored[j]) == key) match = j;
+    }
+    if (match) {
+      taken[*match] = true;
+      out.push_back(stored[*match]);
+    } else {
+      out.push_back(key);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 util::Result<void> ProviderService::Update(const util::ProviderId& id, const ProviderPatch& patch) {
   auto current = Get(id);
   if (!current) return tl::unexpected(current.error());
@@ -109,7 +142,7 @@ util::Result<void> ProviderService::Update(const util::ProviderId& id, const Pro
   if (patch.name) p.name = *patch.name;
   if (patch.requester) p.requester = *patch.requester;
   if (patch.base_url) p.base_url = *patch.base_url;
-  if (patch.api_keys) p.api_keys = *patch.api_keys;
+  if (patch.api_keys) p.api_keys = KeepMaskedKeys(*patch.api_keys, p.api_keys);
   p.updated_at = clock_.Now();
   if (auto ok = Check(p); !ok) return ok;
   auto r = repo_.Update(p);

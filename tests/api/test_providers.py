@@ -84,6 +84,19 @@ class ProviderTest(ServerTestCase):
         p = self.ok("GET", "%s/%s?include_secret=true" % (BASE, uid))["provider"]
         self.assertEqual(p["api_keys"], [SECRET, "short"])
 
+    def test_put_keeps_the_keys_whose_masks_it_sends_back(self):
+        other = "sk-good-another-secret-key-0042"
+        uid = self.make_provider("masks", api_keys=[SECRET, other, "short"])
+        masked = self.ok("GET", "%s/%s?include_secret=false" % (BASE, uid))["provider"]["api_keys"]
+        # Drop the first key, keep the others by their masks, add a new one.
+        self.ok("PUT", "%s/%s" % (BASE, uid), {"api_keys": [masked[1], masked[2], "sk-good-new"]})
+        p = self.ok("GET", "%s/%s?include_secret=true" % (BASE, uid))["provider"]
+        self.assertEqual(p["api_keys"], [other, "short", "sk-good-new"])
+        # A mask of a key the provider does not hold is stored as typed, not matched to another.
+        self.ok("PUT", "%s/%s" % (BASE, uid), {"api_keys": ["sk-g...zzzz"]})
+        p = self.ok("GET", "%s/%s?include_secret=true" % (BASE, uid))["provider"]
+        self.assertEqual(p["api_keys"], ["sk-g...zzzz"])
+
     def test_scheme_of_base_url_is_case_insensitive(self):
         uid = self.make_provider("upper", base_url="HTTPS://api.example.com/v1")
         self.assertEqual(self.ok("GET", "%s/%s" % (BASE, uid))["provider"]["base_url"],

@@ -40,4 +40,24 @@ export async function providerAndModel(ctx) {
   await expectVisible(page.getByText("echo: Hello"), 15_000);
   await expectVisible(page.getByText(/\d+(\.\d+)?\s*ms/));
   await shot("06-model-tested");
+
+  // Keys are edited one by one although the browser only ever sees masks: add a second key, then
+  // remove the first, and the server holds exactly the right real keys each time.
+  const editProvider = page.getByRole("button", { name: "Edit provider Fake provider" });
+  const keysOnServer = async () =>
+    (await serverApi(ctx, "GET", `/provider/providers/${state.providerUuid}?include_secret=true`)).provider.api_keys;
+  await editProvider.click();
+  await expectVisible(form);
+  await form.getByRole("button", { name: /add( a)? key/i }).click();
+  await form.getByRole("textbox", { name: /key 2$/i }).fill("sk-good-second");
+  await form.getByRole("button", { name: "Save" }).click();
+  await form.waitFor({ state: "hidden" });
+  await until("two keys on the server", async () => JSON.stringify(await keysOnServer()) === '["sk-good-e2e","sk-good-second"]');
+  await editProvider.click();
+  await expectVisible(form);
+  await form.getByRole("button", { name: /remove (api )?key 1$/i }).click();
+  await shot("06b-provider-keys");
+  await form.getByRole("button", { name: "Save" }).click();
+  await form.waitFor({ state: "hidden" });
+  await until("only the second key on the server", async () => JSON.stringify(await keysOnServer()) === '["sk-good-second"]');
 }

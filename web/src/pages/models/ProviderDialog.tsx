@@ -9,7 +9,7 @@ import { Dialog } from "../../components/Dialog";
 import { FormError, errorMessage } from "../../components/PageState";
 import { SchemaForm, defaultsOf, fieldErrorsFrom, type FormValue } from "../../components/SchemaForm";
 import { localize } from "../../i18n";
-import { ProviderKeysField } from "./ProviderKeysField";
+import { apiKeysOf, keyEntriesOf, ProviderKeysField, type KeyEntry } from "./ProviderKeysField";
 import { useInvalidateModels } from "./queries";
 import { RequesterPicker } from "./RequesterPicker";
 import type { Requester } from "./types";
@@ -66,8 +66,7 @@ function ProviderForm({
   const [config, setConfig] = useState<FormValue>(() =>
     provider ? { base_url: provider.base_url } : defaultConfig(selected),
   );
-  const [keys, setKeys] = useState<string[]>(provider ? [] : [""]);
-  const [replacingKeys, setReplacingKeys] = useState(!provider);
+  const [keys, setKeys] = useState<KeyEntry[]>(() => keyEntriesOf(provider?.api_keys));
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
 
@@ -88,8 +87,12 @@ function ProviderForm({
     e.preventDefault();
     setBusy(true);
     setError(null);
-    const body: Record<string, unknown> = { name: name.trim(), requester, base_url: String(config.base_url ?? "").trim() };
-    if (replacingKeys) body.api_keys = keys.map((k) => k.trim()).filter(Boolean);
+    const body: Record<string, unknown> = {
+      name: name.trim(),
+      requester,
+      base_url: String(config.base_url ?? "").trim(),
+      api_keys: apiKeysOf(keys),
+    };
     try {
       if (provider) await put(`/provider/providers/${provider.uuid}`, body);
       else await post("/provider/providers", body);
@@ -140,9 +143,6 @@ function ProviderForm({
         </p>
       )}
       <ProviderKeysField
-        stored={provider?.api_keys}
-        replacing={replacingKeys}
-        onReplacingChange={setReplacingKeys}
         keys={keys}
         onChange={setKeys}
         error={fieldErrors.api_keys}

@@ -1,86 +1,64 @@
-// A provider's API keys. New keys are typed into password inputs (one per key, add and remove).
-// Stored keys only ever reach the browser masked, and the server stores whatever list a PUT sends
-// (a mask sent back would replace the real key), so editing shows the stored keys read-only and
-// offers to replace them all: the PUT carries `api_keys` only when the person chose to.
+// A provider's API keys. Stored keys only ever reach the browser masked; the server keeps the
+// stored key behind every mask a save sends back, so each stored key is a row that can be removed,
+// and new keys are typed into password inputs beside them.
 import { useId, useState } from "react";
 import { useTranslation } from "react-i18next";
 
+export interface KeyEntry {
+  value: string; // the mask of a stored key, or what was typed
+  stored: boolean;
+}
+
+export const keyEntriesOf = (masks: string[] | undefined): KeyEntry[] =>
+  masks ? masks.map((value) => ({ value, stored: true })) : [{ value: "", stored: false }];
+
+// What a save sends as api_keys: the kept masks and the typed keys, in order, blanks left out.
+export const apiKeysOf = (entries: KeyEntry[]): string[] =>
+  entries.map((e) => (e.stored ? e.value : e.value.trim())).filter(Boolean);
+
 export function ProviderKeysField({
-  stored,
-  replacing,
-  onReplacingChange,
   keys,
   onChange,
   error,
   disabled,
 }: {
-  stored?: string[]; // masked; undefined when creating
-  replacing: boolean;
-  onReplacingChange: (replacing: boolean) => void;
-  keys: string[];
-  onChange: (keys: string[]) => void;
+  keys: KeyEntry[];
+  onChange: (keys: KeyEntry[]) => void;
   error?: string;
   disabled?: boolean;
 }) {
   const { t } = useTranslation("models");
   const id = useId();
   const [visible, setVisible] = useState(false);
-  const editing = stored !== undefined;
   const errId = error ? `${id}-err` : undefined;
-
-  if (editing && !replacing) {
-    return (
-      <fieldset className="field keys-field">
-        <legend>{t("provider.keys")}</legend>
-        {stored.length === 0 ? (
-          <p className="muted">{t("provider.noKeys")}</p>
-        ) : (
-          <ul className="keys-stored" aria-label={t("provider.storedKeys")}>
-            {stored.map((mask, i) => (
-              <li key={i} className="mono">
-                {mask}
-              </li>
-            ))}
-          </ul>
-        )}
-        <div className="row">
-          <button type="button" className="btn btn-small" disabled={disabled} onClick={() => {
-            onChange([""]);
-            onReplacingChange(true);
-          }}>
-            {t("provider.replaceKeys")}
-          </button>
-        </div>
-        <p className="field-help">{t("provider.keysKept")}</p>
-      </fieldset>
-    );
-  }
-
-  const set = (i: number, v: string) => onChange(keys.map((k, j) => (j === i ? v : k)));
+  const set = (i: number, value: string) => onChange(keys.map((k, j) => (j === i ? { ...k, value } : k)));
   return (
     <fieldset className={`field keys-field${error ? " field-invalid" : ""}`} aria-describedby={errId}>
       <legend>{t("provider.keys")}</legend>
-      {editing && (
-        <p className="notice" role="note">
-          {t("provider.replaceNotice", { count: stored.length })}
-        </p>
-      )}
       {keys.map((key, i) => (
         <div className="key-row" key={i}>
-          <label htmlFor={`${id}-${i}`} className="visually-hidden">
-            {t("provider.keyN", { n: i + 1 })}
-          </label>
-          <input
-            id={`${id}-${i}`}
-            type={visible ? "text" : "password"}
-            autoComplete="off"
-            spellCheck={false}
-            className="mono"
-            placeholder={t("provider.keyPlaceholder")}
-            value={key}
-            disabled={disabled}
-            onChange={(e) => set(i, e.target.value)}
-          />
+          {key.stored ? (
+            <span className="mono key-stored" id={`${id}-${i}`}>
+              {key.value} <span className="muted">{t("provider.keyStored")}</span>
+            </span>
+          ) : (
+            <>
+              <label htmlFor={`${id}-${i}`} className="visually-hidden">
+                {t("provider.keyN", { n: i + 1 })}
+              </label>
+              <input
+                id={`${id}-${i}`}
+                type={visible ? "text" : "password"}
+                autoComplete="off"
+                spellCheck={false}
+                className="mono"
+                placeholder={t("provider.keyPlaceholder")}
+                value={key.value}
+                disabled={disabled}
+                onChange={(e) => set(i, e.target.value)}
+              />
+            </>
+          )}
           <button
             type="button"
             className="btn btn-small btn-ghost"
@@ -94,21 +72,18 @@ export function ProviderKeysField({
       ))}
       {keys.length === 0 && <p className="muted">{t("provider.noKeysWillSend")}</p>}
       <div className="row">
-        <button type="button" className="btn btn-small" disabled={disabled} onClick={() => onChange([...keys, ""])}>
+        <button
+          type="button"
+          className="btn btn-small"
+          disabled={disabled}
+          onClick={() => onChange([...keys, { value: "", stored: false }])}
+        >
           {t("provider.addKey")}
         </button>
         <label className="inline-field">
           <input type="checkbox" checked={visible} onChange={(e) => setVisible(e.target.checked)} />
           {t("provider.showKeys")}
         </label>
-        {editing && (
-          <button type="button" className="btn btn-small btn-ghost" disabled={disabled} onClick={() => {
-            onChange([]);
-            onReplacingChange(false);
-          }}>
-            {t("provider.keepKeys")}
-          </button>
-        )}
       </div>
       {error && (
         <p id={errId} className="field-error">
