@@ -41,6 +41,13 @@ export async function pluginZip(ctx) {
   // The save answers once the plugin restarted with its new config; the button is Save again then.
   await page.getByRole("button", { name: "Save" }).waitFor({ timeout: 20_000 });
   await shot("14-plugin-configured");
+  // Off and on again from its switch: the server stops and restarts it.
+  const enabled = page.getByRole("switch", { name: "Enable" });
+  const plugin = async () => (await serverApi(ctx, "GET", "/plugins/switchboard/greeter")).plugin;
+  await enabled.click();
+  await until("the plugin stopped", async () => { const p = await plugin(); return !p.enabled && p.status === "stopped"; }, 20_000);
+  await enabled.click();
+  await until("the plugin running again", async () => { const p = await plugin(); return p.enabled && p.status === "running"; }, 20_000);
 }
 
 // The marketplace (the fake of tests/fakes): a plugin installed from its listing with the task's
