@@ -29,7 +29,7 @@ createRoot(document.getElementById("root")!).render(
     <QueryClientProvider client={queryClient}>
       <AuthProvider>
         <RouterProvider router={router} />
-        <Toaster position="bottom-right" closeButton />
+        <Toaster position="bottom-right" closeButton expand />
       </AuthProvider>
     </QueryClientProvider>
   </StrictMode>,
