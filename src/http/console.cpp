@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <system_error>
 #include <utility>
+
+#include "util/ascii.hpp"
 
 namespace sb::http {
 namespace {
@@ -34,12 +35,6 @@ bool IsReserved(std::string_view path) {
   };
   return at_or_below("/api") || path.starts_with("/bots/") || at_or_below("/healthz") ||
          at_or_below("/readyz") || at_or_below("/metrics");
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 std::string_view Trim(std::string_view s) {
@@ -89,13 +84,15 @@ std::array<double, 3> Acceptance(const Request& request) {
     if (name != "accept-encoding") continue;
     ForEachElement(value, [&](std::string_view element) {
       const size_t semi = element.find(';');
-      const std::string coding = Lower(Trim(element.substr(0, semi)));
+      const std::string_view coding = Trim(element.substr(0, semi));
       const double quality =
           semi == std::string_view::npos ? 1.0 : ParseQ(element.substr(semi + 1));
       std::optional<Coding> which;
-      if (coding == "br") which = Coding::kBrotli;
-      if (coding == "gzip" || coding == "x-gzip") which = Coding::kGzip;
-      if (coding == "identity") which = Coding::kIdentity;
+      if (util::EqualsIgnoreCase(coding, "br")) which = Coding::kBrotli;
+      if (util::EqualsIgnoreCase(coding, "gzip") || util::EqualsIgnoreCase(coding, "x-gzip")) {
+        which = Coding::kGzip;
+      }
+      if (util::EqualsIgnoreCase(coding, "identity")) which = Coding::kIdentity;
       if (coding == "*") star = quality;
       if (!which) return;
       q[index(*which)] = quality;
@@ -200,9 +197,9 @@ std::string_view ConsoleContentType(std::string_view path) {
   const size_t slash = path.rfind('/');
   const size_t dot = path.rfind('.');
   if (dot != std::string_view::npos && (slash == std::string_view::npos || dot > slash)) {
-    const std::string ext = Lower(path.substr(dot));
+    const std::string_view ext = path.substr(dot);
     for (const auto& [suffix, type] : kTypes) {
-      if (ext == suffix) return type;
+      if (util::EqualsIgnoreCase(ext, suffix)) return type;
     }
   }
   return "application/octet-stream";

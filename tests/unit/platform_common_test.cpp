@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "platforms/common/ascii.hpp"
 #include "platforms/common/chain_builder.hpp"
 #include "platforms/common/config_reader.hpp"
 #include "platforms/common/recent_ids.hpp"
@@ -168,14 +167,6 @@ TEST(CommonChain, InvalidIsAnInvalidArgument) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code, util::ErrorCode::kInvalidArgument);
   EXPECT_EQ(r.error().message, "event.user is required");
-}
-
-TEST(CommonAscii, EqualsIgnoreCaseFoldsAsciiOnly) {
-  EXPECT_TRUE(EqualsIgnoreCase("Universal", "uNIVERSAL"));
-  EXPECT_TRUE(EqualsIgnoreCase("", ""));
-  EXPECT_FALSE(EqualsIgnoreCase("API", "APIs"));
-  EXPECT_FALSE(EqualsIgnoreCase("Event", "Evenu"));
-  EXPECT_FALSE(EqualsIgnoreCase("\xc3\x84", "\xc3\xa4"));  // Ä and ä: UTF-8 is not folded
 }
 
 TEST(ConfigReader, ReadsLenientlyWithFallbacks) {

@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "util/ascii.hpp"
 #include "util/call_once.hpp"
 #include "util/client_address.hpp"
 #include "util/clock.hpp"
@@ -336,6 +337,14 @@ TEST(CallOnce, CallsOnceAndFallsBackWhenDroppedUnanswered) {
     CallOnce<int> dropped([&](int v) { got.push_back(v); }, [] { return -1; });
   }
   EXPECT_EQ(got, (std::vector<int>{7, -1}));
+}
+
+TEST(Ascii, EqualsIgnoreCaseFoldsAsciiOnly) {
+  EXPECT_TRUE(EqualsIgnoreCase("Universal", "uNIVERSAL"));
+  EXPECT_TRUE(EqualsIgnoreCase("", ""));
+  EXPECT_FALSE(EqualsIgnoreCase("API", "APIs"));
+  EXPECT_FALSE(EqualsIgnoreCase("Event", "Evenu"));
+  EXPECT_FALSE(EqualsIgnoreCase("\xc3\x84", "\xc3\xa4"));  // Ä and ä: UTF-8 is not folded
 }
 
 }  // namespace

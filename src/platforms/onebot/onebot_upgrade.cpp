@@ -4,8 +4,8 @@
 #include <optional>
 #include <utility>
 
-#include "platforms/common/ascii.hpp"
 #include "platforms/onebot/onebot_codec.hpp"
+#include "util/ascii.hpp"
 #include "util/crypto.hpp"
 
 namespace sb::platforms::onebot {
@@ -113,11 +113,11 @@ UpgradeCheck CheckUpgrade(std::string_view target, std::string_view authorizatio
   }
   check.self_id = std::string(self_id);
   if (!role.empty()) {
-    if (common::EqualsIgnoreCase(role, "Universal")) {
+    if (util::EqualsIgnoreCase(role, "Universal")) {
       check.role = ClientRole::kUniversal;
-    } else if (common::EqualsIgnoreCase(role, "API")) {
+    } else if (util::EqualsIgnoreCase(role, "API")) {
       check.role = ClientRole::kApi;
-    } else if (common::EqualsIgnoreCase(role, "Event")) {
+    } else if (util::EqualsIgnoreCase(role, "Event")) {
       check.role = ClientRole::kEvent;
     } else {
       return Refuse(400, "X-Client-Role must be Universal, API or Event");

@@ -7,9 +7,9 @@
 #include <charconv>
 #include <utility>
 
-#include "platforms/common/ascii.hpp"
 #include "platforms/common/chain_builder.hpp"
 #include "platforms/common/text_units.hpp"
+#include "util/ascii.hpp"
 #include "util/crypto.hpp"
 
 namespace sb::platforms::telegram {
@@ -17,10 +17,10 @@ namespace {
 
 using common::AppendAt;
 using common::AppendPlain;
-using common::EqualsIgnoreCase;
 using common::Invalid;
 using domain::ElementType;
 using domain::MessageElement;
+using util::EqualsIgnoreCase;
 using util::ErrorCode;
 using util::Json;
 using util::JsonArray;

@@ -1,9 +1,9 @@
-#include "platforms/common/ascii.hpp"
+#include "util/ascii.hpp"
 
 #include <cctype>
 #include <cstddef>
 
-namespace sb::platforms::common {
+namespace sb::util {
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -16,4 +16,4 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
-}  // namespace sb::platforms::common
+}  // namespace sb::util
