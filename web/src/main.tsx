@@ -1,4 +1,4 @@
-import { MutationCache, QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { RouterProvider } from "react-router/dom";
@@ -21,7 +21,6 @@ const queryClient = new QueryClient({
       refetchOnWindowFocus: true,
     },
   },
-  mutationCache: new MutationCache(),
 });
 
 createRoot(document.getElementById("root")!).render(

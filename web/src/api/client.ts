@@ -12,13 +12,6 @@ export class ApiError extends Error {
     super(message);
     this.name = "ApiError";
   }
-
-  // The dotted field path a validation message starts with ("config.ai.local-agent.model is
-  // required" -> "config.ai.local-agent.model"), so a form can show it at that field.
-  get field(): string | undefined {
-    const m = /^([A-Za-z_][\w-]*(?:\.[\w-]+|\[\d+\])+|[a-z_]+(?=\s+(?:is|must|should|has)\b))/.exec(this.message);
-    return m?.[1];
-  }
 }
 
 type Listener = () => void;

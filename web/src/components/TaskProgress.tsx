@@ -5,7 +5,7 @@ import * as Progress from "@radix-ui/react-progress";
 import { useQuery } from "@tanstack/react-query";
 import { useEffect } from "react";
 import { useTranslation } from "react-i18next";
-import { get } from "../api/client";
+import { getTask, taskKeys } from "../api/tasks";
 import type { Task } from "../api/types";
 import { ErrorState } from "./PageState";
 
@@ -25,8 +25,8 @@ export function taskFraction(task: Task | undefined): number | null {
 
 export function useTask(taskId: number | null | undefined) {
   return useQuery({
-    queryKey: ["task", taskId],
-    queryFn: () => get<{ task: Task }>(`/system/tasks/${taskId}`).then((d) => d.task),
+    queryKey: taskKeys.one(taskId),
+    queryFn: () => getTask(taskId!),
     enabled: taskId != null,
     refetchInterval: (q) => (q.state.data?.runtime.done ? false : 400),
   });

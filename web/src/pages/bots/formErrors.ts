@@ -21,8 +21,8 @@ export function botFormErrors(error: unknown): BotFormErrors {
   if (!(error instanceof ApiError) || error.status !== 400) return { fields: {}, config: {}, general: message };
   const config = fieldErrorsFrom(message, "config.");
   if (Object.keys(config).length > 0) return { fields: {}, config };
-  const first = /^([A-Za-z_]+)\b/.exec(message)?.[1];
-  const field = topFields.find((f) => f === first);
+  const named = Object.keys(fieldErrorsFrom(message))[0];
+  const field = topFields.find((f) => f === named);
   if (field) return { fields: { [field]: message }, config: {} };
   return { fields: {}, config: {}, general: message };
 }

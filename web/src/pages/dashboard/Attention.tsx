@@ -3,22 +3,15 @@
 import { useQuery } from "@tanstack/react-query";
 import { useTranslation } from "react-i18next";
 import { Link } from "react-router";
-import { get } from "../../api/client";
-import type { I18nText, Task } from "../../api/types";
+import { taskKeys, listTasks } from "../../api/tasks";
+import { listPlugins, pluginKeys } from "../plugins/api";
+import type { Plugin } from "../plugins/types";
 import { ErrorState, Loading } from "../../components/PageState";
 import { StatusBadge } from "../../components/StatusBadge";
 import { localize } from "../../i18n";
 
-// The fields of GET /plugins this card reads (src/http/api/plugin_routes.cpp).
-interface PluginSummary {
-  author: string;
-  name: string;
-  plugin_id: string;
-  enabled: boolean;
-  label: I18nText | null;
-  status: "stopped" | "starting" | "running" | "restarting" | "failed";
-  error: string;
-}
+// The fields of a plugin this card reads.
+type PluginSummary = Pick<Plugin, "author" | "name" | "plugin_id" | "enabled" | "label" | "status" | "error">;
 
 const SHOWN = 10;
 
@@ -31,8 +24,9 @@ export function needsAttention(p: PluginSummary): boolean {
 export function PluginsAttention() {
   const { t, i18n } = useTranslation("dashboard");
   const plugins = useQuery({
-    queryKey: ["dashboard", "plugins"],
-    queryFn: () => get<{ plugins: PluginSummary[] }>("/plugins").then((d) => d.plugins),
+    // The plugins page's own query: a change made there shows here at once, and one fetch serves both.
+    queryKey: pluginKeys.list,
+    queryFn: listPlugins,
     refetchInterval: 10_000,
   });
   return (
@@ -78,8 +72,8 @@ export function PluginsAttention() {
 export function TasksAttention() {
   const { t } = useTranslation("dashboard");
   const tasks = useQuery({
-    queryKey: ["dashboard", "tasks"],
-    queryFn: () => get<{ tasks: Task[] }>("/system/tasks").then((d) => d.tasks),
+    queryKey: taskKeys.list,
+    queryFn: listTasks,
     refetchInterval: 5_000,
   });
   return (

@@ -4,9 +4,10 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useId, useState, type FormEvent } from "react";
 import { useTranslation } from "react-i18next";
 import { useNavigate } from "react-router";
-import { ApiError, post } from "../../api/client";
+import { post } from "../../api/client";
 import { Dialog } from "../../components/Dialog";
-import { FormError } from "../../components/PageState";
+import { errorMessage, FormError } from "../../components/PageState";
+import { fieldErrorsFrom } from "../../components/SchemaForm";
 import { pipelineKeys } from "./queries";
 
 const fields = ["name", "description", "emoji"] as const;
@@ -21,8 +22,8 @@ export function NewPipelineDialog({ open, onOpenChange }: { open: boolean; onOpe
   const [values, setValues] = useState<Record<FieldName, string>>({ name: "", description: "", emoji: "⚙️" });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  const field = error instanceof ApiError ? (error.field as FieldName | undefined) : undefined;
-  const fieldError = field && fields.includes(field) ? field : undefined;
+  const named = error ? Object.keys(fieldErrorsFrom(errorMessage(error)))[0] : undefined;
+  const fieldError = fields.find((f) => f === named);
 
   async function submit(e: FormEvent) {
     e.preventDefault();
@@ -66,7 +67,7 @@ export function NewPipelineDialog({ open, onOpenChange }: { open: boolean; onOpe
         )}
         {errId && (
           <p id={errId} className="field-error">
-            {(error as ApiError).message}
+            {errorMessage(error)}
           </p>
         )}
       </div>

@@ -3,8 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { useTranslation } from "react-i18next";
-import { get } from "../../api/client";
-import type { Task } from "../../api/types";
+import { listTasks, taskKeys } from "../../api/tasks";
 import { Empty, QueryState } from "../../components/PageState";
 import { StatusBadge } from "../../components/StatusBadge";
 
@@ -17,8 +16,8 @@ export function TasksCard() {
   const [status, setStatus] = useState("");
   const [limit, setLimit] = useState(pageSize);
   const tasks = useQuery({
-    queryKey: ["system", "tasks"],
-    queryFn: () => get<{ tasks: Task[] }>("/system/tasks").then((d) => d.tasks),
+    queryKey: taskKeys.list,
+    queryFn: listTasks,
     refetchInterval: (q) => (q.state.data?.some((task) => !task.runtime.done) ? 2_000 : 15_000),
   });
   const when = (iso: string) => new Date(iso).toLocaleString(i18n.language);
