@@ -6,6 +6,7 @@ import { useId, type ReactNode } from "react";
 import { useTranslation } from "react-i18next";
 import type { SchemaItem } from "../api/types";
 import { localize } from "../i18n";
+import { Field, type FieldControlProps } from "./Field";
 
 export type FormValue = Record<string, unknown>;
 
@@ -95,41 +96,17 @@ function SchemaField({
   renderCustom?: SchemaFormProps["renderCustom"];
 }) {
   const { t, i18n } = useTranslation();
-  const label = localize(item.label, i18n.language) || item.name;
-  const description = localize(item.description, i18n.language);
-  const descId = description ? `${id}-desc` : undefined;
-  const errId = error ? `${id}-err` : undefined;
-  const describedBy = [descId, errId].filter(Boolean).join(" ") || undefined;
-  const common = {
-    id,
-    disabled,
-    "aria-describedby": describedBy,
-    "aria-invalid": error ? true : undefined,
-    required: item.required && item.type !== "boolean" ? true : undefined,
-  };
-
-  let control: ReactNode = renderCustom?.(item, value, set, id);
-  if (control === undefined) {
-    if (item.type === "boolean") {
-      return (
-        <div className={`field field-check${error ? " field-invalid" : ""}`} data-field={item.name}>
-          <input type="checkbox" {...common} checked={Boolean(value)} onChange={(e) => set(e.target.checked)} />
-          <label htmlFor={id}>{label}</label>
-          {description && (
-            <p id={descId} className="field-help">
-              {description}
-            </p>
-          )}
-          {error && (
-            <p id={errId} className="field-error">
-              {error}
-            </p>
-          )}
-        </div>
-      );
+  const boolean = item.type === "boolean";
+  // The control for this item's type, tied to the label, help and error by Field's props.
+  const control = (field: FieldControlProps): ReactNode => {
+    const custom = renderCustom?.(item, value, set, id);
+    if (custom !== undefined) return custom;
+    const common = { ...field, disabled, required: item.required && !boolean ? true : undefined };
+    if (boolean) {
+      return <input type="checkbox" {...common} checked={Boolean(value)} onChange={(e) => set(e.target.checked)} />;
     }
     if (item.type === "select") {
-      control = (
+      return (
         <select {...common} value={String(value ?? "")} onChange={(e) => set(e.target.value)}>
           {!item.required && <option value="">—</option>}
           {(item.options ?? []).map((o) => (
@@ -139,8 +116,9 @@ function SchemaField({
           ))}
         </select>
       );
-    } else if (integerTypes.has(item.type) || numberTypes.has(item.type)) {
-      control = (
+    }
+    if (integerTypes.has(item.type) || numberTypes.has(item.type)) {
+      return (
         <input
           type="number"
           inputMode={integerTypes.has(item.type) ? "numeric" : "decimal"}
@@ -154,8 +132,9 @@ function SchemaField({
           }}
         />
       );
-    } else if (item.type === "array[string]") {
-      control = (
+    }
+    if (item.type === "array[string]") {
+      return (
         <textarea
           {...common}
           rows={3}
@@ -165,10 +144,12 @@ function SchemaField({
           onBlur={(e) => set(e.target.value.split("\n").map((s) => s.trim()).filter(Boolean))}
         />
       );
-    } else if (item.type === "text" || item.type === "textarea") {
-      control = <textarea {...common} rows={4} value={String(value ?? "")} onChange={(e) => set(e.target.value)} />;
-    } else if (item.type === "string" || item.type === "secret") {
-      control = (
+    }
+    if (item.type === "text" || item.type === "textarea") {
+      return <textarea {...common} rows={4} value={String(value ?? "")} onChange={(e) => set(e.target.value)} />;
+    }
+    if (item.type === "string" || item.type === "secret") {
+      return (
         <input
           type={item.secret || item.type === "secret" ? "password" : item.format === "http-url" ? "url" : "text"}
           autoComplete={item.secret ? "new-password" : "off"}
@@ -177,34 +158,21 @@ function SchemaField({
           onChange={(e) => set(e.target.value)}
         />
       );
-    } else {
-      control = <JsonInput {...common} value={value} set={set} />;
     }
-  }
+    return <JsonInput {...common} value={value} set={set} />;
+  };
   return (
-    <div className={`field${error ? " field-invalid" : ""}`} data-field={item.name}>
-      {/* The required mark sits beside the label, not in it, so the field's accessible name is
-          exactly its label. */}
-      <div className="field-label">
-        <label htmlFor={id}>{label}</label>
-        {item.required && item.type !== "boolean" && (
-          <span className="required-mark" aria-hidden="true">
-            *
-          </span>
-        )}
-      </div>
+    <Field
+      id={id}
+      name={item.name}
+      label={localize(item.label, i18n.language) || item.name}
+      required={item.required && !boolean}
+      checkbox={boolean}
+      help={localize(item.description, i18n.language) || undefined}
+      error={error}
+    >
       {control}
-      {description && (
-        <p id={descId} className="field-help">
-          {description}
-        </p>
-      )}
-      {error && (
-        <p id={errId} className="field-error">
-          {error}
-        </p>
-      )}
-    </div>
+    </Field>
   );
 }
 

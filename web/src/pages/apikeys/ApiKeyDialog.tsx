@@ -5,6 +5,7 @@ import { useForm } from "react-hook-form";
 import { useTranslation } from "react-i18next";
 import { post, put } from "../../api/client";
 import { Dialog } from "../../components/Dialog";
+import { Field } from "../../components/Field";
 import { FormError, errorMessage } from "../../components/PageState";
 import { fieldErrorsFrom } from "../../components/SchemaForm";
 import type { ApiKey } from "./types";
@@ -71,41 +72,18 @@ function ApiKeyForm({
         }
       })}
     >
-      <div className={`field${nameError ? " field-invalid" : ""}`}>
-        <label htmlFor="apikey-name">
-          {t("dialog.name")}
-          <span aria-hidden="true"> *</span>
-        </label>
-        <input
-          id="apikey-name"
-          autoComplete="off"
-          aria-invalid={nameError ? true : undefined}
-          aria-describedby={nameError ? "apikey-name-err" : "apikey-name-help"}
-          {...register("name", { required: true, validate: (v) => v.trim() !== "" })}
-        />
-        <p id="apikey-name-help" className="field-help">
-          {t("dialog.nameHelp")}
-        </p>
-        {nameError && (
-          <p id="apikey-name-err" className="field-error">
-            {nameError}
-          </p>
+      <Field id="apikey-name" label={t("dialog.name")} required help={t("dialog.nameHelp")} error={nameError}>
+        {(p) => (
+          <input
+            {...p}
+            autoComplete="off"
+            {...register("name", { required: true, validate: (v) => v.trim() !== "" })}
+          />
         )}
-      </div>
-      <div className={`field${descriptionError ? " field-invalid" : ""}`}>
-        <label htmlFor="apikey-description">{t("dialog.description")}</label>
-        <textarea
-          id="apikey-description"
-          rows={2}
-          aria-describedby={descriptionError ? "apikey-description-err" : undefined}
-          {...register("description")}
-        />
-        {descriptionError && (
-          <p id="apikey-description-err" className="field-error">
-            {descriptionError}
-          </p>
-        )}
-      </div>
+      </Field>
+      <Field id="apikey-description" label={t("dialog.description")} error={descriptionError}>
+        {(p) => <textarea {...p} rows={2} {...register("description")} />}
+      </Field>
       <FormError error={generalError} />
       <div className="form-actions">
         <button type="button" className="btn" onClick={onCancel}>

@@ -9,6 +9,7 @@ import { Dialog } from "../../components/Dialog";
 import { FormError, errorMessage } from "../../components/PageState";
 import { SchemaForm, defaultsOf, fieldErrorsFrom, type FormValue } from "../../components/SchemaForm";
 import { localize } from "../../i18n";
+import { Field } from "../../components/Field";
 import { apiKeysOf, keyEntriesOf, ProviderKeysField, type KeyEntry } from "./ProviderKeysField";
 import { useInvalidateModels } from "./queries";
 import { RequesterPicker } from "./RequesterPicker";
@@ -108,27 +109,11 @@ function ProviderForm({
   const hidden = (selected?.spec.config ?? []).filter((item) => !storedItems.has(item.name));
   return (
     <form onSubmit={submit} noValidate>
-      <div className={`field${fieldErrors.name ? " field-invalid" : ""}`}>
-        <label htmlFor="provider-name">
-          {t("provider.name")}
-          <span aria-hidden="true"> *</span>
-        </label>
-        <input
-          id="provider-name"
-          required
-          autoComplete="off"
-          value={name}
-          maxLength={255}
-          aria-invalid={fieldErrors.name ? true : undefined}
-          aria-describedby={fieldErrors.name ? "provider-name-err" : undefined}
-          onChange={(e) => setName(e.target.value)}
-        />
-        {fieldErrors.name && (
-          <p id="provider-name-err" className="field-error">
-            {fieldErrors.name}
-          </p>
+      <Field id="provider-name" label={t("provider.name")} required error={fieldErrors.name}>
+        {(p) => (
+          <input {...p} required autoComplete="off" value={name} maxLength={255} onChange={(e) => setName(e.target.value)} />
         )}
-      </div>
+      </Field>
       <RequesterPicker
         requesters={requesters}
         value={requester}
