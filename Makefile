@@ -13,7 +13,8 @@ PACKAGES := g++ cmake make pkg-config ccache python3 \
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev \
   libssl-dev libsqlite3-dev libsodium-dev libspdlog-dev libfmt-dev libyaml-cpp-dev \
   libcli11-dev libexpected-dev libgtest-dev libgmock-dev libbenchmark-dev \
-  libgoogle-perftools-dev libarchive-dev libseccomp-dev bubblewrap python3-websockets chromium \
+  libgoogle-perftools-dev libarchive-dev libseccomp-dev libpugixml-dev bubblewrap \
+  python3-websockets python3-cryptography chromium \
   fonts-wqy-microhei
 BENCH_PACKAGES := wrk nginx-light
 

@@ -9,6 +9,7 @@
 #include "platforms/common/lark_crypto.hpp"
 #include "platforms/common/signatures.hpp"
 #include "platforms/common/wechat_crypto.hpp"
+#include "support/wechat_samples.hpp"
 #include "util/crypto.hpp"
 
 namespace sb::platforms::common {
@@ -16,23 +17,7 @@ namespace {
 
 using util::ErrorCode;
 
-// Tencent's official WeCom sample (weworkapi_python callback/Sample.py, WXBizMsgCrypt demo).
-constexpr char kWeComToken[] = "hJqcu3uJ9Tn2gXPmxx2w9kkCkCE2EPYo";
-constexpr char kWeComAesKey[] = "6qkdMrq68nTKduznJYO1A37W2oEgpkMUvkttRToqhUt";
-constexpr char kWeComCorpId[] = "ww1436e0e65a779aee";
-constexpr char kWeComEchoStr[] =
-    "fsi1xnbH4yQh0+PJxcOdhhK6TDXkjMyhEPA7xB2TGz6b+g7xyAbEkRxN/3cNXW9qdqjnoVzEtpbhnFyq6SVHyA==";
-constexpr char kWeComPostEncrypt[] =
-    "Kl7kjoSf6DMD1zh7rtrHjFaDapSCkaOnwu3bqLc5tAybhhMl9pFeK8NslNPVdMwmBQTNoW4mY7AIjeLvEl3NyeTkAgGzBh"
-    "zTtRLNshw2AEew+kkYcD+Fq72Kt00fT0WnN87hGrW8SqGc+NcT3mu87Ha3dz1pSDi6GaUA6A0sqfde0VJPQbZ9U+3JWcoD"
-    "4Z5jaU0y9GSh010wsHF8KZD24YhmZH4ch4Ka7ilEbjbfvhKkNL65HHL0J6EYJIZUC2pFrdkJ7MhmEbU2qARR4iQHE7wy24"
-    "qy0cRX3Mfp6iELcDNfSsPGjUQVDGxQDCWjayJOpcwocugux082f49HKYg84EpHSGXAyh+/"
-    "oxwaWbvL6aSDPOYuPDGOCI8jm"
-    "nKiypE+";
-constexpr char kWeComPostPlain[] =
-    "<xml><ToUserName>ww1436e0e65a779aee</ToUserName><FromUserName>ChenJiaShun</FromUserName>"
-    "<CreateTime>1476422779</CreateTime><MsgType>text</MsgType><Content>\xe4\xbd\xa0\xe5\xa5\xbd"
-    "</Content><MsgId>1456453720</MsgId><AgentID>1000002</AgentID></xml>";
+using namespace samples;  // NOLINT(google-build-using-namespace): test constants
 
 std::string Key() { return WeChatAesKey(kWeComAesKey).value(); }
 
