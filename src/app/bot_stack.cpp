@@ -12,6 +12,7 @@
 #include "pipeline/trigger_rules.hpp"
 #include "platforms/discord/discord_adapter.hpp"
 #include "platforms/line/line_adapter.hpp"
+#include "platforms/officialaccount/oa_adapter.hpp"
 #include "platforms/onebot/onebot_adapter.hpp"
 #include "platforms/slack/slack_adapter.hpp"
 #include "platforms/telegram/telegram_adapter.hpp"
@@ -83,6 +84,7 @@ struct BotStack::Parts {
     deps.adapters["slack"] = platforms::slack::MakeSlackAdapter;
     deps.adapters["LINE"] = platforms::line::MakeLineAdapter;
     deps.adapters["discord"] = platforms::discord::MakeDiscordAdapter;
+    deps.adapters["officialaccount"] = platforms::officialaccount::MakeOfficialAccountAdapter;
     return deps;
   }
 

@@ -33,12 +33,10 @@ std::optional<std::chrono::milliseconds> RetryDelay(const net::HttpResponse& res
   return std::chrono::duration_cast<std::chrono::milliseconds>(*after);
 }
 
-net::HttpRequest BearerRequest(std::string method, std::string url, std::string_view token,
-                               std::string json_body) {
+net::HttpRequest JsonRequest(std::string method, std::string url, std::string json_body) {
   net::HttpRequest request;
   request.method = std::move(method);
   request.url = std::move(url);
-  request.headers.emplace_back("Authorization", "Bearer " + std::string(token));
   if (!json_body.empty()) {
     request.headers.emplace_back("Content-Type", "application/json; charset=utf-8");
   }
@@ -47,6 +45,14 @@ net::HttpRequest BearerRequest(std::string method, std::string url, std::string_
   request.timeouts.total = std::chrono::seconds(30);
   request.timeouts.idle = std::chrono::seconds(30);
   request.max_response_bytes = 1024 * 1024;
+  return request;
+}
+
+net::HttpRequest BearerRequest(std::string method, std::string url, std::string_view token,
+                               std::string json_body) {
+  net::HttpRequest request = JsonRequest(std::move(method), std::move(url), std::move(json_body));
+  request.headers.insert(request.headers.begin(),
+                         {"Authorization", "Bearer " + std::string(token)});
   return request;
 }
 

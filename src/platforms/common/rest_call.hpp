@@ -33,6 +33,11 @@ std::optional<std::chrono::seconds> RetryAfter(const net::HttpResponse& response
 std::optional<std::chrono::milliseconds> RetryDelay(const net::HttpResponse& response,
                                                     int attempts_made, const RetryPolicy& policy);
 
+// A request with, when `json_body` is not empty, `Content-Type: application/json;
+// charset=utf-8`; 10 s to connect, 30 s in all, answers up to 1 MiB. For platforms whose credential travels in the URL
+// (WeChat's access_token) or in a header of their own.
+net::HttpRequest JsonRequest(std::string method, std::string url, std::string json_body = {});
+
 // A request with `Authorization: Bearer <token>` and, when `json_body` is not empty,
 // `Content-Type: application/json; charset=utf-8`; 10 s to connect, 30 s in all.
 net::HttpRequest BearerRequest(std::string method, std::string url, std::string_view token,
