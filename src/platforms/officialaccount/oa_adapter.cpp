@@ -47,6 +47,8 @@ constexpr std::size_t kRememberedDeliveries = 4096;
 constexpr std::size_t kRememberedNonces = 10'000;
 constexpr std::size_t kMaxQueuedReplies = 20;  // per user, passive mode
 constexpr std::size_t kMaxUsers = 4096;        // passive mode queues
+// Passive mode: a message with no reply after this no longer holds the user's later ones back.
+constexpr auto kGiveUpAnswering = std::chrono::minutes(5);
 
 enum class Mode { kDrop, kPassive };
 
@@ -88,6 +90,7 @@ struct Delivery {
 struct UserQueue {
   std::deque<std::string> replies;
   int answering = 0;
+  util::TimePoint answering_since;  // a message the pipeline never answers is given up on
 };
 
 class Core : public std::enable_shared_from_this<Core> {
@@ -238,11 +241,11 @@ class Core : public std::enable_shared_from_this<Core> {
     // The plain signature does not cover the body: a nonce that comes back with another body is
     // a replayed signature, not WeChat's retry.
     const std::string pair = query.timestamp + ":" + query.nonce + ":" + util::Sha256Hex(body);
-    if (!nonces_.FirstSighting(query.timestamp + ":" + query.nonce) &&
-        nonce_bodies_.FirstSighting(pair)) {
+    const bool nonce_seen = !nonces_.FirstSighting(query.timestamp + ":" + query.nonce);
+    if (nonce_bodies_.FirstSighting(pair) && nonce_seen) {
+      nonce_bodies_.Forget(pair);  // so that the same replay is refused again
       return util::Fail(ErrorCode::kUnauthenticated, "a reused nonce with another body");
     }
-    nonce_bodies_.FirstSighting(pair);
     return fields;
   }
 
@@ -271,6 +274,7 @@ class Core : public std::enable_shared_from_this<Core> {
     std::optional<std::string> ready;
     std::shared_ptr<common::SendOnce> ready_done;
     std::shared_ptr<AnswerOnce> superseded;
+    std::vector<Delivery> evicted;
     {
       std::lock_guard lock(mu_);
       auto [it, inserted] = deliveries_.try_emplace(id);
@@ -281,7 +285,7 @@ class Core : public std::enable_shared_from_this<Core> {
         d.user = decoded.user_openid;
         d.account = decoded.account_id;
         d.safe = safe;
-        PruneDeliveries();
+        evicted = PruneDeliveries();
       }
       ++d.attempts;
       if (d.replied) {
@@ -295,6 +299,7 @@ class Core : public std::enable_shared_from_this<Core> {
         attempt = d.held_attempt = ++attempt_counter_;
       }
     }
+    evicted.clear();
     if (superseded) (*superseded)(Text(503, "superseded by WeChat's retry"));
     if (ready) {
       (*answer)(ReplyAnswer(decoded.user_openid, decoded.account_id, safe, *ready));
@@ -409,11 +414,16 @@ class Core : public std::enable_shared_from_this<Core> {
         });
       }
       UserQueue& queue = users_[decoded.user_openid];
+      const util::TimePoint now = context_.clock->Now();
+      if (queue.answering > 0 && now - queue.answering_since > kGiveUpAnswering) {
+        queue.answering = 0;
+      }
       if (!queue.replies.empty()) {
         reply = std::move(queue.replies.front());
         queue.replies.pop_front();
       } else if (queue.answering == 0 && first) {
         ++queue.answering;
+        queue.answering_since = now;
         hand_on = true;
       }
     }
@@ -437,12 +447,18 @@ class Core : public std::enable_shared_from_this<Core> {
     return true;
   }
 
-  void PruneDeliveries() {  // mu_ held
+  // The oldest deliveries past the bound, taken out of the map (mu_ held); the caller destroys
+  // them after unlocking, since an attempt still held answers 503 as it goes.
+  std::vector<Delivery> PruneDeliveries() {
+    std::vector<Delivery> evicted;
     while (order_.size() > kRememberedDeliveries) {
-      auto it = deliveries_.find(order_.front());
+      if (auto it = deliveries_.find(order_.front()); it != deliveries_.end()) {
+        evicted.push_back(std::move(it->second));
+        deliveries_.erase(it);
+      }
       order_.pop_front();
-      if (it != deliveries_.end() && !it->second.held && !it->second.reply) deliveries_.erase(it);
     }
+    return evicted;
   }
 
   void ReleaseHeldAttempts() {
