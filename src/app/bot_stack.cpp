@@ -13,6 +13,7 @@
 #include "platforms/discord/discord_adapter.hpp"
 #include "platforms/line/line_adapter.hpp"
 #include "platforms/onebot/onebot_adapter.hpp"
+#include "platforms/satori/satori_adapter.hpp"
 #include "platforms/slack/slack_adapter.hpp"
 #include "platforms/telegram/telegram_adapter.hpp"
 #include "platforms/webhook/webhook_adapter.hpp"
@@ -83,6 +84,7 @@ struct BotStack::Parts {
     deps.adapters["slack"] = platforms::slack::MakeSlackAdapter;
     deps.adapters["LINE"] = platforms::line::MakeLineAdapter;
     deps.adapters["discord"] = platforms::discord::MakeDiscordAdapter;
+    deps.adapters["satori"] = platforms::satori::MakeSatoriAdapter;
     return deps;
   }
 
