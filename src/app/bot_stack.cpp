@@ -17,6 +17,7 @@
 #include "platforms/slack/slack_adapter.hpp"
 #include "platforms/telegram/telegram_adapter.hpp"
 #include "platforms/webhook/webhook_adapter.hpp"
+#include "platforms/wechatpad/wechatpad_adapter.hpp"
 #include "runners/dify_runner.hpp"
 #include "runners/n8n_runner.hpp"
 #include "runtime/bot_runtime_manager.hpp"
@@ -85,6 +86,7 @@ struct BotStack::Parts {
     deps.adapters["LINE"] = platforms::line::MakeLineAdapter;
     deps.adapters["discord"] = platforms::discord::MakeDiscordAdapter;
     deps.adapters["satori"] = platforms::satori::MakeSatoriAdapter;
+    deps.adapters["wechatpad"] = platforms::wechatpad::MakeWeChatPadAdapter;
     return deps;
   }
 
