@@ -84,9 +84,10 @@ class SatoriBotTest(ServerTestCase):
         self.assertIn("hello satori", json.dumps(self.llm.chat_requests()[0]["body"]))
         # The bot's own message, echoed by the SDK, is not answered.
         self.sat.say("my own words", "private:20001", channel_type=1, user_id=SELF_ID)
+        # The reply is logged once its send has completed.
+        self.assertTrue(wait_until(lambda: "echo: hello satori" in json.dumps(self.logs(bot)), 5))
         logs = json.dumps(self.logs(bot))
         self.assertIn("hello satori", logs)
-        self.assertIn("echo: hello satori", logs)
         self.assertIn("connected to the Satori server", logs)
         self.assertNotIn(TOKEN, logs)
         time.sleep(0.5)
