@@ -14,9 +14,11 @@
 #include "platforms/line/line_adapter.hpp"
 #include "platforms/officialaccount/oa_adapter.hpp"
 #include "platforms/onebot/onebot_adapter.hpp"
+#include "platforms/satori/satori_adapter.hpp"
 #include "platforms/slack/slack_adapter.hpp"
 #include "platforms/telegram/telegram_adapter.hpp"
 #include "platforms/webhook/webhook_adapter.hpp"
+#include "platforms/wechatpad/wechatpad_adapter.hpp"
 #include "runners/dify_runner.hpp"
 #include "runners/n8n_runner.hpp"
 #include "runtime/bot_runtime_manager.hpp"
@@ -85,6 +87,8 @@ struct BotStack::Parts {
     deps.adapters["LINE"] = platforms::line::MakeLineAdapter;
     deps.adapters["discord"] = platforms::discord::MakeDiscordAdapter;
     deps.adapters["officialaccount"] = platforms::officialaccount::MakeOfficialAccountAdapter;
+    deps.adapters["satori"] = platforms::satori::MakeSatoriAdapter;
+    deps.adapters["wechatpad"] = platforms::wechatpad::MakeWeChatPadAdapter;
     return deps;
   }
 
