@@ -12,6 +12,7 @@
 #include "pipeline/trigger_rules.hpp"
 #include "platforms/discord/discord_adapter.hpp"
 #include "platforms/line/line_adapter.hpp"
+#include "platforms/qqofficial/qqofficial_adapter.hpp"
 #include "platforms/onebot/onebot_adapter.hpp"
 #include "platforms/slack/slack_adapter.hpp"
 #include "platforms/telegram/telegram_adapter.hpp"
@@ -82,6 +83,7 @@ struct BotStack::Parts {
     deps.adapters["aiocqhttp"] = platforms::onebot::MakeOneBotAdapter;
     deps.adapters["slack"] = platforms::slack::MakeSlackAdapter;
     deps.adapters["LINE"] = platforms::line::MakeLineAdapter;
+    deps.adapters["qqofficial"] = platforms::qqofficial::MakeQqOfficialAdapter;
     deps.adapters["discord"] = platforms::discord::MakeDiscordAdapter;
     return deps;
   }
