@@ -243,6 +243,50 @@ class QqGatewayBotTest(QqCase):
         self.assertEqual(refused, [])  # the 401 came before the fake's message checks
         self.assertIn("fetching a new one", json.dumps(self.logs(bot)))
 
+    def test_images_sent_to_the_bot_reach_the_model_as_bytes(self):
+        bot = self.bot()
+        self.running(bot)
+        self.qq.event({"type": "c2c", "content": "what is this", "attachments": [
+            {"content_type": "image/png", "url": self.qq.base + "/_media/cat.png"},
+            {"content_type": "image/jpeg", "url": self.qq.base + "/_media/missing.png"}]})
+        self.wait_sent(1)
+        body = json.dumps(self.llm.chat_requests()[0]["body"])
+        self.assertIn("what is this", body)
+        self.assertIn("data:image/png;base64,iVBORw0KGgo", body)
+        self.assertIn(self.qq.base + "/_media/missing.png", body)  # kept by URL
+        self.assertTrue(wait_until(lambda: [l for l in self.logs(bot)
+                                            if "on by URL: HTTP 404" in l["text"]]))
+
+    def test_heartbeats_carry_the_last_seq(self):
+        self.qq.control("POST", "config", {"heartbeat_interval": 1000})
+        bot = self.bot()
+        self.running(bot)
+        got = self.qq.event({"type": "c2c", "content": "count me"})
+        self.wait_sent(1)
+        self.assertTrue(wait_until(lambda: got["s"] in self.qq.gateway()["heartbeats"], 5),
+                        self.qq.gateway()["heartbeats"])
+        self.assertEqual(self.qq.gateway()["connections"], 1)
+
+    def test_close_4004_renews_the_token_and_4915_stops_reconnecting(self):
+        bot = self.bot()
+        self.running(bot)
+        fetched = self.qq.tokens()["fetches"]
+        self.qq.control("POST", "close", {"code": 4004, "reason": "invalid token"})
+        self.assertTrue(wait_until(lambda: len(self.qq.gateway()["identifies"]) == 2, 10))
+        self.assertGreater(self.qq.tokens()["fetches"], fetched)
+        self.assertTrue(wait_until(lambda: self.qq.gateway()["identified"] == 1, 5))
+        self.qq.control("POST", "close", {"code": 4915, "reason": "banned"})
+
+        def errored():
+            data = self.status(bot)
+            return data["runtime"]["status"] == "error" and data
+        data = wait_until(errored, 10)
+        self.assertTrue(data, self.status(bot)["runtime"])
+        self.assertIn("4915", data["runtime"]["error"])
+        connections = self.qq.gateway()["connections"]
+        time.sleep(2.5)  # past the first backoff steps
+        self.assertEqual(self.qq.gateway()["connections"], connections)
+
     def test_wrong_credentials_show_as_an_error_without_the_secret(self):
         wrong = "not-the-secret-of-this-bot"
         bot = self.bot(secret=wrong)

@@ -43,6 +43,8 @@ Gateway ws://127.0.0.1:WS/websocket, frames {op, d, s, t, id?}
     delivered only when IDENTIFY's intents include them: C2C_MESSAGE_CREATE and
     GROUP_AT_MESSAGE_CREATE 1<<25, AT_MESSAGE_CREATE 1<<30, DIRECT_MESSAGE_CREATE 1<<12,
     MESSAGE_CREATE (every guild message, private bots) 1<<9.
+Media: GET /_media/<name> -> a 1x1 PNG (image/png), /_media/missing.png -> 404; no auth (QQ's
+CDN); use it as an attachment URL.
 Webhook driver: the fake posts callbacks as QQ does: headers X-Signature-Ed25519 (hex Ed25519 of
 X-Signature-Timestamp + raw body with the key from the bot secret, qq_ed25519.py),
 X-Signature-Timestamp, X-Signature-Method: Ed25519, X-Bot-Appid, User-Agent: QQBot-Callback.
@@ -74,6 +76,7 @@ prints exactly "FAKE_QQ_PORT=<http> FAKE_QQ_GATEWAY_PORT=<ws>" once listening.
 
 import argparse
 import asyncio
+import base64
 import http.client
 import json
 import re
@@ -83,8 +86,8 @@ import threading
 import time
 import urllib.parse
 
-from fake_ws_common import (BadRequest, ControlServer, LoopThread, json_reply, parse_json_body,
-                            serve_cli, websockets)
+from fake_ws_common import (BadRequest, ControlServer, LoopThread, Reply, json_reply,
+                            parse_json_body, serve_cli, websockets)
 import qq_ed25519
 
 DEFAULT_APPID = "102000001"
@@ -98,6 +101,9 @@ EVENT_INTENT = {"C2C_MESSAGE_CREATE": INTENT_GROUP_C2C, "GROUP_AT_MESSAGE_CREATE
 V2_MSG_RE = re.compile(r"^/v2/(users|groups)/([A-Za-z0-9_-]+)/(messages|files)$")
 GUILD_MSG_RE = re.compile(r"^/(channels|dms)/(\d+)/messages$")
 REPLAY_KEEP = 1000
+# A 1x1 PNG, served for every /_media/ path but /_media/missing.png (404).
+PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAE"
+                       "hQGAhKmMIQAAAABJRU5ErkJggg==")
 
 
 def _iso(t=None):
@@ -169,6 +175,11 @@ class FakeQQ(object):
             return self._control(method, path[len("/_control/"):], body)
         if method == "POST" and path == "/app/getAppAccessToken":
             return self._issue_token(body)
+        if method == "GET" and path.startswith("/_media/"):
+            # QQ's media CDN (multimedia.nt.qq.com.cn): attachments' URLs, no credentials.
+            if path == "/_media/missing.png":
+                return Reply(404, b"", None)
+            return Reply(200, PNG, "image/png")
         auth = headers.get("authorization", "")
         with self._lock:
             token = auth[len("QQBot "):] if auth.startswith("QQBot ") else None

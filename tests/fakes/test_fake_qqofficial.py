@@ -105,6 +105,12 @@ class TokenAndApiTest(FakeCase):
         self.assertNotEqual(a["access_token"], b["access_token"])  # 30 s left: always renewed
         self.assertEqual(self.ctl("tokens")["refused"], 1)
 
+    def test_media_is_served_without_credentials(self):
+        status, body, headers = http_json(self.port, "GET", "/_media/cat.png")
+        self.assertEqual((status, headers["content-type"]), (200, "image/png"))
+        self.assertTrue(body.startswith(b"\x89PNG"))
+        self.assertEqual(http_json(self.port, "GET", "/_media/missing.png")[0], 404)
+
     def test_calls_need_a_live_token(self):
         status, body, _ = http_json(self.port, "GET", "/gateway")
         self.assertEqual((status, body["code"]), (401, 11244))

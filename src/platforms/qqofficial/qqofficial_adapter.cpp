@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/this_coro.hpp>
 #include <deque>
@@ -9,6 +10,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "net/http_client.hpp"
 #include "platforms/common/acknowledge.hpp"
 #include "platforms/common/config_reader.hpp"
 #include "platforms/common/core_adapter.hpp"
@@ -16,6 +18,7 @@
 #include "platforms/common/recent_ids.hpp"
 #include "platforms/common/reconnect_backoff.hpp"
 #include "platforms/common/send_once.hpp"
+#include "platforms/common/signatures.hpp"
 #include "platforms/coroutine_group.hpp"
 #include "platforms/discord/discord_waits.hpp"
 #include "platforms/qqofficial/qqofficial_codec.hpp"
@@ -26,6 +29,7 @@ namespace sb::platforms::qqofficial {
 namespace {
 
 namespace asio = boost::asio;
+using domain::ElementType;
 using domain::LogLevel;
 using util::ErrorCode;
 
@@ -35,6 +39,7 @@ constexpr std::size_t kMaxBodyBytes = 1024 * 1024;  // LangBot's callback limit 
 constexpr std::size_t kRememberedEvents = 10'000;   // callback event ids and message ids
 constexpr std::size_t kRememberedAnchors = 4096;    // msg_id -> msg_seq counter
 constexpr std::size_t kRememberedChats = 4096;      // chat -> route and latest msg_id
+constexpr std::size_t kMaxImageBytes = 10 * 1024 * 1024;
 
 WebhookAnswer Answer(int status, std::string_view message) {
   util::JsonObject body;
@@ -270,6 +275,48 @@ class Core : public std::enable_shared_from_this<Core> {
     // A resumed session or a retried callback may bring a message again.
     if (!messages_.FirstSighting(message.message_id)) return;
     Remember(message, decoded->route);
+    const bool has_image =
+        std::any_of(message.chain.begin(), message.chain.end(),
+                    [](const domain::MessageElement& e) { return e.type == ElementType::kImage; });
+    if (!has_image) {
+      context_.host->OnMessage(std::move(message));
+      return;
+    }
+    // Fetched apart from the gateway's read loop, so a slow image host holds up nothing else.
+    auto self = shared_from_this();
+    group_->Spawn([self, m = std::move(message)]() { return self->FetchImagesThenDeliver(m); });
+  }
+
+  // QQ's attachment URLs expire and some model providers cannot fetch them, so the images are
+  // handed on as bytes (as LangBot does); an image that cannot be fetched keeps its URL.
+  asio::awaitable<void> FetchImagesThenDeliver(domain::ReceivedMessage message) {
+    co_await asio::this_coro::throw_if_cancelled(false);
+    for (domain::MessageElement& e : message.chain) {
+      if (e.type != ElementType::kImage || e.url.empty()) continue;
+      net::HttpRequest request;
+      request.method = "GET";
+      request.url = e.url;  // QQ's CDN; no credentials go with it
+      request.max_response_bytes = kMaxImageBytes;
+      request.timeouts.connect = std::chrono::seconds(10);
+      request.timeouts.total = std::chrono::seconds(60);
+      auto response = co_await context_.http->Send(std::move(request));
+      if (!response && response.error().code == ErrorCode::kCancelled) co_return;
+      std::string why;
+      if (!response) {
+        why = response.error().message;
+      } else if (response->status != 200 || response->body.empty()) {
+        why = fmt::format("HTTP {}", response->status);
+      } else {
+        std::string mime(response->Header("content-type"));
+        if (const auto semi = mime.find(';'); semi != std::string::npos) mime.resize(semi);
+        if (!mime.starts_with("image/") || mime.size() > 100) mime = "image/png";
+        e.base64 = "data:" + mime + ";base64," + common::Base64Encode(response->body);
+        e.url.clear();
+        continue;
+      }
+      Log(LogLevel::kWarning,
+          fmt::format("passed an image of QQ message {} on by URL: {}", message.message_id, why));
+    }
     context_.host->OnMessage(std::move(message));
   }
 
