@@ -50,7 +50,7 @@ class QqCase(ServerTestCase):
             "output": {"misc": {"quote-origin": False}}})
 
     def bot(self, secret=SECRET, enable=True):
-        cfg = {"appid": APPID, "secret": secret, "token": "unused-by-the-v2-api",
+        cfg = {"appid": APPID, "secret": secret, "token": "",
                "enable-webhook": self.webhook, "enable-stream-reply": False,
                "api_base_url": self.qq.base}
         uuid = self.make_bot(adapter="qqofficial", enable=enable,
