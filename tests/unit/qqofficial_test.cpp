@@ -148,6 +148,12 @@ TEST(QqEvents, GuildAtAndDirectMessages) {
   EXPECT_EQ(m.chain[3].target, "77");
   EXPECT_EQ(m.chain[4].text, " and you");
 
+  // Webhook mode has no READY: the mention marked bot names the bot.
+  auto hooked = DecodeEvent("AT_MESSAGE_CREATE", at, kAppId, "");
+  ASSERT_TRUE(hooked && hooked->message);
+  ASSERT_EQ(hooked->message->chain.size(), 5u);
+  EXPECT_EQ(hooked->message->chain[2].text, "hi ");
+
   auto dm = Parse(R"({"id":"08e1","channel_id":"300030","guild_id":"400040","content":"psst",
     "author":{"id":"5566","username":"ann"},"direct_message":true,"src_guild_id":"200020"})");
   auto e2 = DecodeEvent("DIRECT_MESSAGE_CREATE", dm, kAppId, "9988");
@@ -263,6 +269,7 @@ TEST(QqSend, RoutesAndBodies) {
   EXPECT_EQ((*guild)[0].text, "<@77> hi");
 
   EXPECT_FALSE(CheckDeliverable({TargetType::kPerson, "a/b", {Text("x")}}));
+  EXPECT_FALSE(CheckDeliverable({TargetType::kPerson, "..", {Text("x")}}));
   EXPECT_FALSE(CheckDeliverable({TargetType::kPerson, "A", {Image("")}}));
   EXPECT_FALSE(CheckDeliverable({TargetType::kPerson, "A", {}}));
 }

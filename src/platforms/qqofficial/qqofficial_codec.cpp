@@ -34,13 +34,37 @@ bool PlausibleId(std::string_view s) {
   });
 }
 
-// A required id field of `o`; kInvalidArgument naming `where.key`.
+// Ids that name a chat or a person end up in URL paths (/v2/users/{id}/messages): openids are
+// hex, guild and channel ids numbers, so letters, digits, '_' and '-' are all they may hold.
+bool PlausibleTarget(std::string_view s) {
+  return !s.empty() && s.size() <= kMaxIdBytes && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+}
+
+// A required id field of `o` (a message id, or with `target` a chat or person id);
+// kInvalidArgument naming `where.key`.
 util::Result<std::string> RequireId(const JsonObject& o, std::string_view key,
-                                    std::string_view where) {
+                                    std::string_view where, bool target = true) {
   const auto* v = common::StringField(o, key);
   if (v == nullptr) return Invalid(fmt::format("{}.{} must be a string", where, key));
-  if (!PlausibleId(*v)) return Invalid(fmt::format("{}.{} is not a QQ id", where, key));
+  if (!(target ? PlausibleTarget(*v) : PlausibleId(*v))) {
+    return Invalid(fmt::format("{}.{} is not a QQ id", where, key));
+  }
   return std::string(*v);
+}
+
+// The bot's own guild user id: READY's, else (webhook mode has no READY) the mentioned bot's.
+std::string GuildBotId(const JsonObject& d, std::string_view bot_user_id) {
+  if (!bot_user_id.empty()) return std::string(bot_user_id);
+  if (const util::JsonArray* mentions = common::ArrayField(d, "mentions")) {
+    for (const Json& m : *mentions) {
+      if (m.is_object() && common::IsTrue(m.get_object(), "bot")) {
+        return std::string(common::StringOr(m.get_object(), "id"));
+      }
+    }
+  }
+  return {};
 }
 
 std::string WithScheme(std::string_view url) {
@@ -199,7 +223,7 @@ util::Result<DecodedEvent> DecodeEvent(std::string_view t, const Json& d,
   const JsonObject& o = d.get_object();
   const JsonObject* author = common::ObjectField(o, "author");
   if (author == nullptr) return Invalid("d.author must be an object");
-  auto id = RequireId(o, "id", "d");
+  auto id = RequireId(o, "id", "d", /*target=*/false);
   if (!id) return tl::unexpected(id.error());
   const Json* content_value = o.if_contains("content");
   if (content_value != nullptr && !content_value->is_null() && !content_value->is_string()) {
@@ -256,7 +280,7 @@ util::Result<DecodedEvent> DecodeEvent(std::string_view t, const Json& d,
       out.route = Route::kChannel;
       common::AppendAt(m.chain, std::string(bot_account_id));
     }
-    AppendGuildContent(m.chain, text, bot_user_id, channel);
+    AppendGuildContent(m.chain, text, GuildBotId(o, bot_user_id), channel);
   }
   AppendAttachments(m.chain, o);
   if (m.chain.size() == (c2c || direct ? 1u : 2u)) {
@@ -287,7 +311,7 @@ std::string_view Base64Payload(std::string_view value) {
 }  // namespace
 
 util::Result<void> CheckDeliverable(const domain::OutgoingMessage& message) {
-  if (!PlausibleId(message.target_id)) {
+  if (!PlausibleTarget(message.target_id)) {
     return Invalid("target_id: not a QQ openid, group openid, channel id or guild id");
   }
   bool visible = false;

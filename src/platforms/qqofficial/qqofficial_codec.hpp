@@ -108,7 +108,8 @@ struct DecodedEvent {
 //   AT_MESSAGE_CREATE        group, chat = channel_id, sender = author.id
 // The chain is Source{d.id}; At{bot_account_id} for the two @ events (QQ delivers group
 // messages only when the bot is mentioned); the content without its leading space, with guild
-// mentions `<@!id>` of the bot dropped and of others turned into At{id}; then Image{url} per
+// mentions `<@!id>` of the bot (`bot_user_id` from READY, else the `mentions` entry marked bot)
+// dropped and of others turned into At{id}; then Image{url} per
 // image attachment and File{url, name} per other attachment (scheme-less URLs get https://).
 // kInvalidArgument naming the field ("d.author.user_openid must be a string") for a wrong shape.
 util::Result<DecodedEvent> DecodeEvent(std::string_view t, const util::Json& d,
