@@ -287,6 +287,17 @@ class QqGatewayBotTest(QqCase):
         time.sleep(2.5)  # past the first backoff steps
         self.assertEqual(self.qq.gateway()["connections"], connections)
 
+    def test_a_token_in_its_last_minute_is_renewed_before_it_is_used(self):
+        self.qq.control("POST", "config", {"token_ttl": 52})
+        bot = self.bot()
+        self.running(bot)
+        issued = self.qq.tokens()["issued"]
+        time.sleep(2.5)  # now less than 50 s are left
+        self.qq.event({"type": "c2c", "content": "fresh token please"})
+        self.assertIn("fresh token please", self.wait_sent(1)[0]["content"])
+        self.assertGreater(self.qq.tokens()["issued"], issued)
+        self.assertNotIn("expired", json.dumps(self.logs(bot)))
+
     def test_wrong_credentials_show_as_an_error_without_the_secret(self):
         wrong = "not-the-secret-of-this-bot"
         bot = self.bot(secret=wrong)
