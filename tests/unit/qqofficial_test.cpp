@@ -222,6 +222,9 @@ TEST(QqGateway, FramesAndCloseCodes) {
   EXPECT_EQ(ClassifyClose(4009), CloseAction::kIdentify);
   EXPECT_EQ(ClassifyClose(4008), CloseAction::kWait);
   EXPECT_EQ(ClassifyClose(4915), CloseAction::kFatal);
+  EXPECT_EQ(ClassifyClose(4014), CloseAction::kFatal);
+  EXPECT_EQ(ClassifyClose(4902), CloseAction::kIdentify);
+  EXPECT_NE(DescribeClose(4014, "").find("intents"), std::string::npos);
 }
 
 TEST(QqSend, RoutesAndBodies) {

@@ -153,7 +153,8 @@ enum class CloseAction {
   kIdentify,  // the session is gone: reconnect and IDENTIFY
   kNewToken,  // 4004: the access token was refused; fetch a new one, then IDENTIFY
   kWait,      // 4008: sending too fast; wait longer before reconnecting
-  kFatal,     // 4914 offline / sandbox only, 4915 banned: do not reconnect
+  kFatal,     // 4013 / 4014 intents refused, 4914 offline or sandbox only, 4915 banned: do not
+              // reconnect
 };
 CloseAction ClassifyClose(int code);
 // "invalid session (4009)" and the like, for the bot's status.

@@ -128,13 +128,15 @@ std::string EncodeHeartbeat(std::optional<std::int64_t> last_seq) {
 CloseAction ClassifyClose(int code) {
   if (code == 4004) return CloseAction::kNewToken;
   if (code == 4008) return CloseAction::kWait;
-  if (code == 4914 || code == 4915) return CloseAction::kFatal;
+  // 4013 invalid intents, 4014 intents the bot may not have, 4914 offline / sandbox only, 4915
+  // banned: the bot's settings on the QQ open platform must change first.
+  if (code == 4013 || code == 4014 || code == 4914 || code == 4915) return CloseAction::kFatal;
   // 4006 invalid session id, 4007 seq error on resume, 4009 session timed out, 4900-4913 QQ's
   // internal errors: the botpy and LangBot clients start a new session after each.
   if (code == 4006 || code == 4007 || code == 4009 || (code >= 4900 && code <= 4913)) {
     return CloseAction::kIdentify;
   }
-  // 4001 / 4002 bad opcode or payload, 4010-4013 shard / intents errors: a new session may
+  // 4001 / 4002 bad opcode or payload, 4010-4012 shard and version errors: a new session may
   // fare no better, but a resume surely not.
   if (code >= 4001 && code <= 4013) return CloseAction::kIdentify;
   return CloseAction::kResume;
@@ -163,6 +165,12 @@ std::string DescribeClose(int code, std::string_view reason) {
       break;
     case 4009:
       what = "session timed out";
+      break;
+    case 4013:
+      what = "invalid intents";
+      break;
+    case 4014:
+      what = "the bot may not subscribe to these intents (enable its events on q.qq.com)";
       break;
     case 4914:
       what = "the bot is offline or limited to its sandbox";
