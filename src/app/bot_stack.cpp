@@ -13,6 +13,7 @@
 #include "platforms/discord/discord_adapter.hpp"
 #include "platforms/line/line_adapter.hpp"
 #include "platforms/officialaccount/oa_adapter.hpp"
+#include "platforms/qqofficial/qqofficial_adapter.hpp"
 #include "platforms/onebot/onebot_adapter.hpp"
 #include "platforms/satori/satori_adapter.hpp"
 #include "platforms/slack/slack_adapter.hpp"
@@ -85,6 +86,7 @@ struct BotStack::Parts {
     deps.adapters["aiocqhttp"] = platforms::onebot::MakeOneBotAdapter;
     deps.adapters["slack"] = platforms::slack::MakeSlackAdapter;
     deps.adapters["LINE"] = platforms::line::MakeLineAdapter;
+    deps.adapters["qqofficial"] = platforms::qqofficial::MakeQqOfficialAdapter;
     deps.adapters["discord"] = platforms::discord::MakeDiscordAdapter;
     deps.adapters["officialaccount"] = platforms::officialaccount::MakeOfficialAccountAdapter;
     deps.adapters["satori"] = platforms::satori::MakeSatoriAdapter;
