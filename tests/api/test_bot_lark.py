@@ -211,6 +211,21 @@ class LarkMatrix:
         request = json.dumps(self.llm.chat_requests()[0]["body"])
         self.assertIn("data:image/png;base64," + base64.b64encode(PNG).decode(), request)
 
+    def test_a_refused_app_secret_shows_as_an_error_without_the_secret(self):
+        wrong = "wrong-lark-secret-123"
+        uuid = self.make_bot(adapter="lark", enable=True, use_pipeline_uuid=self.pipeline(),
+                             config={"enable-webhook": self.WEBHOOK, "app_id": APP_ID,
+                                     "app_secret": wrong, "api_base_url": self.lark.base})
+        self.addCleanup(lambda: self.as_user("DELETE", "/api/v1/platform/bots/" + uuid))
+        data = wait_until(lambda: self.status(uuid)["runtime"]["status"] == "error"
+                          and self.status(uuid), 10)
+        self.assertTrue(data, self.status(uuid)["runtime"])
+        self.assertIn("10014", json.dumps(data["runtime"]))
+        calls = self.lark.state()["token_calls"]
+        time.sleep(1.5)  # no retry loop against a refused secret
+        self.assertEqual(self.lark.state()["token_calls"], calls)
+        self.assertNotIn(wrong, json.dumps(self.logs(uuid)) + json.dumps(data["runtime"]))
+
     def test_disabling_the_bot_stops_it_answering(self):
         bot, _ = self.bot()
         self.say(bot, text="before")

@@ -101,6 +101,10 @@ class Core : public std::enable_shared_from_this<Core> {
           "Credentials page in the Lark developer console");
       return;
     }
+    if (common::ConfigBool(context_.config, "enable-stream-reply", false)) {
+      Log(LogLevel::kWarning,
+          "enable-stream-reply is not supported yet: replies are sent whole, when complete");
+    }
     auto self = shared_from_this();
     if (webhook_mode_) {
       if (encrypt_key_.empty() && verification_token_.empty()) {
@@ -264,7 +268,12 @@ class Core : public std::enable_shared_from_this<Core> {
       Log(LogLevel::kWarning, "skipped a malformed Lark message event: " + decoded.error().message);
       co_return;
     }
-    if (!decoded->message) co_return;
+    if (!decoded->message) {
+      if (decoded->skipped != "sent by an app") {
+        Log(LogLevel::kInfo, "skipped a Lark message: " + decoded->skipped);
+      }
+      co_return;
+    }
     domain::ReceivedMessage& message = *decoded->message;
     // Backwards, so erasing a failed image keeps the earlier indexes valid.
     for (auto it = decoded->images.rbegin(); it != decoded->images.rend(); ++it) {
