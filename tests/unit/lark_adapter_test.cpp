@@ -202,6 +202,8 @@ TEST_F(LarkLongConnectionTest, MalformedFramesAreSkippedAndUnreadableEventsAnswe
 }
 
 TEST_F(LarkLongConnectionTest, ADroppedConnectionIsReopenedWithAFreshEndpointAfterBackoff) {
+  ASSERT_TRUE(Eventually([&] { return Count("ping") == 1; }));
+  WaitForTimer();
   ws_->at(0)->ServerClose(1006);
   ASSERT_TRUE(host_.WaitFor([&] { return !host_.troubles.empty(); }));
   const auto troubles = host_.Read([&] { return host_.troubles; });
