@@ -93,6 +93,10 @@ class LarkLongConnectionTest : public ::testing::Test {
                       R"(service_id=4242&ticket=t{}","ClientConfig":{{"PingInterval":30}}}}}})",
                       n, n));
     }
+    if (r.url.find("/im/v1/messages") != std::string::npos) {
+      return test::Reply(200, R"({"code":0,"msg":"success","data":{"message_id":"om_sent"}})",
+                         {{"content-type", "application/json"}});
+    }
     return test::Reply(404, R"({"code":404,"msg":"not found"})");
   }
 
@@ -220,6 +224,26 @@ TEST_F(LarkLongConnectionTest, ADroppedConnectionIsReopenedWithAFreshEndpointAft
   ASSERT_TRUE(Eventually([&] { return Count("ping", 1) == 1; }));
   ws_->at(1)->Push(EncodeFrame(EventFrame("m5", MessageEvent("e5", "after"))), true);
   ASSERT_TRUE(host_.WaitFor([&] { return !host_.messages.empty(); }));
+}
+
+TEST_F(LarkLongConnectionTest, TheTokenIsKeptThenRenewedInItsLastHalfHour) {
+  domain::OutgoingMessage m;
+  m.target_id = "ou_a";
+  m.chain.push_back(domain::MessageElement{});
+  m.chain.back().text = "hi";
+  const auto tokens = [&] { return http_->RequestsTo("/tenant_access_token/internal").size(); };
+  ASSERT_EQ(tokens(), 1u);
+  ASSERT_TRUE(test::SendAndWait(*adapter_, m));
+  EXPECT_EQ(tokens(), 1u);
+  Advance(89min);  // 7200 s tokens are kept for 90 minutes
+  ASSERT_TRUE(test::SendAndWait(*adapter_, m));
+  EXPECT_EQ(tokens(), 1u);
+  Advance(1min);
+  ASSERT_TRUE(test::SendAndWait(*adapter_, m));
+  EXPECT_EQ(tokens(), 2u);
+  auto sends = http_->RequestsTo("/open-apis/im/v1/messages?receive_id_type=open_id");
+  ASSERT_EQ(sends.size(), 3u);
+  EXPECT_EQ(test::HeaderOf(sends[2], "Authorization"), "Bearer t-1");
 }
 
 TEST_F(LarkLongConnectionTest, StopClosesTheConnectionWith1000) {
