@@ -16,8 +16,8 @@ import threading
 import time
 import unittest
 
-from fake_lark import (BOT_OPEN_ID, DEFAULT_APP_ID, DEFAULT_APP_SECRET, decode_frame, dumps,
-                       encode_frame, header, lark_encrypt, lark_signature)
+from fake_lark import BOT_OPEN_ID, DEFAULT_APP_ID, DEFAULT_APP_SECRET, dumps
+from lark_wire import decode_frame, encode_frame, header, lark_encrypt, lark_signature
 from fake_ws_common import LoopThread, http_json, start_fake, stop_fake, websockets
 
 TIMEOUT = 10.0
