@@ -433,6 +433,11 @@ TEST_F(LarkWebhookTest, ChallengeSignatureTokenAndRedeliveries) {
       *adapter_, Signed(R"({"challenge":"c-9","token":"vt-1","type":"url_verification"})"));
   EXPECT_EQ(challenge.status, 200);
   EXPECT_EQ(challenge.body, R"({"challenge":"c-9"})");
+  // Unsigned but encrypted (only Lark has the key): taken too.
+  WebhookCall unsigned_call =
+      Signed(R"({"challenge":"c-10","token":"vt-1","type":"url_verification"})");
+  unsigned_call.headers.clear();
+  EXPECT_EQ(test::CallWebhook(*adapter_, unsigned_call).body, R"({"challenge":"c-10"})");
   EXPECT_EQ(test::CallWebhook(*adapter_, Signed(TextEvent("e-1"), false)).status, 401);
   EXPECT_EQ(test::CallWebhook(*adapter_, Signed(TextEvent("e-1", "other"))).status, 401);
   WebhookCall plain;
