@@ -11,6 +11,7 @@
 #include "pipeline/rate_limiter.hpp"
 #include "pipeline/trigger_rules.hpp"
 #include "platforms/discord/discord_adapter.hpp"
+#include "platforms/lark/lark_adapter.hpp"
 #include "platforms/line/line_adapter.hpp"
 #include "platforms/officialaccount/oa_adapter.hpp"
 #include "platforms/qqofficial/qqofficial_adapter.hpp"
@@ -91,6 +92,7 @@ struct BotStack::Parts {
     deps.adapters["officialaccount"] = platforms::officialaccount::MakeOfficialAccountAdapter;
     deps.adapters["satori"] = platforms::satori::MakeSatoriAdapter;
     deps.adapters["wechatpad"] = platforms::wechatpad::MakeWeChatPadAdapter;
+    deps.adapters["lark"] = platforms::lark::MakeLarkAdapter;
     return deps;
   }
 

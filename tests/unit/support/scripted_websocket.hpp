@@ -1,10 +1,12 @@
-// A WebSocketTransport for adapter tests that plays the platform's side from the test: each
-// Connect makes a ScriptedConnection whose inbox the test fills (Push) and whose writes it reads
-// (Written); ServerClose ends it with a close code. Built like the gateway double of
-// discord_adapter_test.cpp, as a shared header for the gateway adapters that came after it.
-//   auto transport = std::make_shared<test::ScriptedTransport>();
-//   context.websockets = transport;  ...  auto conn = transport->at(0);
-//   conn->Push(R"({"op":4,"body":{...}})");  conn->WrittenOp(1);  conn->ServerClose(4004);
+// A WebSocketTransport for adapter tests that plays the platform's side of each connection from
+// the test thread: push text or binary frames to the adapter, read what it wrote (raw, with the
+// binary flag, or as JSON), close or drop the socket. One double for every gateway adapter's
+// tests (Discord's own predates it).
+//   auto transport = std::make_shared<ScriptedTransport>();
+//   context.websockets = transport;  ... adapter->Start();
+//   auto conn = transport->WaitFor(0);           // the adapter's first connection
+//   conn->Push(R"({"op":10})");  EXPECT_EQ(conn->Written().size(), 1u);
+//   conn->Push(frame_bytes, /*binary=*/true);   conn->WrittenOp(1);  conn->ServerClose(4004);
 #pragma once
 
 #include <boost/asio/as_tuple.hpp>
@@ -16,14 +18,15 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <utility>
 #include <vector>
 
+#include "eventually.hpp"  // beside this header
 #include "net/websocket.hpp"
 #include "util/json.hpp"
 
 namespace sb::test {
 
+// Thread-safe.
 class ScriptedConnection final : public net::WebSocketConnection {
  public:
   explicit ScriptedConnection(std::string url) : url_(std::move(url)) {}
@@ -36,7 +39,7 @@ class ScriptedConnection final : public net::WebSocketConnection {
       {
         std::lock_guard lock(mu_);
         if (!inbox_.empty()) {
-          net::WebSocketMessage m{std::move(inbox_.front()), false};
+          net::WebSocketMessage m = std::move(inbox_.front());
           inbox_.pop_front();
           co_return m;
         }
@@ -53,10 +56,10 @@ class ScriptedConnection final : public net::WebSocketConnection {
     }
   }
 
-  boost::asio::awaitable<util::Result<void>> Write(std::string data, bool) override {
+  boost::asio::awaitable<util::Result<void>> Write(std::string data, bool binary) override {
     std::lock_guard lock(mu_);
     if (closed_) co_return util::Fail(util::ErrorCode::kUpstreamFailed, "closed");
-    written_.push_back(std::move(data));
+    written_.push_back({std::move(data), binary});
     co_return util::Ok();
   }
 
@@ -66,6 +69,7 @@ class ScriptedConnection final : public net::WebSocketConnection {
       closed_ = true;
       close_ = {code, std::move(reason)};
       closed_by_client_ = code;
+      Wake();
     }
     co_return;
   }
@@ -76,6 +80,7 @@ class ScriptedConnection final : public net::WebSocketConnection {
     if (!closed_) {
       closed_ = true;
       close_ = {1006, ""};
+      Wake();
     }
   }
 
@@ -86,27 +91,37 @@ class ScriptedConnection final : public net::WebSocketConnection {
   std::string remote_address() const override { return "127.0.0.1:1"; }
 
   // --- the platform's side ---
-  void Push(std::string frame) {
+  void Push(std::string data, bool binary = false) {
     std::lock_guard lock(mu_);
-    inbox_.push_back(std::move(frame));
+    inbox_.push_back({std::move(data), binary});
     Wake();
   }
-  void ServerClose(int code, std::string reason = "closed by the test") {
+  // The socket drops (1006) or the platform closes it with `code`.
+  void ServerClose(int code = 1006, std::string reason = "closed by the test") {
     std::lock_guard lock(mu_);
     closed_ = true;
     close_ = {code, std::move(reason)};
     Wake();
   }
-  std::vector<util::Json> Written() const {
+  // What the adapter wrote, oldest first: the data only, or with the binary flag.
+  std::vector<std::string> Written() const {
+    std::vector<std::string> data;
+    for (auto& m : Messages()) data.push_back(std::move(m.data));
+    return data;
+  }
+  std::vector<net::WebSocketMessage> Messages() const {
     std::lock_guard lock(mu_);
+    return written_;
+  }
+  // The written frames parsed as JSON, and those whose "op" is `op` (Satori's, Discord's shape).
+  std::vector<util::Json> WrittenJson() const {
     std::vector<util::Json> frames;
-    for (const auto& w : written_) frames.push_back(util::ParseJson(w).value());
+    for (const auto& w : Written()) frames.push_back(util::ParseJson(w).value());
     return frames;
   }
-  // The written frames whose "op" is `op`.
   std::vector<util::Json> WrittenOp(int op) const {
     std::vector<util::Json> frames;
-    for (auto& f : Written()) {
+    for (auto& f : WrittenJson()) {
       if (f.is_object() && f.as_object().contains("op") && f.at("op").as_int64() == op) {
         frames.push_back(f);
       }
@@ -121,6 +136,10 @@ class ScriptedConnection final : public net::WebSocketConnection {
     std::lock_guard lock(mu_);
     return aborted_;
   }
+  bool closed() const {
+    std::lock_guard lock(mu_);
+    return closed_;
+  }
   const std::string& url() const { return url_; }
 
  private:
@@ -133,8 +152,8 @@ class ScriptedConnection final : public net::WebSocketConnection {
 
   const std::string url_;
   mutable std::mutex mu_;
-  std::deque<std::string> inbox_;                     // guarded by mu_
-  std::vector<std::string> written_;                  // guarded by mu_
+  std::deque<net::WebSocketMessage> inbox_;           // guarded by mu_
+  std::vector<net::WebSocketMessage> written_;        // guarded by mu_
   std::shared_ptr<boost::asio::steady_timer> timer_;  // guarded by mu_
   bool closed_ = false;                               // guarded by mu_
   bool aborted_ = false;                              // guarded by mu_
@@ -142,6 +161,7 @@ class ScriptedConnection final : public net::WebSocketConnection {
   net::WebSocketClose close_;                         // guarded by mu_
 };
 
+// Thread-safe. Every Connect succeeds with a new ScriptedConnection.
 class ScriptedTransport final : public net::WebSocketTransport {
  public:
   boost::asio::awaitable<util::Result<std::shared_ptr<net::WebSocketConnection>>> Connect(
@@ -160,7 +180,14 @@ class ScriptedTransport final : public net::WebSocketTransport {
     std::lock_guard lock(mu_);
     return conns_.size();
   }
+  // Connection `i`, which must exist.
   std::shared_ptr<ScriptedConnection> at(std::size_t i) const {
+    std::lock_guard lock(mu_);
+    return conns_.at(i);
+  }
+  // Connection `i`, waited for (null when it did not come within 5 s).
+  std::shared_ptr<ScriptedConnection> WaitFor(std::size_t i) const {
+    if (!Eventually([&] { return count() > i; })) return nullptr;
     std::lock_guard lock(mu_);
     return conns_.at(i);
   }
