@@ -21,6 +21,9 @@ struct RetryPolicy {
   int max_attempts = 3;                          // calls in all, the first included
   std::chrono::seconds max_wait{30};             // a longer Retry-After is not waited for
   std::chrono::milliseconds default_wait{1000};  // a 429 without a usable Retry-After
+  // Another header giving the wait in whole seconds, read when Retry-After is absent (KOOK's
+  // X-Rate-Limit-Reset), waited at least default_wait; lower-case; empty: none.
+  std::string wait_header;
 };
 
 // Retry-After in whole seconds (the HTTP-date form is not used by chat platforms); nullopt when
