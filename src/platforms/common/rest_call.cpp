@@ -1,10 +1,10 @@
 #include "platforms/common/rest_call.hpp"
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <algorithm>
 #include <charconv>
 
 namespace sb::platforms::common {

@@ -18,8 +18,8 @@
 #include "net/websocket.hpp"
 #include "platforms/common/config_reader.hpp"
 #include "platforms/common/core_adapter.hpp"
-#include "platforms/common/reconnect_backoff.hpp"
 #include "platforms/common/recent_ids.hpp"
+#include "platforms/common/reconnect_backoff.hpp"
 #include "platforms/common/send_once.hpp"
 #include "platforms/coroutine_group.hpp"
 #include "platforms/kook/kook_codec.hpp"
@@ -54,8 +54,7 @@ using common::ConfigString;
 // Authorization header, so such a token is refused before any call.
 bool PlausibleToken(std::string_view token) {
   return token.size() >= 8 && token.size() <= 512 &&
-         std::all_of(token.begin(), token.end(),
-                     [](char c) { return c > ' ' && c < 0x7f; });
+         std::all_of(token.begin(), token.end(), [](char c) { return c > ' ' && c < 0x7f; });
 }
 
 double Random01() {
@@ -103,8 +102,7 @@ class Core : public std::enable_shared_from_this<Core> {
         token_(ConfigString(context_.config, "token")),
         group_(CoroutineGroup::Make(context_.executor)),
         rest_(context_, token_,
-              common::ConfigBaseUrl(context_.config, "api_base_url",
-                                    "https://www.kookapp.cn/api")),
+              common::ConfigBaseUrl(context_.config, "api_base_url", "https://www.kookapp.cn/api")),
         recent_(kRecentMessages) {}
 
   void Start() {
@@ -147,9 +145,8 @@ class Core : public std::enable_shared_from_this<Core> {
     }
     auto self = shared_from_this();
     const bool started =
-        !stopping_ &&
-        group_->Spawn([self, calls, once, type = message.target_type,
-                       target = message.target_id, quote = std::move(quote)]() {
+        !stopping_ && group_->Spawn([self, calls, once, type = message.target_type,
+                                     target = message.target_id, quote = std::move(quote)]() {
           return self->rest_.SendAll(type, target, quote, calls, once);
         });
     if (!started) (*once)(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
@@ -302,10 +299,10 @@ class Core : public std::enable_shared_from_this<Core> {
                         .why = "the KOOK gateway refused the bot: " + DescribeHelloCode(hello.code),
                         .resume = false};
       }
-      co_return Ended{.why = "the KOOK gateway refused the connection: " +
-                             DescribeHelloCode(hello.code),
-                      .resume = false,
-                      .refetch = true};
+      co_return Ended{
+          .why = "the KOOK gateway refused the connection: " + DescribeHelloCode(hello.code),
+          .resume = false,
+          .refetch = true};
     }
     if (resuming && hello.session_id != session.id) {
       Log(LogLevel::kWarning,
@@ -318,10 +315,10 @@ class Core : public std::enable_shared_from_this<Core> {
     link.ready_at = context_.clock->Now();
     context_.host->OnConnected(BotId());
     Log(LogLevel::kInfo,
-        resuming ? fmt::format("reconnected to the KOOK gateway, resuming after sn {}",
-                               order_.last())
-                 : fmt::format("connected to the KOOK gateway at {}",
-                               DescribeGatewayHost(session.gateway_url)));
+        resuming
+            ? fmt::format("reconnected to the KOOK gateway, resuming after sn {}", order_.last())
+            : fmt::format("connected to the KOOK gateway at {}",
+                          DescribeGatewayHost(session.gateway_url)));
     auto result = co_await (ReadLoop(link) || PingLoop(link));
     co_return result.index() == 0 ? std::get<0>(std::move(result)) : std::get<1>(std::move(result));
   }
@@ -330,11 +327,11 @@ class Core : public std::enable_shared_from_this<Core> {
     if (error.code == ErrorCode::kCancelled) return Cancelled();
     const net::WebSocketClose close = link.conn->close_info();
     std::string reason = close.reason.substr(0, 120);
-    return Ended{.why = reason.empty()
-                            ? fmt::format("KOOK gateway connection lost (close code {})",
-                                          close.code)
-                            : fmt::format("KOOK gateway connection lost (close code {}: {})",
-                                          close.code, reason)};
+    return Ended{.why =
+                     reason.empty()
+                         ? fmt::format("KOOK gateway connection lost (close code {})", close.code)
+                         : fmt::format("KOOK gateway connection lost (close code {}: {})",
+                                       close.code, reason)};
   }
 
   void Complain(Link& link, std::string text) {
@@ -360,8 +357,8 @@ class Core : public std::enable_shared_from_this<Core> {
             Complain(link, "skipped a gateway event without an sn");
             break;
           }
-          for (util::Json& d : order_.Accept(*frame->sn, std::move(frame->d),
-                                             context_.clock->Now())) {
+          for (util::Json& d :
+               order_.Accept(*frame->sn, std::move(frame->d), context_.clock->Now())) {
             Deliver(link, d);
           }
           break;
@@ -379,8 +376,8 @@ class Core : public std::enable_shared_from_this<Core> {
               .immediate = true};
         }
         case kSignalResumeAck:
-          Log(LogLevel::kInfo, fmt::format("KOOK resumed the gateway session (RESUME ACK, sn {})",
-                                           order_.last()));
+          Log(LogLevel::kInfo,
+              fmt::format("KOOK resumed the gateway session (RESUME ACK, sn {})", order_.last()));
           break;
         case kSignalHello:
           break;  // a second HELLO changes nothing

@@ -260,10 +260,9 @@ std::string EscapeTags(std::string_view text) {
 }  // namespace
 
 bool IsKookId(std::string_view s) {
-  return !s.empty() && s.size() <= kMaxIdBytes &&
-         std::all_of(s.begin(), s.end(), [](char c) {
-           return std::isalnum(static_cast<unsigned char>(c)) || c == '-';
-         });
+  return !s.empty() && s.size() <= kMaxIdBytes && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-';
+  });
 }
 
 util::Result<DecodedEvent> DecodeMessageEvent(const Json& d, std::string_view bot_id) {
@@ -469,7 +468,8 @@ util::Result<Json> DecodeEnvelope(int status, std::string_view body) {
     return tl::unexpected(error);
   }
   if (status == 429) {
-    return util::Fail(util::ErrorCode::kUpstreamRateLimited, "KOOK is rate limiting the bot: " + what);
+    return util::Fail(util::ErrorCode::kUpstreamRateLimited,
+                      "KOOK is rate limiting the bot: " + what);
   }
   if (status >= 200 && status < 300 && !parsed) {
     return util::Fail(util::ErrorCode::kUpstreamFailed, "KOOK answered with malformed JSON");

@@ -45,8 +45,7 @@ std::string KookRest::Scrub(std::string text) const {
 }
 
 asio::awaitable<util::Result<util::Json>> KookRest::Call(std::string method, std::string path,
-                                                         std::string body,
-                                                         std::string content_type,
+                                                         std::string body, std::string content_type,
                                                          std::chrono::milliseconds total) {
   net::HttpRequest request;
   request.method = method;
@@ -62,9 +61,8 @@ asio::awaitable<util::Result<util::Json>> KookRest::Call(std::string method, std
   auto response =
       co_await common::SendWithRetry(*context_.http, std::move(request), KookRetryPolicy());
   if (!response) {
-    co_return util::Fail(response.error().code,
-                         fmt::format("kook {} {} failed: {}", method, route,
-                                     Scrub(response.error().message)));
+    co_return util::Fail(response.error().code, fmt::format("kook {} {} failed: {}", method, route,
+                                                            Scrub(response.error().message)));
   }
   auto data = DecodeEnvelope(response->status, response->body);
   if (!data) {
@@ -108,9 +106,9 @@ asio::awaitable<util::Result<std::string>> KookRest::FetchImage(const std::strin
                          "cannot fetch the image to upload to KOOK: " + response.error().message);
   }
   if (response->status < 200 || response->status >= 300 || response->body.empty()) {
-    co_return util::Fail(ErrorCode::kUpstreamFailed,
-                         fmt::format("cannot fetch the image to upload to KOOK (HTTP {})",
-                                     response->status));
+    co_return util::Fail(
+        ErrorCode::kUpstreamFailed,
+        fmt::format("cannot fetch the image to upload to KOOK (HTTP {})", response->status));
   }
   mime = std::string(response->Header("content-type"));
   mime = mime.substr(0, mime.find(';'));
@@ -138,8 +136,8 @@ asio::awaitable<void> KookRest::SendAll(domain::TargetType type, std::string tar
                                         std::shared_ptr<const std::vector<OutboundCall>> calls,
                                         std::shared_ptr<common::SendOnce> once) {
   co_await asio::this_coro::throw_if_cancelled(false);
-  const std::string path = type == domain::TargetType::kPerson ? "/v3/direct-message/create"
-                                                                 : "/v3/message/create";
+  const std::string path =
+      type == domain::TargetType::kPerson ? "/v3/direct-message/create" : "/v3/message/create";
   domain::SendReceipt receipt;
   for (const OutboundCall& call : *calls) {
     std::string content = call.content;

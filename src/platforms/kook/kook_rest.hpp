@@ -42,8 +42,7 @@ class KookRest {
 
  private:
   boost::asio::awaitable<util::Result<util::Json>> Call(std::string method, std::string path,
-                                                        std::string body,
-                                                        std::string content_type,
+                                                        std::string body, std::string content_type,
                                                         std::chrono::milliseconds total);
   // The asset URL of the call's image: its bytes, or those fetched from its URL, uploaded.
   boost::asio::awaitable<util::Result<std::string>> UploadImage(const OutboundCall& call);

@@ -46,9 +46,7 @@ Hello DecodeHello(const Json& d) {
   return hello;
 }
 
-bool HelloCodeIsFatal(std::int64_t code) {
-  return code == 40100 || code == 40101 || code == 40102;
-}
+bool HelloCodeIsFatal(std::int64_t code) { return code == 40100 || code == 40101 || code == 40102; }
 
 std::string DescribeHelloCode(std::int64_t code) {
   switch (code) {
