@@ -76,6 +76,7 @@ struct Link {
   bool ready = false;
   util::TimePoint ready_at{};
   int complaints = 0;
+  std::int64_t resume_asked_after = -1;  // the sn of the last RESUME (s=4) sent on this link
 };
 
 // How a connection ended.
@@ -360,6 +361,16 @@ class Core : public std::enable_shared_from_this<Core> {
           for (util::Json& d :
                order_.Accept(*frame->sn, std::move(frame->d), context_.clock->Now())) {
             Deliver(link, d);
+          }
+          // An event came early: ask for what is missing now (RESUME on a live connection,
+          // once per gap) rather than wait for the next PING to show KOOK the gap.
+          if (order_.held() > 0 && link.resume_asked_after != order_.last()) {
+            link.resume_asked_after = order_.last();
+            Log(LogLevel::kInfo, fmt::format("KOOK events after sn {} are missing; asking for them "
+                                             "again (RESUME)",
+                                             order_.last()));
+            auto wrote = co_await link.conn->Write(EncodeResume(order_.last()));
+            if (!wrote) co_return ReadFailed(wrote.error(), link);
           }
           break;
         case kSignalPong:
