@@ -204,6 +204,20 @@ class KookBotTest(ServerTestCase):
         self.assertEqual(self.status(bot)["runtime"]["status"], "running")
         self.assertIn("RESUME ACK", json.dumps(self.logs(bot)))
 
+    def test_a_refused_resume_starts_a_new_session(self):
+        bot = self.bot()
+        self.running(bot)
+        self.kook.control("POST", "expire", {})
+        self.kook.control("POST", "drop", {})
+        fresh = wait_until(lambda: len([h for h in self.kook.gateway()["hellos"]
+                                        if h["code"] == 0 and not h["resume"]]) == 2, 15)
+        self.assertTrue(fresh, self.kook.gateway())
+        self.assertEqual([r["outcome"] for r in self.kook.gateway()["resumes"]],
+                         ["session expired"])
+        self.kook.say("after the new session", channel_type="PERSON")
+        self.assertIn("after the new session", self.replies(1)[0]["content"])
+        self.assertEqual(self.status(bot)["runtime"]["status"], "running")
+
     def test_reconnect_starts_a_new_session_from_the_gateway(self):
         bot = self.bot()
         self.running(bot)

@@ -56,6 +56,8 @@ Control API (no auth; JSON; errors {"error"} with 400/404/409)
     POST /_control/reconnect {code?: 40108, err?} -> RECONNECT to every socket; the session is
                             forgotten (a later resume of it is refused)
     POST /_control/drop     -> TCP closed without a close frame
+    POST /_control/expire   -> the current session expires silently (a later resume of it gets
+                            RECONNECT 40107)
     POST /_control/ratelimit {method?: "*", path?: "" (prefix after /api/v3), times?: 1,
                             reset?: 1, global?: false}
     POST /_control/config   {answer_pings?, hello_code?}
@@ -427,7 +429,7 @@ class FakeKook(object):
         if method == "GET" and name == "gateway":
             return json_reply(200, self._lt.run(self._gateway_state()))
         if method != "POST" or name not in ("channel", "message", "resend", "reconnect", "drop",
-                                            "ratelimit", "config"):
+                                            "expire", "ratelimit", "config"):
             return json_reply(404, {"error": "no such control"})
         req = parse_json_body(body)
         if name == "channel":
@@ -453,6 +455,8 @@ class FakeKook(object):
             return json_reply(200, self._lt.run(self._inject(d, bool(req.get("hold")))))
         if name == "resend":
             return json_reply(200, self._lt.run(self._resend(req.get("sn"))))
+        if name == "expire":
+            return json_reply(200, self._lt.run(self._expire()))
         return json_reply(200, {"connections": self._lt.run(self._to_sockets(name, req))})
 
     def _new_channel(self, cid, guild_id, name):
@@ -510,6 +514,14 @@ class FakeKook(object):
             return {"delivered": False}
         await self._send(s.conn, s.events[sn])
         return {"delivered": True}
+
+    async def _expire(self):
+        s = self._current
+        if s is None:
+            raise BadRequest("no session", 409)
+        s.valid = False
+        self._sessions.pop(s.id, None)
+        return {"session_id": s.id}
 
     async def _to_sockets(self, name, req):
         conns = [c for c in list(self._conns) if c.ws.open]

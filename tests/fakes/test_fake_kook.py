@@ -294,6 +294,15 @@ class GatewayTest(FakeCase):
         self.assertNotEqual(hello2["d"]["session_id"], hello["d"]["session_id"])
         self.assertEqual(self.say("again")["sn"], 1)  # a new session numbers from 1
 
+    def test_an_expired_session_cannot_be_resumed(self):
+        c, hello = self.connect()
+        self.assertEqual(self.ctl("expire", {})["session_id"], hello["d"]["session_id"])
+        self.ctl("drop", {})
+        self.assertTrue(c.closed())
+        bad = Client(self.gateway_url() + "&resume=1&sn=0&session_id=" + hello["d"]["session_id"])
+        self.assertEqual(bad.recv(), {"s": 5, "d": {"code": 40107, "err": "session expired"}})
+        self.assertTrue(bad.closed())
+
     def test_held_events_and_resends(self):
         c, _ = self.connect()
         held = self.say("first", hold=True)

@@ -287,6 +287,16 @@ class Core : public std::enable_shared_from_this<Core> {
       co_return ReadFailed(hello_message.error(), link);
     }
     auto frame = DecodeSignal(hello_message->data);
+    if (!hello_message->binary && frame && frame->s == kSignalReconnect) {
+      // KOOK's answer to a resume it cannot grant (40106-40108): the session is gone.
+      const std::string detail = DescribeReconnect(frame->d);
+      co_return Ended{
+          .why = detail.empty()
+                     ? "KOOK refused to resume the session (RECONNECT)"
+                     : fmt::format("KOOK refused to resume the session (RECONNECT, {})", detail),
+          .resume = false,
+          .refetch = true};
+    }
     if (hello_message->binary || !frame || frame->s != kSignalHello) {
       if (resuming) ResumeFailed(session);
       co_return Ended{.why = hello_message->binary
