@@ -107,6 +107,15 @@ class KookBotTest(ServerTestCase):
         self.assertEqual(len(self.llm.chat_requests()), 1)
         self.assertEqual(len(self.kook.sent()), 1)
 
+    def test_zlib_frames_are_understood_too(self):
+        # The bot asks for compress=0, but KOOK's default is zlib; a server that compresses
+        # anyway still works.
+        self.kook.control("POST", "config", {"force_compress": True})
+        bot = self.bot()
+        self.running(bot)
+        self.kook.say("zipped hello", channel_type="PERSON")
+        self.assertIn("zipped hello", self.replies(1)[0]["content"])
+
     def test_a_channel_message_is_answered_only_when_it_mentions_the_bot(self):
         bot = self.bot()
         self.running(bot)

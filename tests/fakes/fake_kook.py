@@ -60,7 +60,8 @@ Control API (no auth; JSON; errors {"error"} with 400/404/409)
                             RECONNECT 40107)
     POST /_control/ratelimit {method?: "*", path?: "" (prefix after /api/v3), times?: 1,
                             reset?: 1, global?: false}
-    POST /_control/config   {answer_pings?, hello_code?}
+    POST /_control/config   {answer_pings?, hello_code?, force_compress? (zlib frames even on
+                            compress=0 connections opened afterwards)}
     GET  /_control/sent     -> {sent: [{kind: channel|direct, target_id, chat_code, type,
                             content, quote, nonce, msg_id}]}
     GET  /_control/assets   -> {assets: [{url, filename, content_type, size}]}
@@ -139,7 +140,7 @@ class FakeKook(object):
                     "mobile_verified": False}
         self._channels = {}  # id -> {id, guild_id, name}
         self._sent, self._assets, self._calls, self._limits = [], {}, [], []
-        self.answer_pings, self.hello_code = True, None
+        self.answer_pings, self.hello_code, self.force_compress = True, None, False
         # Gateway state, touched only on the loop thread.
         self._conns, self._sessions, self._current = [], {}, None
         self._gw = {"connections": 0, "queries": [], "hellos": [], "pings": [], "pongs": 0,
@@ -284,6 +285,7 @@ class FakeKook(object):
     async def _gateway(self, ws, path=None):
         query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(ws.path).query))
         conn = _Conn(ws, query)
+        conn.compress = conn.compress or self.force_compress
         self._conns.append(conn)
         self._gw["connections"] += 1
         shown = {k: v for k, v in query.items() if k != "token"}
@@ -447,6 +449,8 @@ class FakeKook(object):
         if name == "config":
             if "answer_pings" in req:
                 self.answer_pings = bool(req["answer_pings"])
+            if "force_compress" in req:
+                self.force_compress = bool(req["force_compress"])
             if "hello_code" in req:
                 self.hello_code = int(req["hello_code"]) if req["hello_code"] else None
             return json_reply(200, {"ok": True})

@@ -321,6 +321,10 @@ class GatewayTest(FakeCase):
         self.say("zipped")
         self.assertEqual(c.recv()["d"]["content"], "zipped")
         self.assertTrue(c.binary and all(c.binary))
+        self.ctl("config", {"force_compress": True})
+        forced, hello = self.connect(compress=0)
+        self.assertEqual(hello["d"]["code"], 0)
+        self.assertTrue(forced.binary)
 
     def test_no_session_is_a_conflict(self):
         st, js, _ = http_json(self.fake.port, "POST", "/_control/message",

@@ -79,6 +79,37 @@ TEST(KookSignals, PingResumeAndUrls) {
   EXPECT_FALSE(DecodeGatewayUrl(Parse("[]")));
 }
 
+std::string Unhex(std::string_view hex) {
+  std::string out;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out += static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16));
+  }
+  return out;
+}
+
+TEST(KookSignals, InflatesCompressedFrames) {
+  // Python's zlib.compress of a HELLO, as KOOK sends frames with compress=1.
+  const std::string hello = Unhex(
+      "789cab562a56b232d4514a51b2aa564ace4f4955b232d0512a4e2d2ececccf8bcf040a2b550081526d2d00090d"
+      "0d68");
+  auto text = InflateFrame(hello, 1 << 20);
+  ASSERT_TRUE(text) << text.error().message;
+  EXPECT_EQ(*text, R"({"s":1,"d":{"code":0,"session_id":"xxxx"}})");
+  // 100,033 bytes from 152: several output chunks, and a limit below the size refuses it.
+  const std::string big = Unhex(
+      "789cedc2ab11c0200005b05d9e46b4966dfab35480e3d8bd6b54e492999eba95f496ba97dca933d7dbc6d3466a"
+      "8e1300000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+      "000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
+      "0000000000000000f8abacf5012b6bd835");
+  auto large = InflateFrame(big, 1 << 20);
+  ASSERT_TRUE(large) << large.error().message;
+  EXPECT_EQ(large->size(), 100033u);
+  EXPECT_FALSE(InflateFrame(big, 50000));
+  EXPECT_FALSE(InflateFrame(hello.substr(0, hello.size() / 2), 1 << 20));  // truncated
+  EXPECT_FALSE(InflateFrame(R"({"s":3})", 1 << 20));                       // not zlib
+  EXPECT_FALSE(InflateFrame("", 1 << 20));
+}
+
 std::vector<std::string> Contents(const std::vector<util::Json>& events) {
   std::vector<std::string> out;
   for (const auto& e : events) out.emplace_back(e.as_object().at("c").as_string());

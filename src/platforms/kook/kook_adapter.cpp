@@ -286,8 +286,12 @@ class Core : public std::enable_shared_from_this<Core> {
       if (resuming && hello_message.error().code != ErrorCode::kCancelled) ResumeFailed(session);
       co_return ReadFailed(hello_message.error(), link);
     }
+    if (hello_message->binary) {
+      auto text = InflateFrame(hello_message->data, kMaxGatewayMessageBytes);
+      if (text) hello_message->data = std::move(*text);
+    }
     auto frame = DecodeSignal(hello_message->data);
-    if (!hello_message->binary && frame && frame->s == kSignalReconnect) {
+    if (frame && frame->s == kSignalReconnect) {
       // KOOK's answer to a resume it cannot grant (40106-40108): the session is gone.
       const std::string detail = DescribeReconnect(frame->d);
       co_return Ended{
@@ -297,11 +301,9 @@ class Core : public std::enable_shared_from_this<Core> {
           .resume = false,
           .refetch = true};
     }
-    if (hello_message->binary || !frame || frame->s != kSignalHello) {
+    if (!frame || frame->s != kSignalHello) {
       if (resuming) ResumeFailed(session);
-      co_return Ended{.why = hello_message->binary
-                                 ? "the KOOK gateway sent compressed frames (compress=0 asked)"
-                                 : "the KOOK gateway's first frame was not a HELLO"};
+      co_return Ended{.why = "the KOOK gateway's first frame was not a HELLO"};
     }
     const Hello hello = DecodeHello(frame->d);
     if (hello.code != 0) {
@@ -354,8 +356,13 @@ class Core : public std::enable_shared_from_this<Core> {
       auto message = co_await link.conn->Read();
       if (!message) co_return ReadFailed(message.error(), link);
       if (message->binary) {
-        Complain(link, "skipped a binary gateway frame (the bot asked for compress=0)");
-        continue;
+        // compress=0 was asked for, but a zlib frame is still understood (KOOK's default).
+        auto text = InflateFrame(message->data, kMaxGatewayMessageBytes);
+        if (!text) {
+          Complain(link, "skipped a binary gateway frame: " + text.error().message);
+          continue;
+        }
+        message->data = std::move(*text);
       }
       auto frame = DecodeSignal(message->data);
       if (!frame) {

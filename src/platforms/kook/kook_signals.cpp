@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <boost/beast/zlib/inflate_stream.hpp>
 #include <cctype>
 
 #include "platforms/common/json_fields.hpp"
@@ -35,6 +36,43 @@ util::Result<Signal> DecodeSignal(std::string_view text) {
   }
   if (Json* d = o.if_contains("d")) signal.d = std::move(*d);
   return signal;
+}
+
+util::Result<std::string> InflateFrame(std::string_view data, std::size_t max_bytes) {
+  namespace zlib = boost::beast::zlib;
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(data[i]); };
+  // CMF: method 8 (deflate), window <= 32 KiB; FCHECK makes CMF*256+FLG a multiple of 31; no
+  // preset dictionary (FDICT).
+  if (data.size() < 6 || (byte(0) & 0x0f) != 8 || (byte(0) >> 4) > 7 ||
+      ((byte(0) << 8) | byte(1)) % 31 != 0 || (byte(1) & 0x20) != 0) {
+    return util::Fail(util::ErrorCode::kInvalidArgument, "the binary frame is not zlib data");
+  }
+  zlib::inflate_stream inflater;
+  zlib::z_params zs;
+  zs.next_in = data.data() + 2;
+  zs.avail_in = data.size() - 2;
+  std::string out;
+  constexpr std::size_t kChunk = 64 * 1024;
+  for (;;) {
+    const std::size_t produced = zs.total_out;
+    out.resize(produced + kChunk);
+    zs.next_out = out.data() + produced;
+    zs.avail_out = kChunk;
+    boost::system::error_code ec;
+    inflater.write(zs, zlib::Flush::sync, ec);
+    if (zs.total_out > max_bytes) {
+      return util::Fail(util::ErrorCode::kInvalidArgument, "the binary frame inflates too large");
+    }
+    if (ec == zlib::error::end_of_stream) break;
+    if (ec && ec != zlib::error::need_buffers) {
+      return util::Fail(util::ErrorCode::kInvalidArgument, "the binary frame is not valid zlib");
+    }
+    if (zs.avail_out != 0) {  // all input taken, the stream not ended: truncated
+      return util::Fail(util::ErrorCode::kInvalidArgument, "the binary frame is truncated zlib");
+    }
+  }
+  out.resize(zs.total_out);
+  return out;
 }
 
 Hello DecodeHello(const Json& d) {

@@ -6,6 +6,7 @@
 //   co_await conn->Write(EncodePing(order.last()));  // {"s":2,"sn":N}
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -34,6 +35,11 @@ struct Signal {
 // kInvalidArgument for text that is no JSON object with an integer `s`, or with an `sn` that is
 // neither absent, null nor a non-negative integer.
 util::Result<Signal> DecodeSignal(std::string_view text);
+
+// A server frame sent with compress=1: zlib (RFC 1950: header, deflate, Adler-32) around the JSON
+// text. kInvalidArgument for bytes that are not zlib or inflate to more than `max_bytes`. The
+// Adler-32 trailer is not checked (the socket is already integrity-protected).
+util::Result<std::string> InflateFrame(std::string_view data, std::size_t max_bytes);
 
 // HELLO's `d`: code 0 and a session id on success.
 struct Hello {
