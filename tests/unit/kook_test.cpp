@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "platforms/common/rest_call.hpp"
 #include "platforms/kook/kook_codec.hpp"
 #include "platforms/kook/kook_signals.hpp"
 #include "platforms/kook/kook_sn_order.hpp"
@@ -338,6 +339,25 @@ TEST(KookOutgoing, AssetUploadIsOneFilePart) {
   EXPECT_EQ(body,
             "--B\r\nContent-Disposition: form-data; name=\"file\"; filename=\"image.png\"\r\n"
             "Content-Type: image/png\r\n\r\nPNGDATA\r\n--B--\r\n");
+}
+
+TEST(KookRateLimit, SendWithRetryWaitsAsXRateLimitResetSays) {
+  common::RetryPolicy policy;
+  policy.wait_header = "x-rate-limit-reset";
+  net::HttpResponse limited;
+  limited.status = 429;
+  limited.headers = {{"x-rate-limit-remaining", "0"}, {"x-rate-limit-reset", "3"}};
+  EXPECT_EQ(common::RetryDelay(limited, 1, policy), std::chrono::milliseconds(3000));
+  EXPECT_EQ(common::RetryDelay(limited, 3, policy), std::nullopt);  // attempts used up
+  limited.headers = {{"x-rate-limit-reset", "0"}};
+  EXPECT_EQ(common::RetryDelay(limited, 1, policy), std::chrono::milliseconds(1000));
+  limited.headers = {{"x-rate-limit-reset", "600"}};
+  EXPECT_EQ(common::RetryDelay(limited, 1, policy), std::nullopt);  // longer than max_wait
+  limited.headers = {{"retry-after", "2"}, {"x-rate-limit-reset", "5"}};
+  EXPECT_EQ(common::RetryDelay(limited, 1, policy), std::chrono::milliseconds(2000));
+  // Without wait_header the kit behaves as before: the default wait.
+  limited.headers = {{"x-rate-limit-reset", "5"}};
+  EXPECT_EQ(common::RetryDelay(limited, 1, common::RetryPolicy{}), std::chrono::milliseconds(1000));
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ std::optional<std::chrono::milliseconds> RetryDelay(const net::HttpResponse& res
   const auto after = RetryAfter(response);
   if (response.status == 503 && !after) return std::nullopt;
   if (response.status != 429 && response.status != 503) return std::nullopt;
-  if (!after && !policy.wait_header.empty()) {
+  if (!after && policy.wait_header != nullptr) {
     if (auto wait = SecondsHeader(response, policy.wait_header)) {
       if (*wait > policy.max_wait) return std::nullopt;
       return std::max<std::chrono::milliseconds>(*wait, policy.default_wait);
