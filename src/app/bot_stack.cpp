@@ -12,6 +12,7 @@
 #include "pipeline/trigger_rules.hpp"
 #include "platforms/discord/discord_adapter.hpp"
 #include "platforms/lark/lark_adapter.hpp"
+#include "platforms/kook/kook_adapter.hpp"
 #include "platforms/line/line_adapter.hpp"
 #include "platforms/officialaccount/oa_adapter.hpp"
 #include "platforms/qqofficial/qqofficial_adapter.hpp"
@@ -93,6 +94,7 @@ struct BotStack::Parts {
     deps.adapters["satori"] = platforms::satori::MakeSatoriAdapter;
     deps.adapters["wechatpad"] = platforms::wechatpad::MakeWeChatPadAdapter;
     deps.adapters["lark"] = platforms::lark::MakeLarkAdapter;
+    deps.adapters["kook"] = platforms::kook::MakeKookAdapter;
     return deps;
   }
 

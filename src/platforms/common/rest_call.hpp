@@ -21,6 +21,11 @@ struct RetryPolicy {
   int max_attempts = 3;                          // calls in all, the first included
   std::chrono::seconds max_wait{30};             // a longer Retry-After is not waited for
   std::chrono::milliseconds default_wait{1000};  // a 429 without a usable Retry-After
+  // Another header giving the wait in whole seconds, read when Retry-After is absent (KOOK's
+  // X-Rate-Limit-Reset), waited at least default_wait; a lower-case literal; null: none. A plain
+  // pointer keeps the policy trivially destructible: with a std::string here, g++ 12 freed
+  // SendWithRetry's defaulted `policy` parameter twice (line_test crashed).
+  const char* wait_header = nullptr;
 };
 
 // Retry-After in whole seconds (the HTTP-date form is not used by chat platforms); nullopt when

@@ -1,0 +1,22 @@
+// Coroutine waits of the KOOK adapter: whether the coroutine was cancelled, waiting until it is,
+// and a pause timed on the injected util::Clock (simulated in tests) that a cancellation ends.
+//   if (!co_await Sleep(*context.clock, 5s)) co_return;  // cancelled: the bot is stopping
+// The same as discord_waits.hpp; kept apart while the adapters are built in parallel (a candidate
+// for platforms/common).
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+
+#include "util/clock.hpp"
+
+namespace sb::platforms::kook {
+
+boost::asio::awaitable<bool> IsCancelled();
+
+boost::asio::awaitable<void> WaitUntilCancelled();
+
+// Waits `delay` on `clock`. False when the coroutine was cancelled first. The clock's callback
+// only posts to the coroutine's executor, where the timer lives.
+boost::asio::awaitable<bool> Sleep(const util::Clock& clock, util::Duration delay);
+
+}  // namespace sb::platforms::kook
