@@ -193,6 +193,25 @@ class WeComBotSocketTest(WeComBotTestBase):
         self.assertEqual(self.wc.sent(), [])
         self.assertEqual(self.llm.chat_requests(), [])
 
+    def test_a_reply_after_the_stream_expired_goes_out_as_a_new_message(self):
+        # The fake expires streams after 0.3 s (WeCom: 6 minutes, errcode 846608); the model
+        # takes 1 s, so the reply on the callback's req_id is refused and sent with
+        # aibot_send_msg to the same chat instead.
+        self.wc.control("POST", "config", {"stream_ttl": 0.3})
+        bot = self.bot()
+        self.running(bot)
+        self.llm.script_next(path="/v1/chat/completions", delay_ms=1000, body={
+            "id": "chatcmpl-slow", "object": "chat.completion", "created": int(time.time()),
+            "model": "gpt-test", "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                "role": "assistant", "content": "late answer"}}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+        self.wc.say("answer slowly", chattype="group", userid="lisi", chatid="wrkGroup04")
+        sent = self.replies(1)
+        self.assertEqual(sent[0]["kind"], "send")
+        self.assertEqual(sent[0]["body"]["chatid"], "wrkGroup04")
+        self.assertEqual(sent[0]["body"]["markdown"]["content"], "late answer")
+        self.assertIn("846608", json.dumps(self.logs(bot)))
+
     def test_images_sent_to_the_bot_are_decrypted_for_the_model(self):
         png = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAE"
                "hQGAhKmMIQAAAABJRU5ErkJggg==")

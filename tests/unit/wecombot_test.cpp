@@ -191,7 +191,7 @@ TEST(WeComBotOutgoing, CheckRenderAndSplit) {
   ok.chain.push_back(Element(ElementType::kPlain, "hello"));
   ok.chain.push_back(Element(ElementType::kImage, "", "https://x/cat.png"));
   EXPECT_TRUE(CheckDeliverable(ok));
-  EXPECT_EQ(RenderMarkdown(ok.chain), "@lisi hello\n![image](https://x/cat.png)\n");
+  EXPECT_EQ(RenderMarkdown(ok.chain), "hello\n![image](https://x/cat.png)\n");
 
   domain::OutgoingMessage b64 = ok;
   b64.chain[2] = Element(ElementType::kImage);
@@ -201,6 +201,8 @@ TEST(WeComBotOutgoing, CheckRenderAndSplit) {
   EXPECT_NE(r.error().message.find("message_chain[2]"), std::string::npos);
   domain::OutgoingMessage empty{domain::TargetType::kPerson, "u", {}};
   EXPECT_FALSE(CheckDeliverable(empty));
+  domain::OutgoingMessage only_at{domain::TargetType::kGroup, "g", {ok.chain[0]}};
+  EXPECT_FALSE(CheckDeliverable(only_at));
   domain::OutgoingMessage no_target{domain::TargetType::kPerson, "", ok.chain};
   EXPECT_FALSE(CheckDeliverable(no_target));
 

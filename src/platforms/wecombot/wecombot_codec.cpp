@@ -310,12 +310,8 @@ util::Result<void> CheckDeliverable(const domain::OutgoingMessage& message) {
         if (!e.text.empty()) shows_something = true;
         break;
       case ElementType::kAt:
-        if (e.target.empty()) return Invalid(where + ": At needs a target userid");
-        shows_something = true;
-        break;
       case ElementType::kAtAll:
-        shows_something = true;
-        break;
+        break;  // dropped, as LangBot does: replies are already tied to the asker
       case ElementType::kImage:
         if (!IsHttpUrl(e.url)) {
           return Invalid(where +
@@ -346,12 +342,6 @@ std::string RenderMarkdown(const domain::MessageChain& chain) {
       case ElementType::kPlain:
         out += e.text;
         break;
-      case ElementType::kAt:
-        out += "@" + e.target + " ";
-        break;
-      case ElementType::kAtAll:
-        out += "@all ";
-        break;
       case ElementType::kImage:
         if (!out.empty() && out.back() != '\n') out += '\n';
         out += "![image](" + e.url + ")\n";
@@ -360,6 +350,8 @@ std::string RenderMarkdown(const domain::MessageChain& chain) {
         if (!out.empty() && out.back() != '\n') out += '\n';
         out += "[" + (e.name.empty() ? std::string("file") : e.name) + "](" + e.url + ")\n";
         break;
+      case ElementType::kAt:
+      case ElementType::kAtAll:
       case ElementType::kVoice:
       case ElementType::kQuote:
       case ElementType::kSource:

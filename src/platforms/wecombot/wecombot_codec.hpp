@@ -110,8 +110,9 @@ std::string ImageDataUrl(std::string_view bytes);
 // with nothing to show.
 util::Result<void> CheckDeliverable(const domain::OutgoingMessage& message);
 
-// The markdown text of a deliverable chain: Plain as is, At as "@userid", AtAll as "@all", an
-// Image or File as a link; Quote and Source dropped.
+// The markdown text of a deliverable chain: Plain as is, an Image or File as a link; At, AtAll,
+// Quote and Source dropped (as LangBot does: a reply is shown as the answer to its asker, and the
+// AI bot has no mention markup).
 std::string RenderMarkdown(const domain::MessageChain& chain);
 
 // Pieces of at most `max_bytes` bytes each, cut after the last line break that fits, else at a
