@@ -137,8 +137,8 @@ void Core::HandleCallback(const WebhookCall& call,
       HandleRefresh(callback->stream_id, std::string(nonce), answer);
       return;
     case CallbackKind::kEvent:
-      // enter_chat, feedback_event, ...: no reply (an empty body is WeCom's "nothing to say").
-      answer(Plain(200, ""));
+      // enter_chat, feedback_event, ...: nothing to say, as an encrypted empty object (LangBot).
+      answer(Encrypted(util::JsonObject{}, nonce));
       return;
     case CallbackKind::kMessage:
       break;
@@ -148,7 +148,7 @@ void Core::HandleCallback(const WebhookCall& call,
       Log(LogLevel::kInfo,
           fmt::format("skipped WeCom message {}: {}", callback->msgid, callback->skipped));
     }
-    answer(Plain(200, ""));
+    answer(Encrypted(util::JsonObject{}, nonce));
     return;
   }
   auto opened = streams_.Open(callback->msgid, NewReqId("stream", NowMs()), Now());
