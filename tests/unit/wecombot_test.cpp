@@ -51,7 +51,8 @@ TEST(WeComBotCallback, PrivateTextIsAMessageFromTheSender) {
 TEST(WeComBotCallback, GroupMessageNamesTheChatAndMentionsTheBot) {
   auto cb = DecodeCallback(Parse(R"({"msgid":"m2","aibotid":"AIBOTID","chatid":"wrkGroup",
     "chattype":"group","from":{"userid":"lisi"},"msgtype":"text",
-    "text":{"content":"@RobotA what time is it"}})"));
+    "text":{"content":"@RobotA what time is it"}})"),
+                           "CONFIGURED");
   ASSERT_TRUE(cb && cb->message);
   const auto& m = *cb->message;
   EXPECT_EQ(m.chat_type, domain::TargetType::kGroup);
@@ -59,7 +60,7 @@ TEST(WeComBotCallback, GroupMessageNamesTheChatAndMentionsTheBot) {
   EXPECT_EQ(m.sender_id, "lisi");
   ASSERT_EQ(m.chain.size(), 3u);
   EXPECT_EQ(m.chain[1].type, ElementType::kAt);
-  EXPECT_EQ(m.chain[1].target, "AIBOTID");
+  EXPECT_EQ(m.chain[1].target, "CONFIGURED");  // the account id the adapter reported
   EXPECT_EQ(m.chain[2].text, "@RobotA what time is it");
 }
 

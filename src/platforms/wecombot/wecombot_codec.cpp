@@ -65,7 +65,7 @@ bool IsHttpUrl(std::string_view url) {
 
 }  // namespace
 
-util::Result<Callback> DecodeCallback(const Json& body) {
+util::Result<Callback> DecodeCallback(const Json& body, std::string_view bot_id) {
   if (!body.is_object()) return Invalid("the callback is not a JSON object");
   const JsonObject& obj = body.get_object();
   Callback cb;
@@ -124,8 +124,9 @@ util::Result<Callback> DecodeCallback(const Json& body) {
   message.chain.push_back(std::move(source));
   // WeCom delivers only the messages that @ the bot in groups; the mention is in the text
   // ("@RobotName ..."), with no structured form, so it is stated as an At of the bot.
-  if (message.chat_type == domain::TargetType::kGroup && !cb.aibotid.empty()) {
-    common::AppendAt(message.chain, cb.aibotid);
+  const std::string at = bot_id.empty() ? cb.aibotid : std::string(bot_id);
+  if (message.chat_type == domain::TargetType::kGroup && !at.empty()) {
+    common::AppendAt(message.chain, at);
   }
 
   const std::size_t before = message.chain.size();

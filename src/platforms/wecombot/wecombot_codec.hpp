@@ -2,7 +2,7 @@
 // JSON both modes share (webhook `{"encrypt"}` bodies decrypted, and the body of WebSocket
 // `aibot_msg_callback` frames), the long connection's frames, the stream reply bodies and the
 // encrypted webhook answer envelope. The adapter (wecombot_adapter.cpp) moves them.
-//   auto cb = DecodeCallback(*util::ParseJson(plaintext));
+//   auto cb = DecodeCallback(*util::ParseJson(plaintext), bot_id);
 //   if (cb->kind == CallbackKind::kMessage) host.OnMessage(std::move(*cb->message));
 //   link.Write(EncodeRespond(req_id, StreamBody(stream_id, "hello", true)));
 #pragma once
@@ -58,8 +58,10 @@ struct Callback {
 };
 
 // Reads a decrypted callback. Private chats (`chattype` single) have the sender's userid as chat
-// id; group chats the `chatid`. kInvalidArgument naming the field for a wrong shape.
-util::Result<Callback> DecodeCallback(const util::Json& body);
+// id; group chats the `chatid`. A group message's At names `bot_id` (the account id the adapter
+// reported; the callback's `aibotid` when empty). kInvalidArgument naming the field for a wrong
+// shape.
+util::Result<Callback> DecodeCallback(const util::Json& body, std::string_view bot_id = {});
 
 // One frame of the long connection: {"cmd", "headers": {"req_id"}, "body"} from WeCom, or an
 // acknowledgement {"headers": {"req_id"}, "errcode", "errmsg"} (no cmd).

@@ -117,7 +117,8 @@ asio::awaitable<Core::Ended> Core::RunLink(std::shared_ptr<Link> link) {
                             "acknowledged"};
       }
       auto frame = DecodeFrame(message->data);
-      if (!frame || frame->req_id != req_id) continue;
+      // The SDK and LangBot take any ack whose req_id has the aibot_subscribe prefix.
+      if (!frame || !frame->cmd.empty() || !frame->req_id.starts_with("aibot_subscribe")) continue;
       if (frame->errcode.value_or(0) != 0) {
         co_return Ended{.why = fmt::format("WeCom refused the subscription (aibot_subscribe): {}; "
                                            "check BotId and Secret, then save the bot",
@@ -190,7 +191,7 @@ asio::awaitable<Core::Ended> Core::ReadLoop(std::shared_ptr<Link> link) {
 
 std::optional<Core::Ended> Core::OnFrame(const std::shared_ptr<Link>& link, Frame frame) {
   if (frame.cmd == "aibot_msg_callback" || frame.cmd == "aibot_event_callback") {
-    auto callback = DecodeCallback(frame.body);
+    auto callback = DecodeCallback(frame.body, settings_.bot_id);
     if (!callback) {
       Log(LogLevel::kWarning, "skipped a malformed " + frame.cmd + ": " + callback.error().message);
       return std::nullopt;

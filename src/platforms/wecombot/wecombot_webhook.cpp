@@ -119,7 +119,7 @@ void Core::HandleCallback(const WebhookCall& call,
   auto json = util::ParseJson(*plain);
   util::Result<Callback> callback = tl::unexpected(util::Error{});
   if (json) {
-    callback = DecodeCallback(*json);
+    callback = DecodeCallback(*json, settings_.bot_id);
   } else {
     callback = tl::unexpected(json.error());
   }
