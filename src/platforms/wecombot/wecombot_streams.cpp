@@ -5,6 +5,8 @@
 namespace sb::platforms::wecombot {
 namespace {
 
+constexpr std::size_t kMaxWaiters = 16;
+
 // The longest prefix of `text` within `max` bytes that ends on a whole UTF-8 character.
 void CutUtf8(std::string& text, std::size_t max) {
   if (text.size() <= max) return;
@@ -132,7 +134,11 @@ void ReplyStreams::OnChange(const std::string& stream_id, std::function<void()> 
     auto it = streams_.find(stream_id);
     if (it == streams_.end()) return;
     if (!ReadyLocked(it->second, now)) {
-      it->second.waiters.push_back(std::move(wake));
+      // Refreshes that waited in vain leave their waiters behind; only the newest few can still
+      // be waiting (each waits at most PullPollTimeoutMs), so the stream keeps a handful.
+      auto& waiters = it->second.waiters;
+      if (waiters.size() >= kMaxWaiters) waiters.erase(waiters.begin());
+      waiters.push_back(std::move(wake));
       return;
     }
   }
