@@ -222,6 +222,7 @@ class WeComBotSocketTest(WeComBotTestBase):
         logs = wait_until(lambda: [l for l in self.logs(bot) if "message from" in l["text"]
                                    and "what is this" in l["text"]])
         self.assertTrue(logs)
+        self.assertIn("what is this[Image]", logs[0]["text"])
         self.assertNotIn("left out an image", json.dumps(self.logs(bot)))
         self.assertIn("what is this", json.dumps(self.llm.chat_requests()[0]["body"]))
 
@@ -312,6 +313,20 @@ class WeComBotWebhookTest(WeComBotTestBase):
         logs = json.dumps(self.logs(bot))
         self.assertIn("malformed WeCom callback", logs)
         self.assertEqual(self.llm.chat_requests(), [])
+
+    def test_images_are_decrypted_with_the_encoding_aes_key(self):
+        png = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAE"
+               "hQGAhKmMIQAAAABJRU5ErkJggg==")
+        bot = self.bot()
+        self.running(bot)
+        first = self.wc.webhook("message", self.url(bot), text="see this", images=[png])
+        polled = self.wc.webhook("poll", self.url(bot), stream_id=first["reply"]["stream"]["id"],
+                                 timeout=15)
+        self.assertTrue(polled["finished"], polled)
+        self.assertIn("see this", polled["answers"][-1]["reply"]["stream"]["content"])
+        self.assertNotIn("left out an image", json.dumps(self.logs(bot)))
+        self.assertTrue([l for l in self.logs(bot) if "message from" in l["text"]
+                         and "see this[Image]" in l["text"]], self.logs(bot))
 
     def test_send_message_is_refused_in_webhook_mode(self):
         bot = self.bot()
