@@ -22,6 +22,7 @@
 #include "platforms/telegram/telegram_adapter.hpp"
 #include "platforms/webhook/webhook_adapter.hpp"
 #include "platforms/wechatpad/wechatpad_adapter.hpp"
+#include "platforms/wecombot/wecombot_adapter.hpp"
 #include "runners/dify_runner.hpp"
 #include "runners/n8n_runner.hpp"
 #include "runtime/bot_runtime_manager.hpp"
@@ -95,6 +96,7 @@ struct BotStack::Parts {
     deps.adapters["wechatpad"] = platforms::wechatpad::MakeWeChatPadAdapter;
     deps.adapters["lark"] = platforms::lark::MakeLarkAdapter;
     deps.adapters["kook"] = platforms::kook::MakeKookAdapter;
+    deps.adapters["wecombot"] = platforms::wecombot::MakeWeComBotAdapter;
     return deps;
   }
 
