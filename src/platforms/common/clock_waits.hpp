@@ -1,7 +1,7 @@
 // Waits of an adapter's coroutines: whether the coroutine was cancelled, waiting until it is
 // (a refused credential: nothing to do until the bot is stopped or changed), and a pause timed on
-// the injected util::Clock (simulated in tests) that a cancellation ends. The same as Discord's
-// discord_waits, shared for the adapters that came after it.
+// the injected util::Clock (simulated in tests) that a cancellation ends. Written for Discord, the
+// first adapter, now shared by every gateway adapter.
 //   if (!co_await common::Sleep(*context.clock, 5s)) co_return;  // cancelled: the bot is stopping
 #pragma once
 

@@ -16,6 +16,7 @@
 #include <variant>
 
 #include "net/websocket.hpp"
+#include "platforms/common/clock_waits.hpp"
 #include "platforms/common/config_reader.hpp"
 #include "platforms/common/core_adapter.hpp"
 #include "platforms/common/recent_ids.hpp"
@@ -26,9 +27,12 @@
 #include "platforms/kook/kook_rest.hpp"
 #include "platforms/kook/kook_signals.hpp"
 #include "platforms/kook/kook_sn_order.hpp"
-#include "platforms/kook/kook_waits.hpp"
 
 namespace sb::platforms::kook {
+
+using common::IsCancelled;
+using common::Sleep;
+using common::WaitUntilCancelled;
 namespace {
 
 namespace asio = boost::asio;

@@ -12,6 +12,7 @@
 
 #include "net/http_client.hpp"
 #include "platforms/common/acknowledge.hpp"
+#include "platforms/common/clock_waits.hpp"
 #include "platforms/common/config_reader.hpp"
 #include "platforms/common/core_adapter.hpp"
 #include "platforms/common/ed25519.hpp"
@@ -20,7 +21,6 @@
 #include "platforms/common/send_once.hpp"
 #include "platforms/common/signatures.hpp"
 #include "platforms/coroutine_group.hpp"
-#include "platforms/discord/discord_waits.hpp"
 #include "platforms/qqofficial/qqofficial_codec.hpp"
 #include "platforms/qqofficial/qqofficial_gateway.hpp"
 #include "platforms/qqofficial/qqofficial_rest.hpp"
@@ -230,7 +230,7 @@ class Core : public std::enable_shared_from_this<Core> {
       const auto delay = backoff.NextDelay(context_.clock->Now());
       context_.host->OnTrouble(
           fmt::format("{}; {}", token.error().message, backoff.Describe(delay)));
-      if (!co_await discord::Sleep(*context_.clock, delay)) co_return;
+      if (!co_await common::Sleep(*context_.clock, delay)) co_return;
     }
   }
 

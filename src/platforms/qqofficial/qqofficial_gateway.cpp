@@ -10,15 +10,15 @@
 #include <variant>
 
 #include "net/websocket.hpp"
-#include "platforms/discord/discord_waits.hpp"
+#include "platforms/common/clock_waits.hpp"
 
 namespace sb::platforms::qqofficial {
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using namespace boost::asio::experimental::awaitable_operators;
-using discord::IsCancelled;
-using discord::WaitUntilCancelled;
+using common::IsCancelled;
+using common::WaitUntilCancelled;
 using domain::LogLevel;
 using util::ErrorCode;
 
@@ -88,7 +88,7 @@ asio::awaitable<bool> QqGateway::Backoff(common::ReconnectBackoff& backoff,
                                          const std::string& why) {
   const util::Duration delay = backoff.NextDelay(context_.clock->Now());
   Trouble(fmt::format("{}; {}", why, backoff.Describe(delay)));
-  co_return co_await discord::Sleep(*context_.clock, delay);
+  co_return co_await common::Sleep(*context_.clock, delay);
 }
 
 asio::awaitable<void> QqGateway::Run() {
@@ -157,7 +157,7 @@ asio::awaitable<void> QqGateway::Run() {
     }
     if (ended.slow_down) {
       Trouble(ended.why + "; waiting a minute before reconnecting");
-      if (!co_await discord::Sleep(*context_.clock, kRateLimitWait)) co_return;
+      if (!co_await common::Sleep(*context_.clock, kRateLimitWait)) co_return;
       continue;
     }
     if (!co_await Backoff(backoff, ended.why)) co_return;
@@ -166,7 +166,7 @@ asio::awaitable<void> QqGateway::Run() {
 
 asio::awaitable<QqGateway::Ended> QqGateway::RunConnection(Link& link, Session& session,
                                                            const std::string& token) {
-  auto first = co_await (link.conn->Read() || discord::Sleep(*context_.clock, kHelloTimeout));
+  auto first = co_await (link.conn->Read() || common::Sleep(*context_.clock, kHelloTimeout));
   if (first.index() == 1) {
     if (!std::get<1>(first)) co_return Ended{.kind = Ended::Kind::kCancelled};
     co_return Ended{.why = "the QQ gateway sent no HELLO within 20 s"};
@@ -286,7 +286,7 @@ asio::awaitable<QqGateway::Ended> QqGateway::HeartbeatLoop(Link& link, Session& 
   auto wait = std::chrono::milliseconds(
       static_cast<std::int64_t>(static_cast<double>(interval.count()) * (0.5 + 0.5 * Random01())));
   for (;;) {
-    if (!co_await discord::Sleep(*context_.clock, wait)) {
+    if (!co_await common::Sleep(*context_.clock, wait)) {
       co_return Ended{.kind = Ended::Kind::kCancelled};
     }
     if (!link.acked) {

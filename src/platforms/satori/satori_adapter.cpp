@@ -15,15 +15,13 @@
 #include <variant>
 
 #include "net/websocket.hpp"
+#include "platforms/common/clock_waits.hpp"
 #include "platforms/common/config_reader.hpp"
 #include "platforms/common/core_adapter.hpp"
 #include "platforms/common/recent_ids.hpp"
 #include "platforms/common/reconnect_backoff.hpp"
 #include "platforms/common/send_once.hpp"
 #include "platforms/coroutine_group.hpp"
-// Sleep on the injected clock, IsCancelled and WaitUntilCancelled are not Discord-specific; they
-// are shared from there until they move to platforms/common.
-#include "platforms/discord/discord_waits.hpp"
 #include "platforms/satori/satori_api.hpp"
 #include "platforms/satori/satori_codec.hpp"
 #include "platforms/satori/satori_elements.hpp"
@@ -34,8 +32,8 @@ namespace {
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using namespace boost::asio::experimental::awaitable_operators;
-using discord::IsCancelled;
-using discord::WaitUntilCancelled;
+using common::IsCancelled;
+using common::WaitUntilCancelled;
 using domain::LogLevel;
 using util::ErrorCode;
 
@@ -156,7 +154,7 @@ class Core : public std::enable_shared_from_this<Core> {
   void Trouble(const std::string& why) { context_.host->OnTrouble(api_.Scrub(why)); }
 
   asio::awaitable<bool> Pause(util::Duration delay) {
-    return discord::Sleep(*context_.clock, delay);
+    return common::Sleep(*context_.clock, delay);
   }
 
   asio::awaitable<bool> Backoff(common::ReconnectBackoff& backoff, const std::string& why) {

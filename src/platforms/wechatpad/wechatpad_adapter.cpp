@@ -18,7 +18,7 @@
 #include "platforms/coroutine_group.hpp"
 // Sleep on the injected clock and the cancellation helpers are not Discord-specific; they are
 // shared from there until they move to platforms/common.
-#include "platforms/discord/discord_waits.hpp"
+#include "platforms/common/clock_waits.hpp"
 #include "platforms/wechatpad/wechatpad_api.hpp"
 #include "platforms/wechatpad/wechatpad_codec.hpp"
 
@@ -26,8 +26,8 @@ namespace sb::platforms::wechatpad {
 namespace {
 
 namespace asio = boost::asio;
-using discord::IsCancelled;
-using discord::WaitUntilCancelled;
+using common::IsCancelled;
+using common::WaitUntilCancelled;
 using domain::LogLevel;
 using util::ErrorCode;
 
@@ -111,7 +111,7 @@ class Core : public std::enable_shared_from_this<Core> {
   asio::awaitable<bool> Backoff(common::ReconnectBackoff& backoff, const std::string& why) {
     const util::Duration delay = backoff.NextDelay(context_.clock->Now());
     Trouble(fmt::format("{}; {}", why, backoff.Describe(delay)));
-    co_return co_await discord::Sleep(*context_.clock, delay);
+    co_return co_await common::Sleep(*context_.clock, delay);
   }
 
   // Login state and profile. An error marked final (the token or the login refused) ends the
