@@ -46,6 +46,27 @@ class AdapterHost {
 using WebhookCall = domain::PlatformCall;
 using WebhookAnswer = domain::PlatformAnswer;
 
+// One reply shown while it is being written (a card updated in place, a stream frame, an edited
+// message). The runtime drives it: never two calls at once, each Update only after the previous
+// one's `done`, at most a few a second, then exactly one of Finish or Abandon after the last
+// Update's `done`. The object is dropped afterwards. An adapter's stream may be used from any
+// thread and must not block.
+class ReplyStream {
+ public:
+  virtual ~ReplyStream() = default;
+  // The whole text written so far (not a piece). The first call shows the message. `done` runs
+  // exactly once, on any thread; an error ends the updates (the runtime then only finishes).
+  virtual void Update(std::string text_so_far, std::function<void(util::Result<void>)> done) = 0;
+  // The final reply (already passed CheckDeliverable) replaces what was shown; the adapter sends
+  // what the streamed message cannot hold (an image) as Send would, and sends it all as Send would
+  // when no update got through. `done` as Send's.
+  virtual void Finish(domain::OutgoingMessage message,
+                      std::function<void(util::Result<domain::SendReceipt>)> done) = 0;
+  // The pipeline withdrew the reply (it was filtered): what was shown is removed where the
+  // platform allows it. Runs nothing back.
+  virtual void Abandon() = 0;
+};
+
 // Thread-safe: Send and HandleWebhook may be called from any thread, concurrently, while the
 // adapter runs.
 class PlatformAdapter {
@@ -71,6 +92,19 @@ class PlatformAdapter {
   // it did not answer, kCancelled when the adapter stopped first.
   virtual void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
                     std::function<void(util::Result<domain::SendReceipt>)> done) = 0;
+
+  // A stream for the reply to the received message `reply_to_message_id` in the chat
+  // `chat_type`/`chat_id`, or null (the default) when this adapter cannot stream or the bot's
+  // config does not ask for it (e.g. `enable-stream-reply` off): the reply then goes through Send.
+  // Sends nothing by itself; never blocks.
+  virtual std::shared_ptr<ReplyStream> BeginStream(domain::TargetType chat_type,
+                                                   std::string chat_id,
+                                                   std::string reply_to_message_id) {
+    (void)chat_type;
+    (void)chat_id;
+    (void)reply_to_message_id;
+    return nullptr;
+  }
 
   // A platform's call to the bot's webhook URL. The adapter verifies the platform's signature
   // before anything else. `answer` runs exactly once, on any thread. Adapters that take no

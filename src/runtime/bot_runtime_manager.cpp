@@ -14,6 +14,7 @@
 #include "domain/message_text.hpp"
 #include "pipeline/query.hpp"
 #include "runtime/bot_log_writer.hpp"
+#include "runtime/streamed_reply.hpp"
 
 namespace sb::runtime {
 
@@ -358,6 +359,31 @@ class BotTurn final : public pipeline::Turn, public std::enable_shared_from_this
     return impl && impl->Live(inc_) != nullptr;
   }
 
+  // The runner's text goes to the adapter while it is written when the adapter can stream and
+  // the bot's config asks for it; otherwise nowhere, and the reply is sent whole.
+  pipeline::PipelineEngine::OnDelta Stream() override {
+    if (!streamed_) {
+      auto impl = impl_.lock();
+      if (!impl) return nullptr;
+      auto live = impl->Live(inc_);
+      if (!live) return nullptr;
+      auto stream = live->adapter().BeginStream(chat_type_, chat_id_, message_id_);
+      if (!stream) return nullptr;
+      std::weak_ptr<BotTurn> weak = weak_from_this();
+      streamed_ = std::make_shared<StreamedReply>(
+          std::move(stream), *impl->deps.clock, impl->options.stream_interval,
+          [weak](std::string why) {
+            if (auto self = weak.lock()) self->Log(LogLevel::kWarning, std::move(why));
+          });
+      streamed_by_ = live;
+    }
+    return [reply = streamed_](const domain::ChatDelta& delta) { reply->Add(delta.content); };
+  }
+
+  void Ignored(const pipeline::EngineOutcome&) override {
+    if (streamed_ && streamed_->Started()) streamed_->Abandon();
+  }
+
   void Deliver(domain::MessageChain reply, std::string made_by,
                std::function<void()> done) override {
     auto impl = impl_.lock();
@@ -371,17 +397,21 @@ class BotTurn final : public pipeline::Turn, public std::enable_shared_from_this
       return done();
     }
     inc_ = target;
+    // The stream is finished by the adapter that began it; after a restart the reply is sent
+    // whole through the new one (the old adapter has stopped).
+    const bool streamed = streamed_ && streamed_->Started() && streamed_by_ == target;
     if (auto ok = inc_->adapter().CheckDeliverable(out); !ok) {
       Log(LogLevel::kError, "the reply cannot be delivered: " + ok.error().message);
+      if (streamed) streamed_->Abandon();
       return done();
     }
     std::string text = made_by.empty()
                            ? "reply: " + domain::DescribeChain(out.chain)
                            : "reply (" + made_by + "): " + domain::DescribeChain(out.chain);
+    if (streamed) text.insert(5, " streamed");
     auto self = shared_from_this();
-    inc_->adapter().Send(std::move(out), message_id_,
-                         [self, text = std::move(text),
-                          done = std::move(done)](util::Result<domain::SendReceipt> sent) {
+    auto sent_back = [self, text = std::move(text),
+                      done = std::move(done)](util::Result<domain::SendReceipt> sent) {
                            if (sent) {
                              self->Log(LogLevel::kInfo, text);
                            } else {
@@ -392,12 +422,19 @@ class BotTurn final : public pipeline::Turn, public std::enable_shared_from_this
                                      : "the reply was not delivered: " + sent.error().message);
                            }
                            done();
-                         });
+    };
+    if (streamed) {
+      streamed_->Finish(std::move(out), std::move(sent_back));
+    } else {
+      inc_->adapter().Send(std::move(out), message_id_, std::move(sent_back));
+    }
   }
 
  private:
   std::weak_ptr<BotRuntimeManager::Impl> impl_;
   std::shared_ptr<Incarnation> inc_;  // replaced by its successor when the bot restarted
+  std::shared_ptr<StreamedReply> streamed_;      // null: the reply is sent whole
+  std::shared_ptr<Incarnation> streamed_by_;     // the incarnation whose adapter streams it
   const domain::TargetType chat_type_;
   const std::string chat_id_;
   const std::string message_id_;

@@ -38,6 +38,8 @@ struct RuntimeOptions {
   std::string busy_notice = "The bot is busy right now. Please try again in a moment.";
   std::string webhook_prefix;  // public base URL, for adapters that register a webhook
   int default_log_retention = 1000;
+  // The least time between two updates of a streamed reply (adapters that stream).
+  std::chrono::milliseconds stream_interval{500};
 };
 
 // Everything outlives the manager.

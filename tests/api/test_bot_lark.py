@@ -61,10 +61,10 @@ class LarkMatrix:
             "ai": {"local-agent": {"model": {"primary": model, "fallbacks": []}}},
             "output": {"misc": {"quote-origin": False}}})
 
-    def bot(self):
+    def bot(self, stream=False):
         config = {"enable-webhook": self.WEBHOOK, "app_id": APP_ID, "app_secret": APP_SECRET,
                   "bot_name": "Switchboard", "encrypt-key": ENCRYPT_KEY if self.WEBHOOK else "",
-                  "enable-stream-reply": False, "api_base_url": self.lark.base}
+                  "enable-stream-reply": stream, "api_base_url": self.lark.base}
         if self.WEBHOOK:
             config["verification-token"] = VERIFICATION_TOKEN
         uuid = self.make_bot(adapter="lark", enable=True, use_pipeline_uuid=self.pipeline(),
@@ -107,7 +107,78 @@ class LarkMatrix:
         return self.ok("POST", "/api/v1/platform/bots/%s/logs" % bot,
                        {"from_index": -1, "max_count": 1000})["logs"]
 
+    def slow_stream(self, words, delay_ms):
+        """The model's next answer streams `words` one SSE chunk each, `delay_ms` apart."""
+        def chunk(delta, finish=None):
+            return "data: " + json.dumps({
+                "id": "chatcmpl-slow", "object": "chat.completion.chunk", "created": 1,
+                "model": "gpt-test", "choices": [{"index": 0, "delta": delta,
+                                                  "finish_reason": finish}]}) + "\n\n"
+        chunks = [chunk({"role": "assistant", "content": ""})]
+        chunks += [chunk({"content": w}) for w in words]
+        chunks += [chunk({}, "stop"), "data: [DONE]\n\n"]
+        self.llm.script_next(path="/v1/chat/completions", delay_ms=delay_ms, chunks=chunks)
+
+    @staticmethod
+    def card_text(content):
+        return content["elements"][0]["content"]
+
     # The shared matrix
+
+    def test_stream_reply_shows_a_card_updated_while_the_model_writes(self):
+        bot, _ = self.bot(stream=True)
+        words = ["word%d " % i for i in range(10)]
+        self.slow_stream(words, 250)
+        got = self.say(bot, text="tell me slowly")
+        full = "".join(words).strip()  # the pipeline trims the final reply
+        done = wait_until(lambda: [s for s in self.lark.sent() if s["updates"] and
+                                   self.card_text(s["updates"][-1]["content"]) == full], 20)
+        self.assertTrue(done, self.lark.sent())
+        time.sleep(0.5)  # nothing more may follow the final update
+        sent = self.lark.sent()
+        self.assertEqual(len(sent), 1, sent)  # one message: the card, never a second reply
+        card = sent[0]
+        self.assertEqual((card["kind"], card["reply_to"], card["msg_type"]),
+                         ("reply", got["message_id"], "interactive"))
+        self.assertTrue(card["content"]["config"]["update_multi"])
+        self.assertTrue(full.startswith(self.card_text(card["content"])))
+        self.assertNotEqual(self.card_text(card["content"]), full)  # shown before the end
+        texts = [self.card_text(u["content"]) for u in card["updates"]]
+        self.assertGreaterEqual(len(texts), 2, texts)  # updated while written, not only at the end
+        for before, after in zip(texts, texts[1:]):
+            self.assertTrue(after.startswith(before.rstrip()), texts)  # the text only grows
+        times = [card["updates"][0]["time"]] + [u["time"] for u in card["updates"]]
+        # Paced: at most about two updates a second (the fake refuses more than 5).
+        self.assertLessEqual(len(card["updates"]), 2 * (times[-1] - times[0]) + 3, times)
+        chat = [r for r in self.llm.chat_requests()]
+        self.assertTrue(chat and chat[-1]["body"].get("stream") is True)
+        wait_until(lambda: any("reply streamed" in l["text"] for l in self.logs(bot)), 5)
+        self.assertTrue(any("reply streamed" in l["text"] and full in l["text"]
+                            for l in self.logs(bot)), self.logs(bot))
+
+    def test_stream_reply_off_sends_the_reply_whole(self):
+        bot, _ = self.bot(stream=False)
+        self.slow_stream(["a ", "b"], 50)
+        self.say(bot, text="no stream")
+        sent = self.wait_sent(1)
+        time.sleep(0.3)
+        sent = self.lark.sent()
+        self.assertEqual([(s["msg_type"], s["updates"]) for s in sent], [("text", [])])
+
+    def test_stream_reply_with_a_failed_card_still_answers_once(self):
+        bot, _ = self.bot(stream=True)
+        self.lark.control("POST", "fail", {"path": "/open-apis/im/v1/messages/", "times": 1,
+                                           "code": 230002})
+        self.slow_stream(["x ", "y ", "z"], 100)
+        self.say(bot, text="fail the card")
+        sent = self.wait_sent(1)
+        time.sleep(0.5)
+        sent = self.lark.sent()
+        self.assertEqual(len(sent), 1, sent)
+        self.assertEqual(sent[0]["msg_type"], "text")
+        self.assertEqual(sent[0]["content"]["text"], "x y z")
+        self.assertTrue(wait_until(lambda: any("could not be updated" in l["text"]
+                                               for l in self.logs(bot)), 5))
 
     def test_direct_message_is_answered_with_a_reply_and_logged(self):
         bot, data = self.bot()

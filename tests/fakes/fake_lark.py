@@ -30,6 +30,15 @@ Open API (4.3.2-4.3.11), base http://127.0.0.1:PORT; answers {"code","msg","data
         message again without sending (4.3.10). Answer: {code:0, msg:"success", data:{message_id,
         root_id, parent_id, msg_type, create_time, update_time, deleted:false, updated:false,
         chat_id, sender:{id:app_id, id_type:"app_id", sender_type:"app"}, body:{content}}}.
+    PATCH /open-apis/im/v1/messages/{message_id} {content: <card JSON string>} (edit a card,
+        "更新应用发送的消息卡片"): the message must be an `interactive` one this app sent (else HTTP
+        400 {code:230001}), its card must carry config.update_multi = true (a shared card; else
+        HTTP 400 {code:230099}), not recalled (else {code:230011}); more than 5 updates of one
+        message within a second -> HTTP 400 {code:230020, msg:"This operation triggers the
+        frequency limit."} (the documented 5 QPS per message; codes unverified). Answer {code:0,
+        msg:"success", data:{}}. Each update is recorded on the sent message.
+    DELETE /open-apis/im/v1/messages/{message_id} (recall a message this app sent; else HTTP 400
+        {code:230011}) -> {code:0, msg:"success", data:{}}; the sent message is marked deleted.
     POST /open-apis/im/v1/images multipart/form-data image_type=message|avatar, image (bytes,
         at most 10 MB) -> {code:0, data:{image_key:"img_v3_..."}}; else HTTP 400 {code:234001}.
     GET  /open-apis/im/v1/messages/{message_id}/resources/{key}?type=image|file -> the bytes
@@ -77,7 +86,8 @@ Control API (no auth; JSON; errors {"error"} with 400/404/409)
     POST /_control/drop    -> TCP of every long connection aborted; {connections}
     POST /_control/close   {code?: 1000} -> close frames; {connections}
     GET  /_control/sent    -> {sent:[{kind: create|reply, receive_id_type, receive_id, reply_to,
-                           msg_type, content (parsed), uuid, message_id, chat_id}]}
+                           msg_type, content (parsed), uuid, message_id, chat_id,
+                           updates:[{content (parsed), time}], deleted}]}
     GET  /_control/state   -> {tokens_issued, token_calls, endpoint_calls, connections,
                            connected, refused_handshakes, pings:[{service, time}], acks:[{
                            message_id, code, biz_rt}], images:[{image_key, size}], webhooks:[...]}
@@ -113,6 +123,7 @@ BOT_OPEN_ID = "ou_" + hashlib.md5(b"switchboard-fake-lark-bot").hexdigest()
 TENANT_KEY = "2ca1d211f64f6438"
 MAX_IMAGE = 10 * 1024 * 1024
 MSG_PATH_RE = re.compile(r"^/open-apis/im/v1/messages/([A-Za-z0-9_-]+)/reply$")
+ONE_MSG_PATH_RE = re.compile(r"^/open-apis/im/v1/messages/([A-Za-z0-9_-]+)$")
 RES_PATH_RE = re.compile(r"^/open-apis/im/v1/messages/([A-Za-z0-9_-]+)/resources/([A-Za-z0-9_-]+)$")
 POST_TAGS = ("text", "a", "at", "img", "media", "emotion", "md", "hr", "code_block")
 
@@ -214,6 +225,11 @@ class FakeLark(object):
                 return self._send(query, m.group(1), body)
             if method == "POST" and path == "/open-apis/im/v1/images":
                 return self._upload(headers, body)
+            m = ONE_MSG_PATH_RE.match(path)
+            if method == "PATCH" and m:
+                return self._patch(m.group(1), body)
+            if method == "DELETE" and m:
+                return self._recall(m.group(1))
             m = RES_PATH_RE.match(path)
             if method == "GET" and m:
                 res = self._resources.get((m.group(1), m.group(2)))
@@ -330,8 +346,51 @@ class FakeLark(object):
                            "receive_id": req.get("receive_id"), "reply_to": reply_to,
                            "msg_type": msg_type, "content": json.loads(req["content"]),
                            "uuid": uuid, "message_id": mid, "chat_id": chat_id,
-                           "reply_in_thread": req.get("reply_in_thread")})
+                           "reply_in_thread": req.get("reply_in_thread"), "updates": [],
+                           "deleted": False})
         return _ok(data)
+
+    def _own_message(self, mid):
+        for record in self._sent:
+            if record["message_id"] == mid:
+                return record
+        return None
+
+    @staticmethod
+    def _shared_card(content):
+        if not isinstance(content, dict):
+            return False
+        config = content.get("config")
+        return isinstance(config, dict) and config.get("update_multi") is True
+
+    def _patch(self, mid, body):
+        try:
+            req = parse_json_body(body)
+        except BadRequest:
+            return _api_error(400, 9499, "Bad Request")
+        record = self._own_message(mid)
+        if record is None or record["deleted"]:
+            return _api_error(400, 230011, "The message is not found")
+        if record["msg_type"] != "interactive":
+            return _api_error(400, 230001, "invalid message content: not a card")
+        try:
+            card = json.loads(req.get("content"))
+        except (TypeError, ValueError):
+            return _api_error(400, 230001, "invalid message content: content is not JSON")
+        if not self._shared_card(record["content"]) or not self._shared_card(card):
+            return _api_error(400, 230099, "the card is not a shared card (update_multi)")
+        now = time.time()
+        if sum(1 for u in record["updates"] if now - u["time"] < 1.0) >= 5:
+            return _api_error(400, 230020, "This operation triggers the frequency limit.")
+        record["updates"].append({"content": card, "time": now})
+        return _ok({})
+
+    def _recall(self, mid):
+        record = self._own_message(mid)
+        if record is None or record["deleted"]:
+            return _api_error(400, 230011, "The message is not found")
+        record["deleted"] = True
+        return _ok({})
 
     def _upload(self, headers, body):
         ctype = headers.get("content-type", "")

@@ -187,6 +187,43 @@ class OpenApi(unittest.TestCase):
                              tok=tok)[1]["code"], 234003)
 
 
+    def test_shared_cards_are_updated_at_most_five_times_a_second_and_recalled(self):
+        tok = token()
+        path = "/open-apis/im/v1/messages?receive_id_type=open_id"
+
+        def card(text, shared=True):
+            return dumps({"config": {"update_multi": shared},
+                          "elements": [{"tag": "markdown", "content": text}]})
+
+        status, body, _ = api("POST", path, {"receive_id": "ou_abc", "msg_type": "interactive",
+                                             "content": card("a")}, tok)
+        self.assertEqual(body["code"], 0, body)
+        mid = body["data"]["message_id"]
+        status, body, _ = api("POST", path, {"receive_id": "ou_abc", "msg_type": "interactive",
+                                             "content": card("x", shared=False)}, tok)
+        unshared = body["data"]["message_id"]
+        status, body, _ = api("POST", path, {"receive_id": "ou_abc", "msg_type": "text",
+                                             "content": dumps({"text": "t"})}, tok)
+        text_id = body["data"]["message_id"]
+        one = "/open-apis/im/v1/messages/"
+        self.assertEqual(api("PATCH", one + mid, {"content": card("ab")}, tok)[1]["code"], 0)
+        self.assertEqual(api("PATCH", one + unshared, {"content": card("y")}, tok)[1]["code"],
+                         230099)
+        self.assertEqual(api("PATCH", one + text_id, {"content": card("y")}, tok)[1]["code"],
+                         230001)
+        self.assertEqual(api("PATCH", one + "om_unknown", {"content": card("y")}, tok)[1][
+            "code"], 230011)
+        codes = [api("PATCH", one + mid, {"content": card("abc")}, tok)[1]["code"]
+                 for _ in range(6)]
+        self.assertIn(230020, codes)  # more than 5 in a second
+        self.assertEqual(api("DELETE", one + mid, tok=tok)[1]["code"], 0)
+        self.assertEqual(api("PATCH", one + mid, {"content": card("z")}, tok)[1]["code"], 230011)
+        sent = {s["message_id"]: s for s in ctl("sent")[1]["sent"]}
+        self.assertTrue(sent[mid]["deleted"])
+        self.assertEqual(sent[mid]["updates"][0]["content"]["elements"][0]["content"], "ab")
+        self.assertEqual(sent[unshared]["updates"], [])
+
+
 class LongConnection(unittest.TestCase):
     def setUp(self):
         ctl("reset", {})

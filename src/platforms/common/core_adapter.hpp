@@ -42,6 +42,19 @@ class CoreAdapter final : public PlatformAdapter {
     core_->Send(std::move(message), std::move(reply_to_message_id), std::move(done));
   }
 
+  // A Core that has BeginStream(chat_type, chat_id, reply_to) streams replies; any other does not.
+  std::shared_ptr<ReplyStream> BeginStream(domain::TargetType chat_type, std::string chat_id,
+                                           std::string reply_to_message_id) override {
+    if constexpr (requires(Core & core) {
+                    core.BeginStream(chat_type, std::move(chat_id), std::move(reply_to_message_id));
+                  }) {
+      return core_->BeginStream(chat_type, std::move(chat_id), std::move(reply_to_message_id));
+    } else {
+      return PlatformAdapter::BeginStream(chat_type, std::move(chat_id),
+                                          std::move(reply_to_message_id));
+    }
+  }
+
   void HandleWebhook(WebhookCall call, std::function<void(WebhookAnswer)> answer) override {
     if constexpr (requires(Core & core) {
                     core.HandleWebhook(std::move(call), std::move(answer));

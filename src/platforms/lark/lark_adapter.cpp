@@ -28,6 +28,7 @@
 #include "platforms/lark/lark_api.hpp"
 #include "platforms/lark/lark_codec.hpp"
 #include "platforms/lark/lark_frame.hpp"
+#include "platforms/lark/lark_stream.hpp"
 #include "util/crypto.hpp"
 #include "util/ids.hpp"
 
@@ -89,6 +90,7 @@ class Core : public std::enable_shared_from_this<Core> {
         encrypt_key_(ConfigString(context_.config, "encrypt-key")),
         verification_token_(ConfigString(context_.config, "verification-token")),
         webhook_mode_(common::ConfigBool(context_.config, "enable-webhook", false)),
+        stream_reply_(common::ConfigBool(context_.config, "enable-stream-reply", false)),
         group_(CoroutineGroup::Make(context_.executor)),
         api_(context_, app_id_, app_secret_,
              common::ConfigBaseUrl(context_.config, "api_base_url", kDefaultBase)),
@@ -100,10 +102,6 @@ class Core : public std::enable_shared_from_this<Core> {
           "no app_id or app_secret configured: copy them from the app's "
           "Credentials page in the Lark developer console");
       return;
-    }
-    if (common::ConfigBool(context_.config, "enable-stream-reply", false)) {
-      Log(LogLevel::kWarning,
-          "enable-stream-reply is not supported yet: replies are sent whole, when complete");
     }
     auto self = shared_from_this();
     if (webhook_mode_) {
@@ -146,6 +144,22 @@ class Core : public std::enable_shared_from_this<Core> {
           return self->SendAll(shared, reply, once);
         });
     if (!started) (*once)(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
+  }
+
+  // With enable-stream-reply, replies to received messages are cards updated while written.
+  std::shared_ptr<ReplyStream> BeginStream(domain::TargetType chat_type, std::string chat_id,
+                                           std::string reply_to_message_id) {
+    if (!stream_reply_ || stopping_) return nullptr;
+    if (!IsPlainId(reply_to_message_id)) reply_to_message_id.clear();
+    std::weak_ptr<Core> weak = weak_from_this();
+    return MakeStream(
+        shared_from_this(), group_, api_, chat_type, std::move(chat_id), reply_to_message_id,
+        [weak](domain::OutgoingMessage message, std::string reply_to,
+               std::function<void(util::Result<domain::SendReceipt>)> done) {
+          auto self = weak.lock();
+          if (!self) return done(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
+          self->Send(std::move(message), std::move(reply_to), std::move(done));
+        });
   }
 
   void HandleWebhook(WebhookCall call, std::function<void(WebhookAnswer)> answer) {
@@ -471,6 +485,7 @@ class Core : public std::enable_shared_from_this<Core> {
   const std::string encrypt_key_;
   const std::string verification_token_;
   const bool webhook_mode_;
+  const bool stream_reply_;  // replies shown as a card updated while written
   const std::shared_ptr<CoroutineGroup> group_;
   LarkApi api_;
   std::atomic<bool> stopping_{false};

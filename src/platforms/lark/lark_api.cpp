@@ -198,6 +198,33 @@ asio::awaitable<util::Result<std::string>> LarkApi::Send(
   co_return std::string(common::StringOr(answer->api.data, "message_id"));
 }
 
+asio::awaitable<util::Result<void>> LarkApi::PatchCard(std::string_view message_id,
+                                                        const std::string& content) {
+  if (!IsPlainId(message_id)) {
+    co_return util::Fail(ErrorCode::kInvalidArgument, "a message id with unexpected characters");
+  }
+  auto answer = co_await Call("PATCH", fmt::format("/open-apis/im/v1/messages/{}", message_id),
+                              PatchBody(content), "application/json; charset=utf-8");
+  if (!answer) co_return tl::unexpected(answer.error());
+  if (answer->status != 200 || answer->api.code != 0) {
+    co_return tl::unexpected(Refused("card update", *answer));
+  }
+  co_return util::Ok();
+}
+
+asio::awaitable<util::Result<void>> LarkApi::Recall(std::string_view message_id) {
+  if (!IsPlainId(message_id)) {
+    co_return util::Fail(ErrorCode::kInvalidArgument, "a message id with unexpected characters");
+  }
+  auto answer =
+      co_await Call("DELETE", fmt::format("/open-apis/im/v1/messages/{}", message_id), "", "");
+  if (!answer) co_return tl::unexpected(answer.error());
+  if (answer->status != 200 || answer->api.code != 0) {
+    co_return tl::unexpected(Refused("recall", *answer));
+  }
+  co_return util::Ok();
+}
+
 asio::awaitable<util::Result<std::string>> LarkApi::UploadImage(std::string bytes) {
   const std::string boundary = "----switchboard" + util::RandomUrlSafe(16);
   Multipart multipart = ImageUploadBody(bytes, boundary);

@@ -49,6 +49,14 @@ class LarkApi {
       domain::TargetType type, std::string_view target, std::string_view reply_to,
       const std::string& msg_type, const std::string& content, std::string_view uuid);
 
+  // PATCH /open-apis/im/v1/messages/{id} with a card's content (a card the bot sent, marked
+  // update_multi). Errors as Send's.
+  boost::asio::awaitable<util::Result<void>> PatchCard(std::string_view message_id,
+                                                       const std::string& content);
+
+  // DELETE /open-apis/im/v1/messages/{id} (recalls a message the bot sent).
+  boost::asio::awaitable<util::Result<void>> Recall(std::string_view message_id);
+
   // POST /open-apis/im/v1/images (multipart) -> image_key.
   boost::asio::awaitable<util::Result<std::string>> UploadImage(std::string bytes);
 

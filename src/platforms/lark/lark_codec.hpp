@@ -144,6 +144,17 @@ std::vector<OutgoingPart> EncodeOutgoing(const domain::OutgoingMessage& message)
 // {"image_key": key} for an uploaded image.
 std::string ImageContent(std::string_view image_key);
 
+// A streamed reply's card (msg_type "interactive"): one markdown element holding `text`, marked
+// `update_multi` (a shared card: PATCH /im/v1/messages/{id} may only update such cards).
+std::string StreamCardContent(std::string_view text);
+
+// The text a streamed card shows of a final reply: Plain text, At as <at id=...></at>, File as
+// its name and link; Image and Voice are not in it (they are sent after the card).
+std::string StreamCardText(const domain::MessageChain& chain);
+
+// The body of PATCH /open-apis/im/v1/messages/{id}: {"content": card}.
+std::string PatchBody(const std::string& content);
+
 // The request body of POST /open-apis/im/v1/messages (`receive_id` present) or of
 // /messages/{id}/reply (`receive_id` empty).
 std::string SendBody(std::string_view receive_id, const std::string& msg_type,

@@ -182,6 +182,48 @@ std::string ImageContent(std::string_view image_key) {
   return util::SerializeJson(content);
 }
 
+std::string StreamCardContent(std::string_view text) {
+  JsonObject config;
+  config["wide_screen_mode"] = true;
+  config["update_multi"] = true;
+  JsonObject markdown;
+  markdown["tag"] = "markdown";
+  markdown["content"] = text;
+  JsonObject card;
+  card["config"] = std::move(config);
+  card["elements"] = JsonArray{std::move(markdown)};
+  return util::SerializeJson(card);
+}
+
+std::string StreamCardText(const domain::MessageChain& chain) {
+  std::string text;
+  for (const MessageElement& e : chain) {
+    switch (e.type) {
+      case ElementType::kPlain:
+        text += e.text;
+        break;
+      case ElementType::kAt:
+        text += fmt::format("<at id={}></at>", e.target);
+        break;
+      case ElementType::kAtAll:
+        text += "<at id=all></at>";
+        break;
+      case ElementType::kFile:
+        text += fmt::format("{}{}", e.name.empty() ? "" : e.name + ": ", e.url);
+        break;
+      default:
+        break;
+    }
+  }
+  return text;
+}
+
+std::string PatchBody(const std::string& content) {
+  JsonObject body;
+  body["content"] = content;
+  return util::SerializeJson(body);
+}
+
 std::string SendBody(std::string_view receive_id, const std::string& msg_type,
                      const std::string& content, std::string_view uuid) {
   JsonObject body;
