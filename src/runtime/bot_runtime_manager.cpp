@@ -370,11 +370,12 @@ class BotTurn final : public pipeline::Turn, public std::enable_shared_from_this
       auto stream = live->adapter().BeginStream(chat_type_, chat_id_, message_id_);
       if (!stream) return nullptr;
       std::weak_ptr<BotTurn> weak = weak_from_this();
-      streamed_ = std::make_shared<StreamedReply>(
-          std::move(stream), *impl->deps.clock, impl->options.stream_interval,
-          [weak](std::string why) {
-            if (auto self = weak.lock()) self->Log(LogLevel::kWarning, std::move(why));
-          });
+      streamed_ =
+          std::make_shared<StreamedReply>(std::move(stream), *impl->deps.clock,
+                                          impl->options.stream_interval, [weak](std::string why) {
+                                            if (auto self = weak.lock())
+                                              self->Log(LogLevel::kWarning, std::move(why));
+                                          });
       streamed_by_ = live;
     }
     return [reply = streamed_](const domain::ChatDelta& delta) { reply->Add(delta.content); };
@@ -412,16 +413,14 @@ class BotTurn final : public pipeline::Turn, public std::enable_shared_from_this
     auto self = shared_from_this();
     auto sent_back = [self, text = std::move(text),
                       done = std::move(done)](util::Result<domain::SendReceipt> sent) {
-                           if (sent) {
-                             self->Log(LogLevel::kInfo, text);
-                           } else {
-                             self->Log(
-                                 LogLevel::kError,
-                                 sent.error().code == ErrorCode::kCancelled
-                                     ? "the bot stopped while its reply was being sent"
-                                     : "the reply was not delivered: " + sent.error().message);
-                           }
-                           done();
+      if (sent) {
+        self->Log(LogLevel::kInfo, text);
+      } else {
+        self->Log(LogLevel::kError, sent.error().code == ErrorCode::kCancelled
+                                        ? "the bot stopped while its reply was being sent"
+                                        : "the reply was not delivered: " + sent.error().message);
+      }
+      done();
     };
     if (streamed) {
       streamed_->Finish(std::move(out), std::move(sent_back));
@@ -432,9 +431,9 @@ class BotTurn final : public pipeline::Turn, public std::enable_shared_from_this
 
  private:
   std::weak_ptr<BotRuntimeManager::Impl> impl_;
-  std::shared_ptr<Incarnation> inc_;  // replaced by its successor when the bot restarted
-  std::shared_ptr<StreamedReply> streamed_;      // null: the reply is sent whole
-  std::shared_ptr<Incarnation> streamed_by_;     // the incarnation whose adapter streams it
+  std::shared_ptr<Incarnation> inc_;          // replaced by its successor when the bot restarted
+  std::shared_ptr<StreamedReply> streamed_;   // null: the reply is sent whole
+  std::shared_ptr<Incarnation> streamed_by_;  // the incarnation whose adapter streams it
   const domain::TargetType chat_type_;
   const std::string chat_id_;
   const std::string message_id_;

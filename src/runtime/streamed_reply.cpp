@@ -45,8 +45,9 @@ void StreamedReply::Pump(std::unique_lock<std::mutex> lock) {
   shown_bytes_ = text_.size();
   std::string text = text_;
   lock.unlock();
-  stream_->Update(std::move(text),
-                  [self = shared_from_this()](util::Result<void> r) { self->Updated(std::move(r)); });
+  stream_->Update(std::move(text), [self = shared_from_this()](util::Result<void> r) {
+    self->Updated(std::move(r));
+  });
 }
 
 void StreamedReply::Updated(util::Result<void> result) {

@@ -152,14 +152,15 @@ class Core : public std::enable_shared_from_this<Core> {
     if (!stream_reply_ || stopping_) return nullptr;
     if (!IsPlainId(reply_to_message_id)) reply_to_message_id.clear();
     std::weak_ptr<Core> weak = weak_from_this();
-    return MakeStream(
-        shared_from_this(), group_, api_, chat_type, std::move(chat_id), reply_to_message_id,
-        [weak](domain::OutgoingMessage message, std::string reply_to,
-               std::function<void(util::Result<domain::SendReceipt>)> done) {
-          auto self = weak.lock();
-          if (!self) return done(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
-          self->Send(std::move(message), std::move(reply_to), std::move(done));
-        });
+    return MakeStream(shared_from_this(), group_, api_, chat_type, std::move(chat_id),
+                      reply_to_message_id,
+                      [weak](domain::OutgoingMessage message, std::string reply_to,
+                             std::function<void(util::Result<domain::SendReceipt>)> done) {
+                        auto self = weak.lock();
+                        if (!self)
+                          return done(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
+                        self->Send(std::move(message), std::move(reply_to), std::move(done));
+                      });
   }
 
   void HandleWebhook(WebhookCall call, std::function<void(WebhookAnswer)> answer) {

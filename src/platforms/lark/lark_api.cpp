@@ -199,7 +199,7 @@ asio::awaitable<util::Result<std::string>> LarkApi::Send(
 }
 
 asio::awaitable<util::Result<void>> LarkApi::PatchCard(std::string_view message_id,
-                                                        const std::string& content) {
+                                                       const std::string& content) {
   if (!IsPlainId(message_id)) {
     co_return util::Fail(ErrorCode::kInvalidArgument, "a message id with unexpected characters");
   }

@@ -77,29 +77,28 @@ class CardStream final : public ReplyStream, public std::enable_shared_from_this
     }
     auto once = common::MakeSendOnce(std::move(done));
     auto self = shared_from_this();
-    const bool started =
-        group_->Spawn([self, head = std::move(head), after = std::move(after), once,
-                       card_id]() mutable -> asio::awaitable<void> {
-          co_await asio::this_coro::throw_if_cancelled(false);
-          auto shown = co_await self->api_.PatchCard(card_id, StreamCardContent(head));
-          if (!shown) {
-            (*once)(tl::unexpected(shown.error()));
-            co_return;
-          }
-          if (after.chain.empty()) {
-            domain::SendReceipt receipt;
-            receipt.message_id = card_id;
-            (*once)(receipt);
-            co_return;
-          }
-          self->send_whole_(std::move(after), self->reply_to_,
-                            [once, card_id](util::Result<domain::SendReceipt> sent) {
-                              if (!sent) return (*once)(std::move(sent));
-                              domain::SendReceipt receipt;
-                              receipt.message_id = card_id;
-                              (*once)(receipt);
-                            });
-        });
+    const bool started = group_->Spawn([self, head = std::move(head), after = std::move(after),
+                                        once, card_id]() mutable -> asio::awaitable<void> {
+      co_await asio::this_coro::throw_if_cancelled(false);
+      auto shown = co_await self->api_.PatchCard(card_id, StreamCardContent(head));
+      if (!shown) {
+        (*once)(tl::unexpected(shown.error()));
+        co_return;
+      }
+      if (after.chain.empty()) {
+        domain::SendReceipt receipt;
+        receipt.message_id = card_id;
+        (*once)(receipt);
+        co_return;
+      }
+      self->send_whole_(std::move(after), self->reply_to_,
+                        [once, card_id](util::Result<domain::SendReceipt> sent) {
+                          if (!sent) return (*once)(std::move(sent));
+                          domain::SendReceipt receipt;
+                          receipt.message_id = card_id;
+                          (*once)(receipt);
+                        });
+    });
     if (!started) (*once)(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
   }
 
@@ -128,8 +127,8 @@ class CardStream final : public ReplyStream, public std::enable_shared_from_this
       (*done)(co_await api_.PatchCard(card_id, content));
       co_return;
     }
-    auto id = co_await api_.Send(type_, chat_id_, reply_to_, "interactive", content,
-                                 util::NewUuid());
+    auto id =
+        co_await api_.Send(type_, chat_id_, reply_to_, "interactive", content, util::NewUuid());
     if (!id) {
       (*done)(tl::unexpected(id.error()));
       co_return;
