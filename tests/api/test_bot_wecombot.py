@@ -79,9 +79,48 @@ class WeComBotTestBase(ServerTestCase):
 
 
 class WeComBotSocketTest(WeComBotTestBase):
-    def bot(self, secret=DEFAULT_SECRET, enable=True):
+    def bot(self, secret=DEFAULT_SECRET, enable=True, stream=False):
         return self.make({"BotId": DEFAULT_BOT_ID, "Secret": secret, "enable-webhook": False,
-                          "ws_url": self.wc.ws_url}, enable)
+                          "ws_url": self.wc.ws_url, "enable-stream-reply": stream}, enable)
+
+    def slow_stream(self, words, delay_ms):
+        """The model's next answer streams `words` one SSE chunk each, `delay_ms` apart."""
+        def chunk(delta, finish=None):
+            return "data: " + json.dumps({
+                "id": "chatcmpl-slow", "object": "chat.completion.chunk", "created": 1,
+                "model": "gpt-test", "choices": [{"index": 0, "delta": delta,
+                                                  "finish_reason": finish}]}) + "\n\n"
+        chunks = [chunk({"role": "assistant", "content": ""})]
+        chunks += [chunk({"content": w}) for w in words]
+        chunks += [chunk({}, "stop"), "data: [DONE]\n\n"]
+        self.llm.script_next(path="/v1/chat/completions", delay_ms=delay_ms, chunks=chunks)
+
+    def test_stream_reply_sends_unfinished_frames_while_the_model_writes(self):
+        bot = self.bot(stream=True)
+        self.running(bot)
+        words = ["word%d " % i for i in range(10)]
+        self.slow_stream(words, 250)
+        got = self.wc.say("tell me slowly", userid="zhangsan")
+        full = "".join(words).strip()
+        done = wait_until(lambda: [f for f in self.wc.sent()
+                                   if f["body"].get("stream", {}).get("finish")], 20)
+        self.assertTrue(done, self.wc.sent())
+        time.sleep(0.5)
+        frames = self.wc.sent()
+        self.assertTrue(all(f["kind"] == "respond" and f["req_id"] == got["req_id"]
+                            for f in frames), frames)
+        streams = [f["body"]["stream"] for f in frames]
+        self.assertEqual(len({s["id"] for s in streams}), 1, streams)  # one stream
+        self.assertEqual([s["finish"] for s in streams], [False] * (len(streams) - 1) + [True])
+        self.assertGreaterEqual(len(streams), 3, streams)  # updated while written
+        self.assertEqual(streams[-1]["content"], full)
+        texts = [s["content"] for s in streams]
+        for before, after in zip(texts, texts[1:]):
+            self.assertTrue(after.startswith(before.rstrip()), texts)  # cumulative
+        times = [f["at"] for f in frames]
+        self.assertLessEqual(len(frames), 2 * (times[-1] - times[0]) + 3, times)  # paced
+        self.assertTrue(wait_until(lambda: any("reply streamed" in l["text"]
+                                               for l in self.logs(bot)), 5))
 
     def replies(self, count, timeout=15):
         got = wait_until(lambda: len(self.wc.sent()) >= count and self.wc.sent(), timeout)

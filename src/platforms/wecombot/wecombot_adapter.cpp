@@ -53,6 +53,7 @@ Settings ReadSettings(const util::JsonObject& config) {
         Millis(config, "PullPendingPlaceholderDelayMs", 3'000, 0, 300'000);
   }
   s.streams.max_content_bytes = kMaxContentBytes;
+  s.stream_reply = common::ConfigBool(config, "enable-stream-reply", false);
   return s;
 }
 

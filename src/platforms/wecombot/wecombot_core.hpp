@@ -36,6 +36,7 @@ struct Settings {
   util::Duration poll_timeout{500};
   util::Duration heartbeat{30'000};
   StreamOptions streams;
+  bool stream_reply = false;  // enable-stream-reply: long-connection replies stream as written
 };
 Settings ReadSettings(const util::JsonObject& config);
 
@@ -76,8 +77,13 @@ class Core : public std::enable_shared_from_this<Core> {
   void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
             std::function<void(util::Result<domain::SendReceipt>)> done);
   void HandleWebhook(WebhookCall call, std::function<void(WebhookAnswer)> answer);
+  // With enable-stream-reply on the long connection: the reply's stream frames go out on the
+  // callback's req_id while it is written (wecombot_socket.cpp). Null otherwise.
+  std::shared_ptr<ReplyStream> BeginStream(domain::TargetType chat_type, std::string chat_id,
+                                           std::string reply_to_message_id);
 
  private:
+  friend class SocketReplyStream;
   // ---- shared (wecombot_adapter.cpp) ----
   std::string Scrub(std::string text) const;
   void Log(domain::LogLevel level, std::string text);
@@ -110,9 +116,12 @@ class Core : public std::enable_shared_from_this<Core> {
   // whatever its errcode; kUpstreamTimeout / kUpstreamFailed / kUnavailable when none came.
   boost::asio::awaitable<util::Result<Frame>> Command(std::shared_ptr<Link> link, std::string cmd,
                                                       std::string req_id, util::JsonObject body);
+  // `taken`: the reply target a streamed reply already took (its stream is finished), else the
+  // message's target is looked up.
   boost::asio::awaitable<void> SocketSend(domain::OutgoingMessage message,
                                           std::string reply_to_message_id,
-                                          std::shared_ptr<common::SendOnce> once);
+                                          std::shared_ptr<common::SendOnce> once,
+                                          std::optional<ReplyTarget> taken = std::nullopt);
   void RememberReplyTarget(const std::string& msgid, ReplyTarget target);
   std::optional<ReplyTarget> TakeReplyTarget(const std::string& msgid);
 

@@ -316,7 +316,8 @@ asio::awaitable<util::Result<Frame>> Core::Command(std::shared_ptr<Link> link, s
 
 asio::awaitable<void> Core::SocketSend(domain::OutgoingMessage message,
                                        std::string reply_to_message_id,
-                                       std::shared_ptr<common::SendOnce> once) {
+                                       std::shared_ptr<common::SendOnce> once,
+                                       std::optional<ReplyTarget> taken) {
   co_await asio::this_coro::throw_if_cancelled(false);
   const std::vector<std::string> pieces =
       SplitBytes(RenderMarkdown(message.chain), kMaxContentBytes);
@@ -328,7 +329,8 @@ asio::awaitable<void> Core::SocketSend(domain::OutgoingMessage message,
   }
   domain::SendReceipt receipt;
   std::size_t next = 0;
-  if (auto target = TakeReplyTarget(reply_to_message_id); target && !pieces.empty()) {
+  if (auto target = taken ? taken : TakeReplyTarget(reply_to_message_id);
+      target && !pieces.empty()) {
     // The reply: one finished stream on the callback's req_id, shown as the answer to it.
     auto ack = co_await Command(link, "aibot_respond_msg", target->req_id,
                                 StreamBody(target->stream_id, pieces[0], true));
@@ -366,6 +368,107 @@ asio::awaitable<void> Core::SocketSend(domain::OutgoingMessage message,
     if (!receipt.message_id) receipt.message_id = req_id;
   }
   (*once)(receipt);
+}
+
+// A reply streamed on the long connection: the first update takes the message's reply target
+// (the callback's req_id and a stream id), each update is an unfinished stream frame with the
+// whole text so far, and the finish is SocketSend's finished frame on the same stream (then any
+// further pieces as aibot_send_msg). Without a target (no callback, the window closed) updates
+// fail and the reply goes out as Send would.
+class SocketReplyStream final : public ReplyStream,
+                                public std::enable_shared_from_this<SocketReplyStream> {
+ public:
+  SocketReplyStream(std::shared_ptr<Core> core, std::string msgid)
+      : core_(std::move(core)), msgid_(std::move(msgid)) {}
+
+  void Update(std::string text_so_far, std::function<void(util::Result<void>)> done) override {
+    auto self = shared_from_this();
+    auto once = std::make_shared<std::function<void(util::Result<void>)>>(std::move(done));
+    const bool started =
+        !core_->stopping_ && core_->group_->Spawn([self, text = std::move(text_so_far),
+                                                   once]() -> asio::awaitable<void> {
+          co_await asio::this_coro::throw_if_cancelled(false);
+          (*once)(co_await self->Frame(std::move(text)));
+        });
+    if (!started) (*once)(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
+  }
+
+  void Finish(domain::OutgoingMessage message,
+              std::function<void(util::Result<domain::SendReceipt>)> done) override {
+    auto once = common::MakeSendOnce(std::move(done));
+    std::optional<ReplyTarget> target;
+    {
+      std::lock_guard lock(mu_);
+      target = target_;
+    }
+    auto core = core_;
+    const bool started =
+        !core->stopping_ &&
+        core->group_->Spawn([core, message = std::move(message), msgid = msgid_, once, target]() {
+          return core->SocketSend(message, msgid, once, target);
+        });
+    if (!started) (*once)(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
+  }
+
+  // A stream cannot be taken back; it is finished empty so WeCom stops showing it as written.
+  void Abandon() override {
+    std::optional<ReplyTarget> target;
+    {
+      std::lock_guard lock(mu_);
+      target = target_;
+    }
+    if (!target) return;
+    auto core = core_;
+    core->group_->Spawn([core, target]() -> asio::awaitable<void> {
+      co_await asio::this_coro::throw_if_cancelled(false);
+      auto link = core->CurrentLink();
+      if (!link) co_return;
+      (void)co_await core->Command(link, "aibot_respond_msg", target->req_id,
+                                   StreamBody(target->stream_id, "", true));
+    });
+  }
+
+ private:
+  asio::awaitable<util::Result<void>> Frame(std::string text) {
+    std::optional<ReplyTarget> target;
+    {
+      std::lock_guard lock(mu_);
+      if (!target_) target_ = core_->TakeReplyTarget(msgid_);
+      target = target_;
+    }
+    if (!target) {
+      co_return util::Fail(ErrorCode::kUnavailable,
+                           "no open reply stream for the message (its window closed)");
+    }
+    auto link = core_->CurrentLink();
+    if (!link) {
+      co_return util::Fail(ErrorCode::kUpstreamUnreachable,
+                           "the bot is not connected to WeCom (the long connection is down)");
+    }
+    auto pieces = SplitBytes(text, kMaxContentBytes);
+    if (pieces.empty()) co_return util::Ok();
+    auto ack = co_await core_->Command(link, "aibot_respond_msg", target->req_id,
+                                       StreamBody(target->stream_id, pieces[0], false));
+    if (!ack) co_return tl::unexpected(ack.error());
+    if (ack->errcode.value_or(0) != 0) {
+      co_return util::Fail(ErrorCode::kUpstreamFailed,
+                           "WeCom refused the stream frame: " + DescribeAck(*ack));
+    }
+    co_return util::Ok();
+  }
+
+  const std::shared_ptr<Core> core_;
+  const std::string msgid_;
+  std::mutex mu_;
+  std::optional<ReplyTarget> target_;  // guarded by mu_; taken at the first update
+};
+
+std::shared_ptr<ReplyStream> Core::BeginStream(domain::TargetType, std::string,
+                                               std::string reply_to_message_id) {
+  if (!settings_.stream_reply || settings_.webhook || stopping_ || reply_to_message_id.empty()) {
+    return nullptr;
+  }
+  return std::make_shared<SocketReplyStream>(shared_from_this(), std::move(reply_to_message_id));
 }
 
 }  // namespace sb::platforms::wecombot
