@@ -95,6 +95,46 @@ class TelegramBotTest(ServerTestCase):
     def sends(self):
         return [s for s in self.tg.sent(self.tg_token) if s["method"].lower() == "sendmessage"]
 
+    def slow_stream(self, words, delay_ms):
+        """The model's next answer streams `words` one SSE chunk each, `delay_ms` apart."""
+        def chunk(delta, finish=None):
+            return "data: " + json.dumps({
+                "id": "chatcmpl-slow", "object": "chat.completion.chunk", "created": 1,
+                "model": "gpt-test", "choices": [{"index": 0, "delta": delta,
+                                                  "finish_reason": finish}]}) + "\n\n"
+        chunks = [chunk({"role": "assistant", "content": ""})]
+        chunks += [chunk({"content": w}) for w in words]
+        chunks += [chunk({}, "stop"), "data: [DONE]\n\n"]
+        self.llm.script_next(path="/v1/chat/completions", delay_ms=delay_ms, chunks=chunks)
+
+    def test_stream_reply_edits_one_message_while_the_model_writes(self):
+        bot = self.bot(self.pipeline(), **{"enable-stream-reply": True, "markdown_card": True})
+        self.running(bot)
+        words = ["word%d " % i for i in range(10)]
+        self.slow_stream(words, 250)
+        self.user_message("tell me slowly")
+        full = "".join(words).strip()
+
+        def calls():
+            return [s for s in self.tg.sent(self.tg_token)
+                    if s["method"] in ("sendMessage", "editMessageText")]
+        done = wait_until(lambda: [c for c in calls() if c["method"] == "editMessageText"
+                                   and c["parse_mode"] == "MarkdownV2"], 20)
+        self.assertTrue(done, calls())
+        time.sleep(0.5)
+        got = calls()
+        self.assertEqual(got[0]["method"], "sendMessage")  # one message, then edits of it
+        self.assertTrue(all(c["method"] == "editMessageText" for c in got[1:]), got)
+        self.assertGreaterEqual(len(got), 3, got)  # updated while written
+        self.assertTrue(all(c["message_id"] == got[0]["message_id"] for c in got), got)
+        self.assertEqual(got[-1]["parse_mode"], "MarkdownV2")  # the final reply as configured
+        self.assertEqual(got[-1]["params"]["text"].replace("\\", ""), full)
+        texts = [c["text"] for c in got[:-1]]
+        for before, after in zip(texts, texts[1:]):
+            self.assertTrue(after.startswith(before.rstrip()), texts)
+        times = [c["time"] for c in got]
+        self.assertLessEqual(len(got), 2 * (times[-1] - times[0]) + 3, times)  # paced
+
     def test_private_message_gets_a_model_reply_and_account_id_is_known(self):
         bot = self.bot(self.pipeline())
         data = self.running(bot)

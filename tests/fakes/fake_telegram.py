@@ -54,6 +54,8 @@ Bot API subset (2.1, 2.12)
     sendChatAction, sendMessageDraft, editMessageText (2.10)
                              edit of an unknown message: "Bad Request: message to edit not found";
                              identical content: "Bad Request: message is not modified: ...".
+    deleteMessage    (chat_id, message_id) -> true; an unknown message: "Bad Request: message
+                             to delete not found".
     getFile          (2.9)  {file_id, file_unique_id, file_size, file_path}; bytes at
                              GET /file/bot<token>/<file_path> (404 "Not Found" otherwise).
 
@@ -778,7 +780,7 @@ class _Disconnected(Exception):
 
 METHOD_NAMES = ("getMe", "getUpdates", "setWebhook", "deleteWebhook", "getWebhookInfo",
                 "sendMessage", "sendPhoto", "sendVoice", "sendDocument", "sendChatAction",
-                "sendMessageDraft", "editMessageText", "getFile")
+                "sendMessageDraft", "editMessageText", "deleteMessage", "getFile")
 CANONICAL = {m.lower(): m for m in METHOD_NAMES}
 
 
@@ -1313,6 +1315,16 @@ class FakeTelegram(object):
         bot.messages[(chat["id"], mid)] = msg
         self._record_sent(bot, "editMessageText", p, chat["id"], msg)
         return msg
+
+    def _m_deletemessage(self, bot, p, up, ctx):
+        chat = self._chat(bot, p.get("chat_id"))
+        mid = _int_param(p, "message_id")
+        if mid is None:
+            raise ApiError(400, "Bad Request: message identifier is not specified")
+        if bot.messages.pop((chat["id"], mid), None) is None:
+            raise ApiError(400, "Bad Request: message to delete not found")
+        self._record_sent(bot, "deleteMessage", p, chat["id"])
+        return True
 
     def _m_getfile(self, bot, p, up, ctx):
         fid = _str_param(p, "file_id")

@@ -24,6 +24,7 @@
 #include "platforms/common/send_once.hpp"
 #include "platforms/coroutine_group.hpp"
 #include "platforms/telegram/telegram_codec.hpp"
+#include "platforms/telegram/telegram_stream.hpp"
 #include "util/call_once.hpp"
 #include "util/crypto.hpp"
 
@@ -95,6 +96,7 @@ class Core : public std::enable_shared_from_this<Core> {
       : context_(std::move(context)),
         token_(ConfigString(context_.config, "token")),
         markdown_(ConfigBool(context_.config, "markdown_card", true)),
+        stream_reply_(ConfigBool(context_.config, "enable-stream-reply", false)),
         mode_(ConfigString(context_.config, "mode")),
         webhook_mode_(mode_ == "webhook"),
         secret_(webhook_mode_ ? util::RandomUrlSafe(32) : std::string()),
@@ -150,6 +152,33 @@ class Core : public std::enable_shared_from_this<Core> {
       return self->SendAll(shared_calls, once);
     });
     if (!started) (*once)(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
+  }
+
+  // With enable-stream-reply, a reply is one message edited while the model writes it.
+  std::shared_ptr<ReplyStream> BeginStream(domain::TargetType chat_type, std::string chat_id,
+                                           std::string reply_to_message_id) {
+    if (!stream_reply_ || stopping_) return nullptr;
+    EncodeOptions options;
+    options.markdown = markdown_;
+    std::weak_ptr<Core> weak = weak_from_this();
+    options.display_name = [weak](const std::string& id) {
+      auto self = weak.lock();
+      return self ? self->NameOf(id) : id;
+    };
+    auto self = shared_from_this();
+    return MakeEditStream(
+        group_,
+        [self](const OutboundCall& call) -> asio::awaitable<util::Result<util::Json>> {
+          return self->RunOne(call);
+        },
+        [weak](domain::OutgoingMessage message, std::string reply_to,
+               std::function<void(util::Result<domain::SendReceipt>)> done) {
+          auto self = weak.lock();
+          if (!self) return done(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
+          self->Send(std::move(message), std::move(reply_to), std::move(done));
+        },
+        domain::OutgoingMessage{chat_type, std::move(chat_id), {}}, std::move(reply_to_message_id),
+        std::move(options));
   }
 
   void HandleWebhook(WebhookCall call, std::function<void(WebhookAnswer)> answer) {
@@ -535,6 +564,20 @@ class Core : public std::enable_shared_from_this<Core> {
     co_return std::move(response->body);
   }
 
+  // One call of a send (a streamed reply's): a MarkdownV2 text Telegram cannot parse is sent
+  // again as plain text.
+  asio::awaitable<util::Result<util::Json>> RunOne(OutboundCall call) {
+    const Upload* upload = call.upload ? &*call.upload : nullptr;
+    Outcome outcome = co_await Call(call.method, call.params,
+                                    upload != nullptr ? kUploadTimeout : kCallTimeout, upload);
+    if (!outcome.ok && outcome.entity_parse_error && call.plain_params) {
+      Log(LogLevel::kWarning, "Telegram could not parse a MarkdownV2 text; sent it as plain text");
+      outcome = co_await Call(call.method, *call.plain_params, kCallTimeout);
+    }
+    if (!outcome.ok) co_return tl::unexpected(outcome.error);
+    co_return std::move(outcome.result);
+  }
+
   asio::awaitable<void> SendAll(std::shared_ptr<const std::vector<OutboundCall>> calls,
                                 std::shared_ptr<common::SendOnce> once) {
     co_await asio::this_coro::throw_if_cancelled(false);
@@ -560,6 +603,7 @@ class Core : public std::enable_shared_from_this<Core> {
   const AdapterContext context_;
   const std::string token_;
   const bool markdown_;
+  const bool stream_reply_;  // replies shown while written, by editing one message
   const std::string mode_;
   const bool webhook_mode_;
   const std::string secret_;  // what Telegram must echo in webhook calls; empty when polling
