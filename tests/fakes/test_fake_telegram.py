@@ -457,6 +457,15 @@ class SendTest(Base):
                                                        "text": ""})[1]["result"], True)
         self.assertEqual([s["method"] for s in self.sent()][3:],
                          ["editMessageText", "sendChatAction", "sendMessageDraft"])
+        # deleting: the bot's message goes, a second delete finds nothing
+        self.assertEqual(self.api("deleteMessage", {"chat_id": -1001234, "message_id": 12})[1]
+                         ["result"], True)
+        self.assert_error(self.api("deleteMessage", {"chat_id": -1001234, "message_id": 12}),
+                          400, "Bad Request: message to delete not found")
+        self.assert_error(self.api("editMessageText", {"chat_id": -1001234, "message_id": 12,
+                                                       "text": "gone"}), 400,
+                          "Bad Request: message to edit not found")
+        self.assertEqual(self.sent()[-1]["method"], "deleteMessage")
 
     def test_multipart_send_photo(self):
         data = bytes(range(256)) * 10
