@@ -155,10 +155,14 @@ class Pool final : public util::BlockingExecutor {
 class ReplyRunner final : public pipeline::Runner {
  public:
   void Run(const util::JsonObject&, pipeline::AgentInput input,
-           std::function<void(const domain::ChatDelta&)>,
+           std::function<void(const domain::ChatDelta&)> on_delta,
            std::function<void(util::Result<pipeline::AgentReply>)> done) override {
     std::string text;
     for (const auto& p : input.content) text += p.text;
+    if (on_delta) {  // streamed in two pieces, as a model would
+      on_delta(domain::ChatDelta{"echo: "});
+      on_delta(domain::ChatDelta{text});
+    }
     if (hold) {
       std::unique_lock lock(mu);
       cv.wait_for(lock, 3s, [&] { return !hold.load(); });
@@ -194,6 +198,25 @@ struct Journal {
     std::lock_guard lock(mu);
     return sent;
   }
+};
+
+// A stream that writes what it is asked into the journal ("update <text>", "finish <text>").
+class JournalStream final : public platforms::ReplyStream {
+ public:
+  explicit JournalStream(Journal& journal) : journal_(journal) {}
+  void Update(std::string text, std::function<void(util::Result<void>)> done) override {
+    journal_.Add("update " + text);
+    done(util::Ok());
+  }
+  void Finish(domain::OutgoingMessage message,
+              std::function<void(util::Result<domain::SendReceipt>)> done) override {
+    journal_.Add("finish " + message.chain.back().text);
+    done(domain::SendReceipt{"streamed-1"});
+  }
+  void Abandon() override { journal_.Add("abandon"); }
+
+ private:
+  Journal& journal_;
 };
 
 class FakeAdapter final : public platforms::PlatformAdapter {
@@ -236,6 +259,13 @@ class FakeAdapter final : public platforms::PlatformAdapter {
       journal_.sent_by.push_back(n_);
     }
     done(domain::SendReceipt{"sent-1"});
+  }
+  // Streams when its config says "stream": true.
+  std::shared_ptr<platforms::ReplyStream> BeginStream(domain::TargetType, std::string,
+                                                      std::string) override {
+    auto it = ctx_.config.find("stream");
+    if (it == ctx_.config.end() || !it->value().is_bool() || !it->value().as_bool()) return nullptr;
+    return std::make_shared<JournalStream>(journal_);
   }
   platforms::AdapterHost& host() { return *ctx_.host; }
 
@@ -407,6 +437,46 @@ TEST_F(RuntimeTest, AMessageGoesThroughThePipelineAndIsLogged) {
     }
     return false;
   }));
+}
+
+TEST_F(RuntimeTest, AStreamingAdapterGetsTheReplyWhileWrittenAndFinishesItOnce) {
+  Make();
+  auto bot = Bot();
+  bot.adapter_config["stream"] = true;
+  manager_->Apply(bot);
+  ASSERT_TRUE(Eventually([&] { return State() == domain::RuntimeState::kRunning; }));
+  last_->host().OnMessage(Message("42", "hi"));
+  auto finished = [&] {
+    for (const auto& e : journal_.Events()) {
+      if (e.starts_with("finish ")) return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(Eventually(finished));
+  std::vector<std::string> streamed;
+  for (const auto& e : journal_.Events()) {
+    if (e.starts_with("update ") || e.starts_with("finish ") || e == "abandon") {
+      streamed.push_back(e);
+    }
+  }
+  // The first piece at once; the second came within the interval, so the final reply ends it.
+  EXPECT_EQ(streamed, (std::vector<std::string>{"update echo: ", "finish echo: hi"}));
+  EXPECT_TRUE(journal_.Sent().empty());  // not sent a second time
+  ASSERT_TRUE(Eventually([&] {
+    for (const auto& e : Logs()) {
+      if (e.text.starts_with("reply streamed (model ") && e.text.ends_with("echo: hi")) return true;
+    }
+    return false;
+  }));
+}
+
+TEST_F(RuntimeTest, AnAdapterThatDoesNotStreamGetsTheWholeReply) {
+  Make();
+  manager_->Apply(Bot());  // no "stream": BeginStream answers null
+  ASSERT_TRUE(Eventually([&] { return State() == domain::RuntimeState::kRunning; }));
+  last_->host().OnMessage(Message("42", "hi"));
+  ASSERT_TRUE(Eventually([&] { return journal_.Sent().size() == 1; }));
+  for (const auto& e : journal_.Events()) EXPECT_FALSE(e.starts_with("update ")) << e;
 }
 
 TEST_F(RuntimeTest, AReplyInFlightDuringARestartGoesOutThroughTheNewAdapter) {
