@@ -72,17 +72,6 @@ class WeComBotTestBase(ServerTestCase):
             "target_type": target_type, "target_id": target_id,
             "message_chain": [{"type": "Plain", "text": text}]})
 
-    def assertNoSecrets(self, bot):
-        text = json.dumps(self.logs(bot)) + json.dumps(self.status(bot)["runtime"])
-        for secret in (DEFAULT_SECRET, DEFAULT_TOKEN, DEFAULT_AES_KEY):
-            self.assertNotIn(secret, text)
-
-
-class WeComBotSocketTest(WeComBotTestBase):
-    def bot(self, secret=DEFAULT_SECRET, enable=True, stream=False):
-        return self.make({"BotId": DEFAULT_BOT_ID, "Secret": secret, "enable-webhook": False,
-                          "ws_url": self.wc.ws_url, "enable-stream-reply": stream}, enable)
-
     def slow_stream(self, words, delay_ms):
         """The model's next answer streams `words` one SSE chunk each, `delay_ms` apart."""
         def chunk(delta, finish=None):
@@ -94,6 +83,17 @@ class WeComBotSocketTest(WeComBotTestBase):
         chunks += [chunk({"content": w}) for w in words]
         chunks += [chunk({}, "stop"), "data: [DONE]\n\n"]
         self.llm.script_next(path="/v1/chat/completions", delay_ms=delay_ms, chunks=chunks)
+
+    def assertNoSecrets(self, bot):
+        text = json.dumps(self.logs(bot)) + json.dumps(self.status(bot)["runtime"])
+        for secret in (DEFAULT_SECRET, DEFAULT_TOKEN, DEFAULT_AES_KEY):
+            self.assertNotIn(secret, text)
+
+
+class WeComBotSocketTest(WeComBotTestBase):
+    def bot(self, secret=DEFAULT_SECRET, enable=True, stream=False):
+        return self.make({"BotId": DEFAULT_BOT_ID, "Secret": secret, "enable-webhook": False,
+                          "ws_url": self.wc.ws_url, "enable-stream-reply": stream}, enable)
 
     def test_stream_reply_sends_unfinished_frames_while_the_model_writes(self):
         bot = self.bot(stream=True)
@@ -284,6 +284,26 @@ class WeComBotWebhookTest(WeComBotTestBase):
         self.assertEqual((got["status"], got["body"]), (200, got["echo"]))
         forged = self.wc.webhook("verify", self.url(bot), forge=True)
         self.assertEqual(forged["status"], 401)
+
+    def test_stream_reply_shows_the_text_so_far_in_the_refresh_answers(self):
+        bot = self.bot(**{"enable-stream-reply": True})
+        self.running(bot)
+        words = ["word%d " % i for i in range(10)]
+        self.slow_stream(words, 250)
+        first = self.wc.webhook("message", self.url(bot), chattype="single", userid="zhangsan",
+                                text="tell me slowly")
+        self.assertEqual(first["status"], 200, first)
+        stream = first["reply"]["stream"]
+        polled = self.wc.webhook("poll", self.url(bot), stream_id=stream["id"], interval=0.2,
+                                 timeout=15)
+        self.assertTrue(polled["finished"], polled)
+        answers = [a["reply"]["stream"] for a in polled["answers"]]
+        self.assertEqual(answers[-1]["content"], "".join(words).strip())
+        drafts = [a["content"] for a in answers[:-1] if a["content"]]
+        self.assertGreaterEqual(len(set(drafts)), 2, answers)  # shown while written
+        for before, after in zip(drafts, drafts[1:]):
+            self.assertTrue(after.startswith(before.rstrip()), drafts)
+        self.assertTrue(all(not a["finish"] for a in answers[:-1]), answers)
 
     def test_a_direct_message_is_answered_through_the_stream(self):
         bot = self.bot()

@@ -265,6 +265,44 @@ TEST(WeComBotStreams, AReplyIsHandedOutOnceFinishedAndThenClosed) {
   EXPECT_FALSE(streams.Take("nope", At(300)).known);
 }
 
+TEST(WeComBotStreams, ProgressIsShownUnfinishedUntilTheReplyIsFilled) {
+  ReplyStreams streams({.capacity = 4,
+                        .max_lifetime = 10s,
+                        .placeholder_delay = 0s,
+                        .placeholder = "thinking",
+                        .max_content_bytes = 20480});
+  streams.Open("m1", "S1", At(0));
+  bool woken = false;
+  streams.OnChange(
+      "S1", [&] { woken = true; }, At(0));  // the placeholder is ready at once
+  EXPECT_TRUE(woken);
+  ASSERT_TRUE(streams.Progress("m1", "Hel", At(10)));
+  EXPECT_TRUE(streams.Ready("S1", At(10)));
+  auto first = streams.Take("S1", At(10));
+  EXPECT_FALSE(first.finish);
+  EXPECT_EQ(first.content, "Hel");            // the text so far, not the placeholder
+  EXPECT_FALSE(streams.Ready("S1", At(20)));  // nothing new since
+  woken = false;
+  streams.OnChange(
+      "S1", [&] { woken = true; }, At(20));
+  ASSERT_TRUE(streams.Progress("m1", "Hello wor", At(30)));
+  EXPECT_TRUE(woken);
+  EXPECT_EQ(streams.Take("S1", At(30)).content, "Hello wor");
+  std::vector<util::Result<domain::SendReceipt>> sent;
+  ASSERT_TRUE(streams.Fill("m1", "Hello world", Recorder(sent), At(40)));
+  auto done = streams.Take("S1", At(40));
+  EXPECT_TRUE(done.finish);
+  EXPECT_EQ(done.content, "Hello world");  // the reply replaces the draft
+  EXPECT_EQ(streams.Progress("m1", "more", At(50)).error().code, util::ErrorCode::kConflict);
+
+  // A stream that expires while written ends with its text so far.
+  streams.Open("m2", "S2", At(0));
+  ASSERT_TRUE(streams.Progress("m2", "half", At(100)));
+  auto over = streams.Take("S2", At(10'000));
+  EXPECT_TRUE(over.finish);
+  EXPECT_EQ(over.content, "half");
+}
+
 TEST(WeComBotStreams, LifetimePlaceholderCapacityAndClear) {
   ReplyStreams streams({.capacity = 2,
                         .max_lifetime = 10s,

@@ -77,8 +77,8 @@ class Core : public std::enable_shared_from_this<Core> {
   void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
             std::function<void(util::Result<domain::SendReceipt>)> done);
   void HandleWebhook(WebhookCall call, std::function<void(WebhookAnswer)> answer);
-  // With enable-stream-reply on the long connection: the reply's stream frames go out on the
-  // callback's req_id while it is written (wecombot_socket.cpp). Null otherwise.
+  // With enable-stream-reply: the reply is shown while written, as stream frames on the
+  // callback's req_id (long connection) or in the polled stream's refresh answers (webhook).
   std::shared_ptr<ReplyStream> BeginStream(domain::TargetType chat_type, std::string chat_id,
                                            std::string reply_to_message_id);
 
@@ -134,6 +134,8 @@ class Core : public std::enable_shared_from_this<Core> {
   WebhookAnswer Encrypted(const util::JsonObject& reply, std::string_view nonce);
   void WebhookSend(domain::OutgoingMessage message, const std::string& reply_to_message_id,
                    std::shared_ptr<common::SendOnce> once);
+  // A streamed reply in webhook mode: the text so far goes into the message's polled stream.
+  std::shared_ptr<ReplyStream> WebhookStream(std::string msgid);
 
   const AdapterContext context_;
   const Settings settings_;

@@ -465,9 +465,8 @@ class SocketReplyStream final : public ReplyStream,
 
 std::shared_ptr<ReplyStream> Core::BeginStream(domain::TargetType, std::string,
                                                std::string reply_to_message_id) {
-  if (!settings_.stream_reply || settings_.webhook || stopping_ || reply_to_message_id.empty()) {
-    return nullptr;
-  }
+  if (!settings_.stream_reply || stopping_ || reply_to_message_id.empty()) return nullptr;
+  if (settings_.webhook) return WebhookStream(std::move(reply_to_message_id));
   return std::make_shared<SocketReplyStream>(shared_from_this(), std::move(reply_to_message_id));
 }
 

@@ -83,6 +83,31 @@ util::Result<void> ReplyStreams::Fill(const std::string& msgid, const std::strin
   return util::Ok();
 }
 
+util::Result<void> ReplyStreams::Progress(const std::string& msgid, const std::string& text,
+                                          util::TimePoint now) {
+  std::vector<std::function<void()>> wake;
+  {
+    std::lock_guard lock(mu_);
+    auto id = by_msgid_.find(msgid);
+    if (id == by_msgid_.end()) {
+      return util::Fail(util::ErrorCode::kNotFound,
+                        "the message has no open WeCom reply stream (it expired or was never "
+                        "received in webhook mode)");
+    }
+    Stream& s = streams_.at(id->second);
+    if (s.finish_handed || s.complete || Expired(s, now)) {
+      return util::Fail(util::ErrorCode::kConflict,
+                        "WeCom's reply stream for this message has already finished");
+    }
+    s.draft = text;
+    CutUtf8(s.draft, options_.max_content_bytes);
+    wake = std::move(s.waiters);
+    s.waiters.clear();
+  }
+  for (auto& w : wake) w();
+  return util::Ok();
+}
+
 bool ReplyStreams::Expired(const Stream& s, util::TimePoint now) const {
   return now - s.opened >= options_.max_lifetime;
 }
@@ -90,6 +115,7 @@ bool ReplyStreams::Expired(const Stream& s, util::TimePoint now) const {
 bool ReplyStreams::ReadyLocked(const Stream& s, util::TimePoint now) const {
   if (s.finish_handed) return true;  // a repeated refresh gets the same finish again
   if (s.complete || Expired(s, now)) return true;
+  if (!s.draft.empty()) return s.draft != s.last_handed;
   return !options_.placeholder.empty() && !s.placeholder_handed &&
          now - s.opened >= options_.placeholder_delay;
 }
@@ -112,9 +138,12 @@ StreamSnapshot ReplyStreams::Take(const std::string& stream_id, util::TimePoint 
     if (s.finish_handed || s.complete || Expired(s, now)) {
       s.finish_handed = true;
       snap.finish = true;
-      snap.content = s.content;
+      // Expired before the reply was in: it ends with what was written so far.
+      snap.content = s.complete || !s.content.empty() ? s.content : s.draft;
       delivered = std::move(s.held);
       s.held.clear();
+    } else if (!s.draft.empty()) {
+      snap.content = s.draft;
     } else if (!options_.placeholder.empty() && now - s.opened >= options_.placeholder_delay) {
       s.placeholder_handed = true;
       snap.content = options_.placeholder;

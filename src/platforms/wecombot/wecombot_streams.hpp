@@ -63,6 +63,11 @@ class ReplyStreams {
   util::Result<void> Fill(const std::string& msgid, const std::string& text,
                           std::shared_ptr<common::SendOnce> once, util::TimePoint now);
 
+  // The reply of message `msgid` as written so far (the whole text, not a piece): refreshes show
+  // it unfinished until Fill. Errors as Fill's.
+  util::Result<void> Progress(const std::string& msgid, const std::string& text,
+                              util::TimePoint now);
+
   // The answer to a refresh of `stream_id` at `now`. Handing out a finish completes the sends
   // held for it.
   StreamSnapshot Take(const std::string& stream_id, util::TimePoint now);
@@ -85,6 +90,7 @@ class ReplyStreams {
     std::string msgid;
     util::TimePoint opened{};
     std::string content;
+    std::string draft;           // the reply so far (Progress), shown until it is complete
     bool complete = false;       // the reply is in (Fill)
     bool finish_handed = false;  // a finish went out: the stream is over
     std::string last_handed;     // content of the last answer

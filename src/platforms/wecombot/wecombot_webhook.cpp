@@ -214,4 +214,57 @@ void Core::WebhookSend(domain::OutgoingMessage message, const std::string& reply
   if (!filled) (*once)(tl::unexpected(filled.error()));
 }
 
+namespace {
+
+// Updates set the stream's text so far (WeCom's next refresh shows it); the finish is the
+// adapter's Send (the stream's content and its finish); a withdrawn reply finishes it empty.
+class PolledReplyStream final : public ReplyStream {
+ public:
+  PolledReplyStream(std::function<util::Result<void>(const std::string&)> progress,
+                    std::function<void(domain::OutgoingMessage,
+                                       std::function<void(util::Result<domain::SendReceipt>)>)>
+                        finish,
+                    std::function<void()> abandon)
+      : progress_(std::move(progress)), finish_(std::move(finish)), abandon_(std::move(abandon)) {}
+
+  void Update(std::string text_so_far, std::function<void(util::Result<void>)> done) override {
+    done(progress_(text_so_far));
+  }
+  void Finish(domain::OutgoingMessage message,
+              std::function<void(util::Result<domain::SendReceipt>)> done) override {
+    finish_(std::move(message), std::move(done));
+  }
+  void Abandon() override { abandon_(); }
+
+ private:
+  const std::function<util::Result<void>(const std::string&)> progress_;
+  const std::function<void(domain::OutgoingMessage,
+                           std::function<void(util::Result<domain::SendReceipt>)>)>
+      finish_;
+  const std::function<void()> abandon_;
+};
+
+}  // namespace
+
+std::shared_ptr<ReplyStream> Core::WebhookStream(std::string msgid) {
+  std::weak_ptr<Core> weak = weak_from_this();
+  return std::make_shared<PolledReplyStream>(
+      [weak, msgid](const std::string& text) -> util::Result<void> {
+        auto self = weak.lock();
+        if (!self) return util::Fail(ErrorCode::kCancelled, "the bot is stopping");
+        return self->streams_.Progress(msgid, text, self->Now());
+      },
+      [weak, msgid](domain::OutgoingMessage message,
+                    std::function<void(util::Result<domain::SendReceipt>)> done) {
+        auto self = weak.lock();
+        if (!self) return done(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
+        self->Send(std::move(message), msgid, std::move(done));
+      },
+      [weak, msgid]() {
+        auto self = weak.lock();
+        if (!self) return;
+        (void)self->streams_.Fill(msgid, "", common::MakeSendOnce([](auto) {}), self->Now());
+      });
+}
+
 }  // namespace sb::platforms::wecombot
