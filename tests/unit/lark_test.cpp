@@ -301,6 +301,31 @@ domain::MessageElement Plain(std::string text) {
   return e;
 }
 
+TEST(LarkOutgoing, StreamCardsAreSharedMarkdownCardsOfTheText) {
+  auto card = util::ParseJson(StreamCardContent("**so far** \"quoted\""));
+  ASSERT_TRUE(card);
+  const auto& obj = card->as_object();
+  EXPECT_EQ(obj.at("config").as_object().at("update_multi"), true);  // PATCH needs a shared card
+  const auto& element = obj.at("elements").as_array().at(0).as_object();
+  EXPECT_EQ(element.at("tag"), "markdown");
+  EXPECT_EQ(element.at("content"), "**so far** \"quoted\"");
+  auto body = util::ParseJson(PatchBody(StreamCardContent("x")));
+  ASSERT_TRUE(body);
+  EXPECT_TRUE(body->as_object().at("content").is_string());  // the card as a JSON string
+
+  domain::MessageChain chain{Plain("hi ")};
+  domain::MessageElement at;
+  at.type = ElementType::kAt;
+  at.target = "ou_x";
+  chain.push_back(at);
+  domain::MessageElement image;
+  image.type = ElementType::kImage;
+  image.url = "https://example.com/a.png";
+  chain.push_back(image);
+  chain.push_back(Plain(" bye"));
+  EXPECT_EQ(StreamCardText(chain), "hi <at id=ou_x></at> bye");  // images follow the card
+}
+
 TEST(LarkOutgoing, TextPostAndImages) {
   domain::OutgoingMessage m;
   m.target_id = "oc_1";
