@@ -16,6 +16,8 @@
 #include "platforms/slack/slack_adapter.hpp"
 #include "platforms/telegram/telegram_adapter.hpp"
 #include "platforms/webhook/webhook_adapter.hpp"
+#include "platforms/wecom/wecom_adapter.hpp"
+#include "platforms/wecom/wecomcs_adapter.hpp"
 #include "runners/dify_runner.hpp"
 #include "runners/n8n_runner.hpp"
 #include "runtime/bot_runtime_manager.hpp"
@@ -83,6 +85,8 @@ struct BotStack::Parts {
     deps.adapters["slack"] = platforms::slack::MakeSlackAdapter;
     deps.adapters["LINE"] = platforms::line::MakeLineAdapter;
     deps.adapters["discord"] = platforms::discord::MakeDiscordAdapter;
+    deps.adapters["wecom"] = platforms::wecom::MakeWeComAdapter;
+    deps.adapters["wecomcs"] = platforms::wecom::MakeWeComCsAdapter;
     return deps;
   }
 
