@@ -60,7 +60,7 @@ util::Result<AppInbound> DecodeAppMessage(const common::WeChatFields& fields) {
   message.sender_id = message.chat_id;
   message.sender_name = in.user_id;
   message.message_id = msg_id;
-  message.chain.push_back({.type = ElementType::kSource, .id = msg_id});
+  message.chain.push_back(Element(ElementType::kSource, msg_id));
   if (type == "text") {
     std::string content = std::string(common::FieldOr(fields, "Content"));
     if (content.empty()) return common::Invalid("Content is required in a text message");
@@ -76,7 +76,7 @@ util::Result<AppInbound> DecodeAppMessage(const common::WeChatFields& fields) {
       return common::Invalid("MediaId or PicUrl is too long");
     }
     in.image_element = message.chain.size();
-    message.chain.push_back({.type = ElementType::kImage});
+    message.chain.push_back(Element(ElementType::kImage, {}));
   }
   in.message = std::move(message);
   return in;

@@ -20,10 +20,21 @@ std::size_t Utf8Bytes(char32_t cp) {
   return 4;
 }
 
+OutgoingPart MediaPart(PartKind kind, std::string url, std::string base64, std::string name) {
+  OutgoingPart part;
+  part.kind = kind;
+  part.url = std::move(url);
+  part.base64 = std::move(base64);
+  part.name = std::move(name);
+  return part;
+}
+
 void FlushText(std::string& text, std::vector<OutgoingPart>& parts) {
   for (std::string& piece : SplitUtf8Bytes(text, kMaxTextBytes)) {
     if (piece.find_first_not_of(" \n\r\t") == std::string::npos) continue;
-    parts.push_back({.kind = PartKind::kText, .text = std::move(piece)});
+    OutgoingPart part;
+    part.text = std::move(piece);
+    parts.push_back(std::move(part));
   }
   text.clear();
 }
@@ -50,14 +61,13 @@ std::vector<OutgoingPart> PlanParts(const domain::MessageChain& chain) {
         break;
       case ElementType::kImage:
         FlushText(text, parts);
-        parts.push_back({.kind = PartKind::kImage, .url = element.url, .base64 = element.base64});
+        parts.push_back(MediaPart(PartKind::kImage, element.url, element.base64, {}));
         break;
       case ElementType::kFile:
         FlushText(text, parts);
         parts.push_back(
-            {.kind = PartKind::kFile,
-             .url = element.url,
-             .name = element.name.empty() ? FileNameFromUrl(element.url, "file") : element.name});
+            MediaPart(PartKind::kFile, element.url, {},
+                      element.name.empty() ? FileNameFromUrl(element.url, "file") : element.name));
         break;
       case ElementType::kVoice:  // refused by CheckChain
       case ElementType::kQuote:
@@ -123,6 +133,13 @@ util::Result<std::string> DecodeImageBase64(std::string_view text) {
     return common::Invalid("Image base64: not base64");
   }
   return bytes;
+}
+
+domain::MessageElement Element(domain::ElementType type, std::string id) {
+  domain::MessageElement element;
+  element.type = type;
+  element.id = std::move(id);
+  return element;
 }
 
 bool IsWeComId(std::string_view id) {

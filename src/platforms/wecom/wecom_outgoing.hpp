@@ -51,6 +51,9 @@ util::Result<std::string> DecodeImageBase64(std::string_view base64_or_data_url)
 // letters, digits and _-@. (WeCom's ids stay within these).
 bool IsWeComId(std::string_view id);
 
+// An element of `type` with `id` (Source) or nothing else set (an Image still to be filled).
+domain::MessageElement Element(domain::ElementType type, std::string id);
+
 // "image.png" from a URL's last path segment, `fallback` when it has none usable.
 std::string FileNameFromUrl(std::string_view url, std::string_view fallback);
 

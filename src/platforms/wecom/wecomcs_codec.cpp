@@ -87,7 +87,7 @@ util::Result<KfInbound> DecodeKfMessage(const util::JsonObject& msg) {
   message.sender_id = message.chat_id;
   message.sender_name = in.external_userid;
   message.message_id = in.msgid;
-  message.chain.push_back({.type = ElementType::kSource, .id = in.msgid});
+  message.chain.push_back(Element(ElementType::kSource, in.msgid));
   if (type == "text") {
     const util::JsonObject* text = common::ObjectField(msg, "text");
     std::string content(text ? common::StringOr(*text, "content") : std::string_view());
@@ -101,7 +101,7 @@ util::Result<KfInbound> DecodeKfMessage(const util::JsonObject& msg) {
       return common::Invalid("image.media_id is missing or too long");
     }
     in.image_element = message.chain.size();
-    message.chain.push_back({.type = ElementType::kImage});
+    message.chain.push_back(Element(ElementType::kImage, {}));
   }
   in.message = std::move(message);
   return in;
