@@ -479,6 +479,8 @@ class FakeWeCom(object):
         return url
 
     def _c_config(self, body):
+        if "encoding_aes_key" in body:
+            wechat_aes.aes_key(str(body["encoding_aes_key"]))  # refuse a bad key before using it
         with self._lock:
             for k in ("corpid", "secret", "kf_secret", "token", "encoding_aes_key"):
                 if k in body:
@@ -492,7 +494,6 @@ class FakeWeCom(object):
                 self.page_size = int(body["page_size"])
             if "kf_accounts" in body:
                 self.kf_accounts = set(body["kf_accounts"])
-        wechat_aes.aes_key(self.encoding_aes_key)  # refuse a bad key now, not at delivery
         return {"ok": True}
 
     def _c_verify(self, body):
