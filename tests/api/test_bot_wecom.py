@@ -170,6 +170,7 @@ class WeComBotTest(ServerTestCase):
         texts = [s["body"]["text"]["content"] for s in sent if s["body"]["msgtype"] == "text"]
         self.assertEqual("".join(texts), long)
         self.assertTrue(all(len(t.encode()) <= 2048 for t in texts))
+        self.assertFalse(any(s["truncated"] for s in sent))
         image = sent[-1]["body"]
         self.assertEqual(image["msgtype"], "image")
         upload = self.wecom.uploads()[0]

@@ -16,10 +16,11 @@ API, base http://127.0.0.1:PORT/cgi-bin (api_base_url of the bots). Answers are 
          secret gives a token for the app APIs, the customer-service secret one for /kf/*.
     Every other call needs ?access_token: missing 41001, unknown 40014 "invalid access_token",
          expired (token_ttl, or /_control/expire_tokens) 42001 "access_token expired".
-    POST /message/send {touser, msgtype text|image|file|voice|markdown, agentid, text{content
-         <= 2048 bytes}, image|file|voice{media_id}, safe...} -> {errcode:0, errmsg:"ok",
-         invaliduser:"", msgid}. agentid must be the app's (40056 "invalid agentid"), content
-         over 2048 bytes 45002 "content size out of limit", unknown media_id 40007.
+    POST /message/send {touser, msgtype text|image|file|voice|markdown, agentid, text{content},
+         image|file|voice{media_id}, safe...} -> {errcode:0, errmsg:"ok", invaliduser:"", msgid}.
+         agentid must be the app's (40056 "invalid agentid"); text content over 2048 bytes is
+         truncated, as the docs say ("超过将截断"; the record in /_control/sent then has
+         "truncated": true); unknown media_id 40007.
     POST /media/upload?type=image|voice|video|file multipart part "media" (filename, and
          filelength in its Content-Disposition) -> {errcode:0, errmsg:"", type, media_id,
          created_at}; no part 41007 (fake) "media data missing"; image over 10 MB 40009
@@ -34,7 +35,8 @@ API, base http://127.0.0.1:PORT/cgi-bin (api_base_url of the bots). Answers are 
          token"; an unknown cursor 95012 (fake) "invalid cursor"; limit over 1000 44004 (fake).
          Pages hold at most page_size messages (config, default 1000), so has_more can be tested.
     POST /kf/send_msg {touser, open_kfid, msgid?, msgtype text|image|file, text{content <= 2048
-         bytes}|image{media_id}} -> {errcode:0, errmsg:"ok", msgid}. An unknown open_kfid 95000
+         bytes, else 45002 (fake) "content size out of limit"}|image{media_id}} -> {errcode:0,
+         errmsg:"ok", msgid}. An unknown open_kfid 95000
          (fake) "invalid open_kfid"; a customer who never wrote to that account 95018
          "send msg not allowed" (the 48 h / 5 message window is not modelled).
 
@@ -289,11 +291,11 @@ class FakeWeCom(object):
             return _err(42001, "access_token expired")
         return t["kind"]
 
-    def _text_ok(self, body):
+    def _text_ok(self, body, truncate=False):
         content = (body.get("text") or {}).get("content")
         if not isinstance(content, str) or not content:
             return _err(41009, "missing content (fake)")
-        if len(content.encode("utf-8")) > MAX_TEXT_BYTES:
+        if not truncate and len(content.encode("utf-8")) > MAX_TEXT_BYTES:
             return _err(45002, "content size out of limit")
         return None
 
@@ -311,8 +313,14 @@ class FakeWeCom(object):
             return _err(40031, "invalid user list")
         if body.get("agentid") != self.agent_id:
             return _err(40056, "invalid agentid")
+        truncated = False
         if msgtype == "text":
-            bad = self._text_ok(body)
+            bad = self._text_ok(body, truncate=True)
+            content = body["text"]["content"] if not bad else ""
+            if len(content.encode("utf-8")) > MAX_TEXT_BYTES:
+                cut = content.encode("utf-8")[:MAX_TEXT_BYTES].decode("utf-8", "ignore")
+                body = dict(body, text=dict(body["text"], content=cut))
+                truncated = True
         elif msgtype == "markdown":
             bad = None if (body.get("markdown") or {}).get("content") else _err(
                 41009, "missing content (fake)")
@@ -323,7 +331,7 @@ class FakeWeCom(object):
         msgid = "msg%d" % self._next()
         with self._lock:
             self.sent.append({"api": "message/send", "body": body, "msgid": msgid,
-                              "time": time.time()})
+                              "truncated": truncated, "time": time.time()})
         return Reply(200, {"errcode": 0, "errmsg": "ok", "invaliduser": "", "msgid": msgid})
 
     def _upload(self, query, raw, headers):

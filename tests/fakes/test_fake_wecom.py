@@ -209,9 +209,10 @@ class FakeWeComTest(unittest.TestCase):
                                    "text": {"content": "好" * 682}, "safe": 0}, tok)
         self.assertEqual((ok["errcode"], ok["errmsg"], ok["invaliduser"]), (0, "ok", ""))
         self.assertTrue(ok["msgid"])
+        # 2049 bytes: WeCom truncates ("超过将截断") rather than refusing.
         long = api("/message/send", {"touser": "zhangsan", "msgtype": "text", "agentid": AGENT,
-                                     "text": {"content": "好" * 683}}, tok)  # 2049 bytes
-        self.assertEqual(long["errcode"], 45002)
+                                     "text": {"content": "好" * 683}}, tok)
+        self.assertEqual(long["errcode"], 0)
         wrong = api("/message/send", {"touser": "zhangsan", "msgtype": "text", "agentid": 1,
                                       "text": {"content": "x"}}, tok)
         self.assertEqual(wrong["errcode"], 40056)
@@ -219,8 +220,11 @@ class FakeWeComTest(unittest.TestCase):
                                    "text": {"content": "x"}}, token(KF_SECRET))
         self.assertEqual(kf["errcode"], 48002)
         sent = control("sent")["sent"]
-        self.assertEqual(len(sent), 1)
+        self.assertEqual(len(sent), 2)
         self.assertEqual(sent[0]["api"], "message/send")
+        self.assertFalse(sent[0]["truncated"])
+        self.assertTrue(sent[1]["truncated"])
+        self.assertEqual(sent[1]["body"]["text"]["content"], "好" * 682)
 
     # media (4.5.8)
     def test_upload_then_send_image_and_download(self):
@@ -319,6 +323,9 @@ class FakeWeComTest(unittest.TestCase):
                                     "msgtype": "text", "text": {"content": "hello"}}, tok)
         self.assertEqual(sent["errcode"], 0)
         self.assertTrue(sent["msgid"])
+        long = api("/kf/send_msg", {"touser": "wmcustomer1", "open_kfid": KFID,
+                                    "msgtype": "text", "text": {"content": "x" * 2049}}, tok)
+        self.assertEqual(long["errcode"], 45002)
         stranger = api("/kf/send_msg", {"touser": "wmstranger", "open_kfid": KFID,
                                         "msgtype": "text", "text": {"content": "hi"}}, tok)
         self.assertEqual(stranger["errcode"], 95018)
