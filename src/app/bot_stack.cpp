@@ -15,6 +15,7 @@
 #include "platforms/onebot/onebot_adapter.hpp"
 #include "platforms/slack/slack_adapter.hpp"
 #include "platforms/telegram/telegram_adapter.hpp"
+#include "platforms/web_page_bot/web_page_adapter.hpp"
 #include "platforms/webhook/webhook_adapter.hpp"
 #include "runners/dify_runner.hpp"
 #include "runners/n8n_runner.hpp"
@@ -82,6 +83,7 @@ struct BotStack::Parts {
     deps.adapters["aiocqhttp"] = platforms::onebot::MakeOneBotAdapter;
     deps.adapters["slack"] = platforms::slack::MakeSlackAdapter;
     deps.adapters["LINE"] = platforms::line::MakeLineAdapter;
+    deps.adapters["web_page_bot"] = platforms::web_page::MakeWebPageAdapter;
     deps.adapters["discord"] = platforms::discord::MakeDiscordAdapter;
     return deps;
   }
