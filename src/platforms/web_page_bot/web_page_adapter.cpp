@@ -134,9 +134,10 @@ class Core : public std::enable_shared_from_this<Core> {
       return answer(std::move(a));
     }
     if (call.method == "GET" && (path.empty() || path == "/" || path == "/chat")) {
-      // Relative, so the page works behind a proxy that serves the server under another path.
+      // /bots/<uuid> and /bots/<uuid>/ arrive alike, so only /chat can name the script
+      // relatively (and so keeps working behind a proxy that adds a path prefix).
       const std::string script =
-          path.empty() ? context_.bot_uuid + "/widget.js" : std::string("widget.js");
+          path == "/chat" ? std::string("widget.js") : "/bots/" + context_.bot_uuid + "/widget.js";
       WebhookAnswer a{200, "text/html; charset=utf-8", RenderChatPage(settings_, script)};
       a.headers = {{"Cache-Control", "public, max-age=300"},
                    {"Content-Security-Policy", ChatPagePolicy(!secret_.empty())},
