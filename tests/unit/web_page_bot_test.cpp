@@ -1,17 +1,23 @@
-// The web page bot's pure parts: visitor ids, the socket frames, outgoing chains as the widget
-// draws them, tickets, the Turnstile siteverify body and answer (Cloudflare's documented shapes),
-// the bounds on visitors (sockets, rate, idle, remembered history) and the served assets.
+// The web page bot's pure parts and its adapter against a scripted siteverify: visitor ids, the
+// socket frames, outgoing chains as the widget draws them, tickets, the Turnstile siteverify body
+// and answer (Cloudflare's documented shapes), the bounds on visitors (sockets, rate, idle,
+// remembered history) and the served assets.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "platforms/web_page_bot/web_page_adapter.hpp"
 #include "platforms/web_page_bot/web_page_assets.hpp"
 #include "platforms/web_page_bot/web_page_codec.hpp"
 #include "platforms/web_page_bot/web_page_visitors.hpp"
+#include "support/adapter_harness.hpp"
 #include "util/clock.hpp"
 #include "util/json.hpp"
+#include "util/simulated_clock.hpp"
 
 namespace sb::platforms::web_page {
 namespace {
@@ -265,6 +271,131 @@ TEST(WebPageAssets, PageAndSnippet) {
             "<script src=\"https://x.example/bots/u/widget.js\" async></script>");
   EXPECT_NE(ChatPagePolicy(true).find("challenges.cloudflare.com"), std::string::npos);
   EXPECT_EQ(ChatPagePolicy(false).find("cloudflare"), std::string::npos);
+}
+
+// The adapter, in process: sockets it takes, the idle bound on the injected clock, the stop, and
+// the Turnstile path against a scripted siteverify.
+class ThreadSafeSocket : public domain::PlatformSocket {
+ public:
+  void SendText(std::string text) override {
+    std::lock_guard lock(mu_);
+    sent_.push_back(std::move(text));
+  }
+  void Close(int code, std::string) override { closed_ = code; }
+  std::vector<std::string> Sent() {
+    std::lock_guard lock(mu_);
+    return sent_;
+  }
+  int closed() const { return closed_; }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> sent_;
+  std::atomic<int> closed_{0};
+};
+
+domain::PlatformCall SocketCall(std::string_view visitor, std::string ticket = {}) {
+  domain::PlatformCall call;
+  call.method = "GET";
+  call.path = "/ws";
+  call.query = {{"visitor", std::string(visitor)}};
+  if (!ticket.empty()) call.query.emplace_back("ticket", std::move(ticket));
+  call.remote_address = "198.51.100.4";
+  return call;
+}
+
+TEST(WebPageAdapter, IdleSocketsCloseAndStopClosesTheRestWithoutLaterHostCalls) {
+  test::IoThreads io;
+  test::RecordingHost host;
+  util::SimulatedClock clock;
+  auto http = std::make_shared<test::ScriptedHttp>(
+      [](const net::HttpRequest&) { return test::Reply(500, ""); });
+  auto adapter = MakeWebPageAdapter(
+      test::HttpAdapterContext(util::JsonObject{{"title", "T"}}, io, http, clock, host, "bot-1"));
+  adapter->Start();
+  ASSERT_EQ(host.Read([&] { return host.connected.size(); }), 1u);
+  auto quiet = std::make_shared<ThreadSafeSocket>();
+  auto busy = std::make_shared<ThreadSafeSocket>();
+  auto quiet_handlers = adapter->AcceptSocket(SocketCall(kVisitor), quiet);
+  ASSERT_TRUE(quiet_handlers);
+  auto busy_handlers =
+      adapter->AcceptSocket(SocketCall("1f8fad5b-d9cb-469f-a165-70867728950e"), busy);
+  ASSERT_TRUE(busy_handlers);
+  ASSERT_EQ(quiet->Sent().size(), 1u);  // the ready frame
+  EXPECT_TRUE(quiet->Sent()[0].starts_with(R"({"type":"ready")"));
+
+  clock.Advance(9min);
+  busy_handlers->on_text(R"({"type":"ping"})");
+  clock.Advance(90s);
+  EXPECT_EQ(quiet->closed(), 1000);
+  EXPECT_EQ(busy->closed(), 0);
+
+  busy_handlers->on_text(R"({"type":"message","text":"hi"})");
+  ASSERT_EQ(host.Read([&] { return host.messages.size(); }), 1u);
+  EXPECT_EQ(host.Read([&] { return host.messages[0].chat_id; }),
+            "1f8fad5b-d9cb-469f-a165-70867728950e");
+
+  ASSERT_TRUE(test::StopAndWait(*adapter));
+  host.stopped = true;
+  EXPECT_EQ(busy->closed(), 1001);
+  busy_handlers->on_text(R"({"type":"message","text":"too late"})");
+  busy_handlers->on_close();
+  quiet_handlers->on_close();
+  EXPECT_EQ(host.after_stop_calls, 0);
+  EXPECT_FALSE(adapter->AcceptSocket(SocketCall(kVisitor), quiet));
+}
+
+TEST(WebPageAdapter, TurnstileTokensAreCheckedWithSiteverifyBeforeAnySocket) {
+  test::IoThreads io;
+  test::RecordingHost host;
+  util::SimulatedClock clock;
+  std::atomic<bool> pass{false};
+  auto http = std::make_shared<test::ScriptedHttp>([&pass](const net::HttpRequest&) {
+    return test::Reply(200, pass ? R"({"success":true,"error-codes":[]})"
+                                 : R"({"success":false,"error-codes":["invalid-input-response"]})");
+  });
+  util::JsonObject config{{"turnstile_site_key", "0xSITE"},
+                          {"turnstile_secret_key", "0xSECRET"},
+                          {"api_base_url", "https://verify.test/"}};
+  auto adapter =
+      MakeWebPageAdapter(test::HttpAdapterContext(config, io, http, clock, host, "bot-1"));
+  adapter->Start();
+  auto socket = std::make_shared<ThreadSafeSocket>();
+  auto refused = adapter->AcceptSocket(SocketCall(kVisitor), socket);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, util::ErrorCode::kPermissionDenied);
+
+  domain::PlatformCall session;
+  session.method = "POST";
+  session.path = "/session";
+  session.remote_address = "198.51.100.4";
+  session.body = std::string(R"({"visitor":")") + std::string(kVisitor) + R"(","token":"t+1"})";
+  auto answer = test::CallWebhook(*adapter, session);
+  EXPECT_EQ(answer.status, 403) << answer.body;
+  EXPECT_NE(answer.body.find("invalid-input-response"), std::string::npos);
+  auto requests = http->Requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].method, "POST");
+  EXPECT_EQ(requests[0].url, "https://verify.test/turnstile/v0/siteverify");
+  EXPECT_EQ(test::HeaderOf(requests[0], "Content-Type"), "application/x-www-form-urlencoded");
+  EXPECT_EQ(requests[0].body, "secret=0xSECRET&response=t%2B1&remoteip=198.51.100.4");
+  for (const auto& line : host.Read([&] { return host.logs; })) {
+    EXPECT_EQ(line.find("0xSECRET"), std::string::npos) << line;
+  }
+
+  pass = true;
+  answer = test::CallWebhook(*adapter, session);
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  auto ticket = util::ParseJson(answer.body)->as_object().at("ticket").as_string();
+  EXPECT_TRUE(adapter->AcceptSocket(SocketCall(kVisitor, std::string(ticket)), socket));
+  EXPECT_TRUE(host.Read([&] { return host.messages.empty(); }));
+
+  // The widget draws the challenge with the site key; the page allows Cloudflare's script.
+  domain::PlatformCall js;
+  js.method = "GET";
+  js.path = "/widget.js";
+  EXPECT_NE(test::CallWebhook(*adapter, js).body.find(R"("siteKey":"0xSITE")"), std::string::npos);
+  EXPECT_TRUE(test::StopAndWait(*adapter));
 }
 
 }  // namespace
