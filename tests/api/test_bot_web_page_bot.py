@@ -251,9 +251,9 @@ class WebPageBotTest(ServerTestCase):
         self.assertEqual(self.refused("/bots/%s/elsewhere?visitor=%s"
                                       % (bot, new_visitor())).status, 404)
         v = self.visitor(bot)
-        v.say("x" * 4500)  # within a frame, over the text limit
+        v.say("x" * 12500)  # within a frame, over the text limit
         self.assertEqual(v.next("error")["code"], "too_large")
-        v.ws.send_text(json.dumps({"type": "message", "text": "y" * 9000}))
+        v.ws.send_text(json.dumps({"type": "message", "text": "y" * 17000}))
         self.assertIsNone(v.next("never"))
         self.assertEqual(v.ws.close_code, 1009)
         self.assertTrue(self.log_with(bot, "closed the socket of visitor", "-byte frame"))

@@ -47,7 +47,7 @@ constexpr std::string_view kWidget = R"JS((function () {
     ".log{flex:1;overflow-y:auto;padding:12px;display:flex;flex-direction:column;gap:8px;background:#f8fafc}" +
     ".msg{max-width:85%;padding:8px 11px;border-radius:10px;white-space:pre-wrap;word-wrap:break-word}.visitor{align-self:flex-end;background:#2563eb;color:#fff}.bot{align-self:flex-start;background:#e5e7eb}" +
     ".msg img{max-width:100%;display:block;border-radius:6px}.msg a{color:inherit}" +
-    ".note{align-self:center;color:#6b7280;font-size:12px}.gate{padding:8px;display:flex;justify-content:center}.gate:empty{display:none}" +
+    ".note{align-self:center;color:#6b7280;font-size:12px}.gate{padding:8px;display:none;justify-content:center}" +
     "form{display:flex;gap:6px;padding:10px;border-top:1px solid #e5e7eb}textarea{flex:1;resize:none;height:40px;padding:8px;border:1px solid #d1d5db;border-radius:8px}" +
     "form button{padding:0 14px;border:0;border-radius:8px;background:#2563eb;color:#fff;cursor:pointer}form button:disabled{background:#9ca3af}";
   root.appendChild(style);
@@ -56,7 +56,11 @@ constexpr std::string_view kWidget = R"JS((function () {
   panel.setAttribute("aria-label", C.title);
   var head = el("div", "head"), title = el("b", "", C.title);
   head.appendChild(title);
-  var log = el("div", "log"), gate = el("div", "gate"), form = el("form");
+  // Turnstile's widget goes in the page's own DOM (it does not render inside a shadow root) and is
+  // shown here through a slot.
+  var log = el("div", "log"), gate = el("div", "gate"), form = el("form"), slot = el("slot");
+  slot.name = "gate";
+  gate.appendChild(slot);
   log.setAttribute("aria-live", "polite");
   var input = el("textarea"), send = el("button", "", T.send);
   input.placeholder = T.placeholder;
@@ -123,20 +127,28 @@ constexpr std::string_view kWidget = R"JS((function () {
     };
   }
   document.addEventListener("visibilitychange", function () { if (wanted()) start(); });
-  var tsLoaded = false;
+  var tsLoaded = false, box = null;
   function challenge() {
     setStatus(T.verify);
     function render() {
-      gate.textContent = "";
-      var box = el("div");
-      gate.appendChild(box);
-      window.turnstile.render(box, { sitekey: C.siteKey, callback: function (token) {
-        fetch(base + "/session", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ visitor: visitor, token: token }) })
-          .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); })
-          .then(function (d) { ticket = d.ticket; session("set", ticket); gate.textContent = ""; connect(); })
-          .catch(function () { setStatus(T.verify_failed); timer = setTimeout(connect, 3000); });
-      } });
+      if (box) box.remove();
+      box = el("div");
+      box.slot = "gate";
+      host.appendChild(box);
+      gate.style.display = "flex";
+      window.turnstile.render(box, {
+        sitekey: C.siteKey,
+        callback: function (token) {
+          fetch(base + "/session", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ visitor: visitor, token: token }) })
+            .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); })
+            .then(function (d) { ticket = d.ticket; session("set", ticket); done(); connect(); })
+            .catch(retry);
+        },
+        "error-callback": function () { retry(); return true; }
+      });
     }
+    function done() { if (box) box.remove(); box = null; gate.style.display = "none"; }
+    function retry() { done(); setStatus(T.verify_failed); timer = setTimeout(connect, 3000); }
     if (window.turnstile) return render();
     if (tsLoaded) return;
     tsLoaded = true;

@@ -19,10 +19,11 @@
 
 namespace sb::platforms::web_page {
 
-// The longest text a visitor may send in one message, in bytes of UTF-8; a frame longer than
-// kMaxFrameBytes closes the socket (1009).
-constexpr std::size_t kMaxTextBytes = 4000;
-constexpr std::size_t kMaxFrameBytes = 8 * 1024;
+// The longest text a visitor may send in one message, in bytes of UTF-8 (the widget allows 4000
+// characters, up to 12000 bytes in CJK scripts); a frame longer than kMaxFrameBytes closes the
+// socket (1009).
+constexpr std::size_t kMaxTextBytes = 12000;
+constexpr std::size_t kMaxFrameBytes = 16 * 1024;
 
 // A visitor id is a canonical random UUID (version 4, lower case), as LangBot's embed widget
 // keeps in the browser: anything else is refused before it can name a session.
