@@ -30,6 +30,7 @@ constexpr std::size_t kMaxSessionBody = 4096;
 // How long a verified visitor may open sockets without another Turnstile check.
 constexpr std::int64_t kTicketSeconds = 3600;
 constexpr util::Duration kSweepEvery = std::chrono::seconds(30);
+constexpr int kMaxVerifying = 32;  // siteverify calls under way at once
 
 // Close codes of RFC 6455 §7.4.1.
 constexpr int kGoingAway = 1001;
@@ -245,7 +246,7 @@ class Core : public std::enable_shared_from_this<Core> {
     if (!frame) {
       std::lock_guard lock(mu_);
       visitors_.Touch(visitor, id, context_.clock->Now());
-      const bool too_long = frame.error().message.starts_with("text is longer");
+      const bool too_long = frame.error().code == ErrorCode::kPayloadTooLarge;
       socket.SendText(ErrorFrame(too_long ? "too_large" : "bad_frame", frame.error().message));
       return;
     }
@@ -326,16 +327,28 @@ class Core : public std::enable_shared_from_this<Core> {
           fmt::format("refused visitor {}: no Turnstile token", Short(visitor)));
       return answer(Message(403, "a Turnstile token is needed"));
     }
+    // Each check is a call to Cloudflare: a flood of them is cut off here, not passed on.
+    if (verifying_.fetch_add(1) >= kMaxVerifying) {
+      --verifying_;
+      return answer(Message(503, "too many checks at once; try again"));
+    }
     auto self = shared_from_this();
     const bool started = group_->Spawn([self, visitor, token, ip = std::move(call.remote_address),
                                         answer]() mutable {
       return self->Verify(std::move(visitor), std::move(token), std::move(ip), std::move(answer));
     });
-    if (!started) answer(Message(503, "the bot is stopping"));
+    if (!started) {
+      --verifying_;
+      answer(Message(503, "the bot is stopping"));
+    }
   }
 
   asio::awaitable<void> Verify(std::string visitor, std::string token, std::string ip,
                                std::function<void(WebhookAnswer)> answer) {
+    struct Done {
+      std::atomic<int>& count;
+      ~Done() { --count; }
+    } done{verifying_};
     net::HttpRequest request;
     request.method = "POST";
     request.url = verify_base_ + "/turnstile/v0/siteverify";
@@ -383,7 +396,8 @@ class Core : public std::enable_shared_from_this<Core> {
   const std::shared_ptr<CoroutineGroup> group_;
   std::atomic<bool> stopping_{false};
   std::atomic<std::uint64_t> message_counter_{0};
-  std::shared_mutex gate_;  // held shared around host calls, exclusively to stop them
+  std::atomic<int> verifying_{0};  // siteverify calls under way
+  std::shared_mutex gate_;         // held shared around host calls, exclusively to stop them
 
   std::mutex mu_;  // guards below
   VisitorTable visitors_;

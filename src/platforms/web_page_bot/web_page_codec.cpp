@@ -46,7 +46,7 @@ util::Result<ClientFrame> DecodeClientFrame(std::string_view frame) {
     return util::Fail(ErrorCode::kInvalidArgument, "text is empty");
   }
   if (value.size() > kMaxTextBytes) {
-    return util::Fail(ErrorCode::kInvalidArgument,
+    return util::Fail(ErrorCode::kPayloadTooLarge,
                       fmt::format("text is longer than {} bytes", kMaxTextBytes));
   }
   if (!util::IsValidUtf8(value)) {

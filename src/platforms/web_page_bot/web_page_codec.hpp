@@ -35,7 +35,8 @@ struct ClientFrame {
   std::string text;  // kMessage: non-empty, at most kMaxTextBytes, valid UTF-8
 };
 
-// {"type":"message","text":"..."} or {"type":"ping"}; kInvalidArgument saying what is wrong.
+// {"type":"message","text":"..."} or {"type":"ping"}; kInvalidArgument saying what is wrong,
+// kPayloadTooLarge for a text over kMaxTextBytes.
 util::Result<ClientFrame> DecodeClientFrame(std::string_view frame);
 
 // A visitor's message as the pipeline sees it: a private chat whose id is the visitor id.
