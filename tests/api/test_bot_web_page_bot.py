@@ -274,7 +274,8 @@ class WebPageBotTest(ServerTestCase):
         self.assertIn("rate_limited", kinds)
         self.assertTrue(self.log_with(bot, "kept sending too fast"))
         time.sleep(0.5)
-        self.assertLessEqual(len(self.llm.chat_requests()), 5)
+        # The burst is 5; a sixth token may have refilled on a very slow machine (one per 3 s).
+        self.assertLessEqual(len(self.llm.chat_requests()), 6)
         self.assertNotIn("flood 29", json.dumps([r["body"] for r in self.llm.chat_requests()]))
 
     def test_disable_closes_the_sockets_and_stops_serving(self):
