@@ -36,7 +36,8 @@ class WebSocketSession::Peer final : public WebSocketPeer {
   }
   void CloseWith(int code, std::string reason) override {
     if (auto session = session_.lock()) {
-      session->RequestClose(websocket::close_reason(static_cast<websocket::close_code>(code), reason));
+      session->RequestClose(
+          websocket::close_reason(static_cast<websocket::close_code>(code), reason));
     }
   }
 
