@@ -20,6 +20,7 @@
 #include "platforms/satori/satori_adapter.hpp"
 #include "platforms/slack/slack_adapter.hpp"
 #include "platforms/telegram/telegram_adapter.hpp"
+#include "platforms/web_page_bot/web_page_adapter.hpp"
 #include "platforms/webhook/webhook_adapter.hpp"
 #include "platforms/wechatpad/wechatpad_adapter.hpp"
 #include "platforms/wecombot/wecombot_adapter.hpp"
@@ -90,6 +91,7 @@ struct BotStack::Parts {
     deps.adapters["slack"] = platforms::slack::MakeSlackAdapter;
     deps.adapters["LINE"] = platforms::line::MakeLineAdapter;
     deps.adapters["qqofficial"] = platforms::qqofficial::MakeQqOfficialAdapter;
+    deps.adapters["web_page_bot"] = platforms::web_page::MakeWebPageAdapter;
     deps.adapters["discord"] = platforms::discord::MakeDiscordAdapter;
     deps.adapters["officialaccount"] = platforms::officialaccount::MakeOfficialAccountAdapter;
     deps.adapters["satori"] = platforms::satori::MakeSatoriAdapter;
