@@ -11,13 +11,21 @@
 #include "pipeline/rate_limiter.hpp"
 #include "pipeline/trigger_rules.hpp"
 #include "platforms/discord/discord_adapter.hpp"
+#include "platforms/kook/kook_adapter.hpp"
+#include "platforms/lark/lark_adapter.hpp"
 #include "platforms/line/line_adapter.hpp"
+#include "platforms/officialaccount/oa_adapter.hpp"
 #include "platforms/onebot/onebot_adapter.hpp"
+#include "platforms/qqofficial/qqofficial_adapter.hpp"
+#include "platforms/satori/satori_adapter.hpp"
 #include "platforms/slack/slack_adapter.hpp"
 #include "platforms/telegram/telegram_adapter.hpp"
+#include "platforms/web_page_bot/web_page_adapter.hpp"
 #include "platforms/webhook/webhook_adapter.hpp"
+#include "platforms/wechatpad/wechatpad_adapter.hpp"
 #include "platforms/wecom/wecom_adapter.hpp"
 #include "platforms/wecom/wecomcs_adapter.hpp"
+#include "platforms/wecombot/wecombot_adapter.hpp"
 #include "runners/dify_runner.hpp"
 #include "runners/n8n_runner.hpp"
 #include "runtime/bot_runtime_manager.hpp"
@@ -84,9 +92,17 @@ struct BotStack::Parts {
     deps.adapters["aiocqhttp"] = platforms::onebot::MakeOneBotAdapter;
     deps.adapters["slack"] = platforms::slack::MakeSlackAdapter;
     deps.adapters["LINE"] = platforms::line::MakeLineAdapter;
+    deps.adapters["qqofficial"] = platforms::qqofficial::MakeQqOfficialAdapter;
+    deps.adapters["web_page_bot"] = platforms::web_page::MakeWebPageAdapter;
     deps.adapters["discord"] = platforms::discord::MakeDiscordAdapter;
     deps.adapters["wecom"] = platforms::wecom::MakeWeComAdapter;
     deps.adapters["wecomcs"] = platforms::wecom::MakeWeComCsAdapter;
+    deps.adapters["officialaccount"] = platforms::officialaccount::MakeOfficialAccountAdapter;
+    deps.adapters["satori"] = platforms::satori::MakeSatoriAdapter;
+    deps.adapters["wechatpad"] = platforms::wechatpad::MakeWeChatPadAdapter;
+    deps.adapters["lark"] = platforms::lark::MakeLarkAdapter;
+    deps.adapters["kook"] = platforms::kook::MakeKookAdapter;
+    deps.adapters["wecombot"] = platforms::wecombot::MakeWeComBotAdapter;
     return deps;
   }
 

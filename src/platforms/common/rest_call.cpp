@@ -1,5 +1,6 @@
 #include "platforms/common/rest_call.hpp"
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -10,8 +11,12 @@ namespace sb::platforms::common {
 
 namespace asio = boost::asio;
 
-std::optional<std::chrono::seconds> RetryAfter(const net::HttpResponse& response) {
-  std::string_view text = response.Header("retry-after");
+namespace {
+
+// A header holding a small non-negative whole number of seconds.
+std::optional<std::chrono::seconds> SecondsHeader(const net::HttpResponse& response,
+                                                  std::string_view name) {
+  std::string_view text = response.Header(name);
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
   while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
   if (text.empty() || text.size() > 9) return std::nullopt;
@@ -22,23 +27,33 @@ std::optional<std::chrono::seconds> RetryAfter(const net::HttpResponse& response
   return std::chrono::seconds(value);
 }
 
+}  // namespace
+
+std::optional<std::chrono::seconds> RetryAfter(const net::HttpResponse& response) {
+  return SecondsHeader(response, "retry-after");
+}
+
 std::optional<std::chrono::milliseconds> RetryDelay(const net::HttpResponse& response,
                                                     int attempts_made, const RetryPolicy& policy) {
   if (attempts_made >= policy.max_attempts) return std::nullopt;
   const auto after = RetryAfter(response);
   if (response.status == 503 && !after) return std::nullopt;
   if (response.status != 429 && response.status != 503) return std::nullopt;
+  if (!after && policy.wait_header != nullptr) {
+    if (auto wait = SecondsHeader(response, policy.wait_header)) {
+      if (*wait > policy.max_wait) return std::nullopt;
+      return std::max<std::chrono::milliseconds>(*wait, policy.default_wait);
+    }
+  }
   if (!after) return policy.default_wait;
   if (*after > policy.max_wait) return std::nullopt;
   return std::chrono::duration_cast<std::chrono::milliseconds>(*after);
 }
 
-net::HttpRequest BearerRequest(std::string method, std::string url, std::string_view token,
-                               std::string json_body) {
+net::HttpRequest JsonRequest(std::string method, std::string url, std::string json_body) {
   net::HttpRequest request;
   request.method = std::move(method);
   request.url = std::move(url);
-  request.headers.emplace_back("Authorization", "Bearer " + std::string(token));
   if (!json_body.empty()) {
     request.headers.emplace_back("Content-Type", "application/json; charset=utf-8");
   }
@@ -47,6 +62,14 @@ net::HttpRequest BearerRequest(std::string method, std::string url, std::string_
   request.timeouts.total = std::chrono::seconds(30);
   request.timeouts.idle = std::chrono::seconds(30);
   request.max_response_bytes = 1024 * 1024;
+  return request;
+}
+
+net::HttpRequest BearerRequest(std::string method, std::string url, std::string_view token,
+                               std::string json_body) {
+  net::HttpRequest request = JsonRequest(std::move(method), std::move(url), std::move(json_body));
+  request.headers.insert(request.headers.begin(),
+                         {"Authorization", "Bearer " + std::string(token)});
   return request;
 }
 

@@ -21,6 +21,11 @@ struct RetryPolicy {
   int max_attempts = 3;                          // calls in all, the first included
   std::chrono::seconds max_wait{30};             // a longer Retry-After is not waited for
   std::chrono::milliseconds default_wait{1000};  // a 429 without a usable Retry-After
+  // Another header giving the wait in whole seconds, read when Retry-After is absent (KOOK's
+  // X-Rate-Limit-Reset), waited at least default_wait; a lower-case literal; null: none. A plain
+  // pointer keeps the policy trivially destructible: with a std::string here, g++ 12 freed
+  // SendWithRetry's defaulted `policy` parameter twice (line_test crashed).
+  const char* wait_header = nullptr;
 };
 
 // Retry-After in whole seconds (the HTTP-date form is not used by chat platforms); nullopt when
@@ -32,6 +37,11 @@ std::optional<std::chrono::seconds> RetryAfter(const net::HttpResponse& response
 // up, or the platform asks for more than max_wait).
 std::optional<std::chrono::milliseconds> RetryDelay(const net::HttpResponse& response,
                                                     int attempts_made, const RetryPolicy& policy);
+
+// A request with, when `json_body` is not empty, `Content-Type: application/json;
+// charset=utf-8`; 10 s to connect, 30 s in all, answers up to 1 MiB. For platforms whose credential travels in the URL
+// (WeChat's access_token) or in a header of their own.
+net::HttpRequest JsonRequest(std::string method, std::string url, std::string json_body = {});
 
 // A request with `Authorization: Bearer <token>` and, when `json_body` is not empty,
 // `Content-Type: application/json; charset=utf-8`; 10 s to connect, 30 s in all.

@@ -19,6 +19,7 @@
 #include <variant>
 
 #include "net/websocket.hpp"
+#include "platforms/common/clock_waits.hpp"
 #include "platforms/common/config_reader.hpp"
 #include "platforms/common/core_adapter.hpp"
 #include "platforms/common/reconnect_backoff.hpp"
@@ -26,9 +27,12 @@
 #include "platforms/coroutine_group.hpp"
 #include "platforms/discord/discord_codec.hpp"
 #include "platforms/discord/discord_rest.hpp"
-#include "platforms/discord/discord_waits.hpp"
 
 namespace sb::platforms::discord {
+
+using common::IsCancelled;
+using common::Sleep;
+using common::WaitUntilCancelled;
 namespace {
 
 namespace asio = boost::asio;

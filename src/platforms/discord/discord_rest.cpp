@@ -8,10 +8,14 @@
 #include <utility>
 
 #include "net/http_client.hpp"
-#include "platforms/discord/discord_waits.hpp"
+#include "platforms/common/clock_waits.hpp"
 #include "util/crypto.hpp"
 
 namespace sb::platforms::discord {
+
+using common::IsCancelled;
+using common::Sleep;
+using common::WaitUntilCancelled;
 namespace {
 
 namespace asio = boost::asio;

@@ -1,4 +1,4 @@
-#include "platforms/discord/discord_waits.hpp"
+#include "platforms/common/clock_waits.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
@@ -7,7 +7,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <memory>
 
-namespace sb::platforms::discord {
+namespace sb::platforms::common {
 
 namespace asio = boost::asio;
 
@@ -43,4 +43,4 @@ asio::awaitable<bool> Sleep(const util::Clock& clock, util::Duration delay) {
   co_return *fired;
 }
 
-}  // namespace sb::platforms::discord
+}  // namespace sb::platforms::common

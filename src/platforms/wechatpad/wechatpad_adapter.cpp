@@ -1,0 +1,232 @@
+// The WeChatPad adapter's receiving side: login state and profile, the message socket, reconnects
+// with backoff, and text messages handed to the host; sends go out through WeChatPadApi
+// (wechatpad_api.cpp).
+#include "platforms/wechatpad/wechatpad_adapter.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <boost/asio/this_coro.hpp>
+#include <utility>
+
+#include "net/websocket.hpp"
+#include "platforms/common/config_reader.hpp"
+#include "platforms/common/core_adapter.hpp"
+#include "platforms/common/recent_ids.hpp"
+#include "platforms/common/reconnect_backoff.hpp"
+#include "platforms/common/send_once.hpp"
+#include "platforms/coroutine_group.hpp"
+// Sleep on the injected clock and the cancellation helpers are not Discord-specific; they are
+// shared from there until they move to platforms/common.
+#include "platforms/common/clock_waits.hpp"
+#include "platforms/wechatpad/wechatpad_api.hpp"
+#include "platforms/wechatpad/wechatpad_codec.hpp"
+
+namespace sb::platforms::wechatpad {
+namespace {
+
+namespace asio = boost::asio;
+using common::IsCancelled;
+using common::WaitUntilCancelled;
+using domain::LogLevel;
+using util::ErrorCode;
+
+// LangBot drops frames above 1 M characters; a frame is one message.
+constexpr std::size_t kMaxFrameBytes = 4 * 1024 * 1024;
+constexpr std::size_t kRecentMessages = 4096;  // new_msg_ids remembered against repeats
+constexpr int kMaxFrameComplaints = 10;        // logged per connection; the rest are dropped
+
+bool HasControlCharacters(std::string_view s) {
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7F) return true;
+  }
+  return false;
+}
+
+class Core : public std::enable_shared_from_this<Core> {
+ public:
+  explicit Core(AdapterContext context)
+      : context_(std::move(context)),
+        token_(common::ConfigString(context_.config, "token")),
+        configured_wxid_(common::ConfigString(context_.config, "wxid")),
+        endpoints_(EndpointsFromConfig(context_.config)),
+        group_(CoroutineGroup::Make(context_.executor)),
+        api_(context_, token_, endpoints_.http),
+        seen_(kRecentMessages) {}
+
+  void Start() {
+    if (token_.empty()) {
+      context_.host->OnTrouble(
+          "no token configured: log the account in on WeChatPadPro and paste its token (key); "
+          "generating one with admin_key is not done by this adapter");
+      return;
+    }
+    if (HasControlCharacters(token_)) {
+      context_.host->OnTrouble("the token holds control characters (a pasted line break?)");
+      return;
+    }
+    if (!endpoints_.http.starts_with("http://") && !endpoints_.http.starts_with("https://")) {
+      context_.host->OnTrouble("wechatpad_url must be an http:// or https:// URL");
+      return;
+    }
+    if (!endpoints_.ws.starts_with("ws://") && !endpoints_.ws.starts_with("wss://")) {
+      context_.host->OnTrouble("wechatpad_ws must be a ws:// or wss:// URL");
+      return;
+    }
+    if (!context_.websockets) {
+      context_.host->OnTrouble("this server has no WebSocket transport for WeChatPad messages");
+      return;
+    }
+    auto self = shared_from_this();
+    group_->Spawn([self]() { return self->Run(); });
+  }
+
+  void Stop(std::function<void()> stopped) {
+    if (stopping_.exchange(true)) return;
+    group_->Close(std::move(stopped));
+  }
+
+  void Abandon() {
+    if (stopping_.exchange(true)) return;
+    group_->Close(nullptr);
+  }
+
+  void Send(domain::OutgoingMessage message, std::string /*reply_to_message_id*/,
+            std::function<void(util::Result<domain::SendReceipt>)> done) {
+    auto once = common::MakeSendOnce(std::move(done));
+    auto self = shared_from_this();
+    const bool started =
+        !stopping_ && group_->Spawn([self, once, message = std::move(message)]() mutable {
+          return self->api_.Deliver(std::move(message), once);
+        });
+    if (!started) (*once)(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
+  }
+
+ private:
+  void Log(LogLevel level, std::string text) {
+    context_.host->Log(level, api_.Scrub(std::move(text)));
+  }
+  void Trouble(const std::string& why) { context_.host->OnTrouble(api_.Scrub(why)); }
+
+  asio::awaitable<bool> Backoff(common::ReconnectBackoff& backoff, const std::string& why) {
+    const util::Duration delay = backoff.NextDelay(context_.clock->Now());
+    Trouble(fmt::format("{}; {}", why, backoff.Describe(delay)));
+    co_return co_await common::Sleep(*context_.clock, delay);
+  }
+
+  // Login state and profile. An error marked final (the token or the login refused) ends the
+  // adapter's work; any other is retried with backoff.
+  asio::awaitable<util::Result<Profile>> SignIn() {
+    auto status = co_await api_.Get("/login/GetLoginStatus");
+    if (!status) co_return tl::unexpected(status.error());
+    if (auto checked = CheckLoginStatus(*status); !checked) {
+      co_return tl::unexpected(checked.error());
+    }
+    auto answer = co_await api_.Get("/user/GetProfile");
+    if (!answer) co_return tl::unexpected(answer.error());
+    auto profile = DecodeProfile(*answer);
+    if (!profile) {
+      // LangBot reads the wxid from the profile too; the configured one stands in for it.
+      if (configured_wxid_.empty()) co_return tl::unexpected(profile.error());
+      Log(LogLevel::kWarning, profile.error().message + "; using the configured wxid");
+      co_return Profile{configured_wxid_, ""};
+    }
+    if (!configured_wxid_.empty() && configured_wxid_ != profile->wxid) {
+      Log(LogLevel::kWarning,
+          fmt::format("the token's account is {}, not the configured wxid {}; answering as {}",
+                      profile->wxid, configured_wxid_, profile->wxid));
+    }
+    co_return std::move(*profile);
+  }
+
+  asio::awaitable<void> Run() {
+    co_await asio::this_coro::throw_if_cancelled(false);
+    common::ReconnectBackoff backoff;
+    for (;;) {
+      if (co_await IsCancelled()) co_return;
+      auto profile = co_await SignIn();
+      if (!profile) {
+        if (profile.error().code == ErrorCode::kCancelled) co_return;
+        if (profile.error().final) {
+          Trouble(profile.error().message);
+          co_await WaitUntilCancelled();
+          co_return;
+        }
+        if (!co_await Backoff(backoff, "cannot reach WeChatPad: " + profile.error().message)) {
+          co_return;
+        }
+        continue;
+      }
+      net::WebSocketConnectRequest request;
+      request.url = KeyedUrl(endpoints_.ws, "/GetSyncMsg", token_);
+      request.limits.max_message_bytes = kMaxFrameBytes;
+      auto conn = co_await context_.websockets->Connect(std::move(request));
+      if (!conn) {
+        if (conn.error().code == ErrorCode::kCancelled) co_return;
+        if (!co_await Backoff(backoff, "cannot open the WeChatPad message socket: " +
+                                           api_.Scrub(conn.error().message))) {
+          co_return;
+        }
+        continue;
+      }
+      backoff.Connected(context_.clock->Now());
+      context_.host->OnConnected(profile->wxid);
+      Log(LogLevel::kInfo,
+          fmt::format("connected to WeChatPad as {} ({})",
+                      profile->nickname.empty() ? profile->wxid : profile->nickname,
+                      profile->wxid));
+      const std::string why = co_await ReadLoop(**conn, profile->wxid);
+      if (why.empty()) {
+        co_await asio::this_coro::reset_cancellation_state();
+        co_await (*conn)->Close(1000, "the bot stopped");
+        co_return;
+      }
+      co_await (*conn)->Close(1000, "reconnecting");
+      if (!co_await Backoff(backoff, why)) co_return;
+    }
+  }
+
+  // Reads frames until the socket ends: the reason, or "" when cancelled.
+  asio::awaitable<std::string> ReadLoop(net::WebSocketConnection& conn, const std::string& wxid) {
+    int complaints = 0;
+    for (;;) {
+      auto message = co_await conn.Read();
+      if (!message) {
+        if (message.error().code == ErrorCode::kCancelled) co_return std::string();
+        const net::WebSocketClose close = conn.close_info();
+        co_return fmt::format("the WeChatPad message socket was lost (close {}{}{})", close.code,
+                              close.reason.empty() ? "" : ": ", close.reason);
+      }
+      auto frame = DecodeSyncMessage(message->data, wxid);
+      if (!frame) {
+        if (++complaints <= kMaxFrameComplaints) {
+          Log(LogLevel::kWarning, "skipped a malformed WeChatPad frame: " + frame.error().message);
+        }
+        continue;
+      }
+      if (!frame->skipped.empty() && ++complaints <= kMaxFrameComplaints) {
+        Log(LogLevel::kInfo, frame->skipped);
+      }
+      if (!frame->message) continue;
+      if (!seen_.FirstSighting(frame->dedupe_key)) continue;
+      context_.host->OnMessage(std::move(*frame->message));
+    }
+  }
+
+  const AdapterContext context_;
+  const std::string token_;
+  const std::string configured_wxid_;
+  const Endpoints endpoints_;
+  const std::shared_ptr<CoroutineGroup> group_;
+  WeChatPadApi api_;
+  common::RecentIds seen_;
+  std::atomic<bool> stopping_{false};
+};
+
+}  // namespace
+
+std::unique_ptr<PlatformAdapter> MakeWeChatPadAdapter(AdapterContext context) {
+  return std::make_unique<common::CoreAdapter<Core, CheckDeliverable>>(std::move(context));
+}
+
+}  // namespace sb::platforms::wechatpad
