@@ -96,7 +96,11 @@ struct BotStack::Parts {
     deps.adapters["web_page_bot"] = platforms::web_page::MakeWebPageAdapter;
     deps.adapters["discord"] = platforms::discord::MakeDiscordAdapter;
     deps.adapters["wecom"] = platforms::wecom::MakeWeComAdapter;
-    deps.adapters["wecomcs"] = platforms::wecom::MakeWeComCsAdapter;
+    // Customer-service pull cursors outlive each adapter: a restarted bot pulls on from there.
+    deps.adapters["wecomcs"] = [cursors = std::make_shared<platforms::wecom::KfCursorStore>()](
+                                   platforms::AdapterContext context) {
+      return platforms::wecom::MakeWeComCsAdapter(std::move(context), cursors);
+    };
     deps.adapters["officialaccount"] = platforms::officialaccount::MakeOfficialAccountAdapter;
     deps.adapters["satori"] = platforms::satori::MakeSatoriAdapter;
     deps.adapters["wechatpad"] = platforms::wechatpad::MakeWeChatPadAdapter;

@@ -7,7 +7,8 @@ Customer-service chats are one external customer with one service account: there
 and no mentions, so the matrix has no group cases (a group target is refused). Covered: the
 URL-verification echo, a customer message pulled with the callback's token and answered through
 kf/send_msg, the cursor kept between pulls and pages followed while has_more, servicer and system
-messages not answered, history from before the bot started not answered, a repeated callback
+messages not answered, history from before the bot started not answered, the cursor kept
+across a restart of the bot (nothing answered twice), a repeated callback
 answered once, forged callbacks refused with no pull and no model call, send_message in both
 target forms, an access token expiring mid-send, images from customers, and disabling the bot."""
 
@@ -229,6 +230,25 @@ class WeComCsBotTest(ServerTestCase):
         self.wait_sent(1)
         request = json.dumps(self.llm.chat_requests()[0]["body"])
         self.assertIn("data:image/png;base64," + base64.b64encode(PNG).decode(), request)
+
+    def test_a_restarted_bot_pulls_on_from_its_cursor(self):
+        bot = self.bot()
+        self.running(bot)
+        self.customer_says(bot, "before the restart")
+        self.wait_sent(1)
+        self.ok("PUT", "/api/v1/platform/bots/" + bot, {"enable": False})
+        self.assertTrue(wait_until(lambda: self.status(bot)["runtime"]["status"] == "stopped"))
+        self.ok("PUT", "/api/v1/platform/bots/" + bot, {"enable": True})
+        self.running(bot)
+        self.customer_says(bot, "after the restart")
+        sent = self.wait_sent(2)
+        time.sleep(0.5)
+        self.assertEqual(len(self.wecom.sent()), 2)
+        self.assertIn("after the restart", sent[1]["body"]["text"]["content"])
+        self.assertEqual(len(self.llm.chat_requests()), 2)
+        pulls = [c["body"] for c in self.wecom.calls("/kf/sync_msg")]
+        self.assertNotIn("cursor", pulls[0])
+        self.assertTrue(pulls[-1].get("cursor"), pulls)
 
     def test_disabling_the_bot_stops_it_answering(self):
         bot = self.bot()

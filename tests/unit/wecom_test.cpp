@@ -14,6 +14,7 @@
 #include "platforms/wecom/wecom_codec.hpp"
 #include "platforms/wecom/wecom_outgoing.hpp"
 #include "platforms/wecom/wecomcs_codec.hpp"
+#include "platforms/wecom/wecomcs_cursors.hpp"
 #include "support/wechat_samples.hpp"
 #include "util/json.hpp"
 
@@ -314,6 +315,19 @@ TEST(WeComCsCodec, OriginsImagesTargetsAndBodies) {
   EXPECT_EQ(body.at("text").at("content").as_string(), "hi");
   domain::OutgoingMessage group{domain::TargetType::kGroup, "wm1|wk1", {}};
   EXPECT_FALSE(CheckKfDeliverable(group));
+}
+
+TEST(WeComCsCursors, KeptPerBotAndAccount) {
+  KfCursorStore store;
+  EXPECT_EQ(store.Get("bot1", "wk1"), "");
+  store.Set("bot1", "wk1", "c1");
+  store.Set("bot1", "wk2", "c2");
+  store.Set("bot2", "wk1", "c3");
+  store.Set("bot1", "wk1", "c4");
+  EXPECT_EQ(store.Get("bot1", "wk1"), "c4");
+  EXPECT_EQ(store.Get("bot1", "wk2"), "c2");
+  EXPECT_EQ(store.Get("bot2", "wk1"), "c3");
+  EXPECT_EQ(store.size(), 3u);
 }
 
 TEST(WeComApi, AnswersRefusalsAndUploads) {

@@ -25,8 +25,11 @@ namespace sb::platforms::common {
 template <class Core, util::Result<void> (*kCheckDeliverable)(const domain::OutgoingMessage&)>
 class CoreAdapter final : public PlatformAdapter {
  public:
-  explicit CoreAdapter(AdapterContext context)
-      : core_(std::make_shared<Core>(std::move(context))) {}
+  // `extra` goes to Core's constructor after the context (state an adapter keeps across its
+  // incarnations, handed in by the factory).
+  template <class... Extra>
+  explicit CoreAdapter(AdapterContext context, Extra&&... extra)
+      : core_(std::make_shared<Core>(std::move(context), std::forward<Extra>(extra)...)) {}
   ~CoreAdapter() override { core_->Abandon(); }
   CoreAdapter(const CoreAdapter&) = delete;
   CoreAdapter& operator=(const CoreAdapter&) = delete;

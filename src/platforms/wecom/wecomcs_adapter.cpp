@@ -33,8 +33,9 @@ constexpr std::chrono::seconds kHistoryGrace{10};
 
 class Core : public WeComBase, public std::enable_shared_from_this<Core> {
  public:
-  explicit Core(AdapterContext context)
+  Core(AdapterContext context, std::shared_ptr<KfCursorStore> cursors)
       : WeComBase(std::move(context), "WeCom customer service"),
+        cursors_(std::move(cursors)),
         started_at_(context_.clock->Now()),
         seen_(kRememberedMessages) {}
 
@@ -141,17 +142,10 @@ class Core : public WeComBase, public std::enable_shared_from_this<Core> {
   }
 
   asio::awaitable<void> Pull(KfNudge nudge) {
-    bool catching_up = false;  // no cursor yet: the first pages are the last 3 days' history
-    {
-      std::lock_guard lock(mu_);
-      catching_up = cursors_[nudge.open_kfid].empty();
-    }
+    // No cursor yet: the first pages are the last 3 days' history.
+    const bool catching_up = cursors_->Get(context_.bot_uuid, nudge.open_kfid).empty();
     for (int page_number = 0; page_number < kMaxPagesPerPull; ++page_number) {
-      std::string cursor;
-      {
-        std::lock_guard lock(mu_);
-        cursor = cursors_[nudge.open_kfid];
-      }
+      const std::string cursor = cursors_->Get(context_.bot_uuid, nudge.open_kfid);
       auto answer = co_await api_.PostJson(
           "/kf/sync_msg", EncodeSyncRequest(cursor, nudge.token, nudge.open_kfid), "kf/sync_msg");
       if (!answer) {
@@ -175,8 +169,7 @@ class Core : public WeComBase, public std::enable_shared_from_this<Core> {
         if (state.cancelled() != asio::cancellation_type::none) co_return;
       }
       if (!page->next_cursor.empty()) {
-        std::lock_guard lock(mu_);
-        cursors_[nudge.open_kfid] = page->next_cursor;
+        cursors_->Set(context_.bot_uuid, nudge.open_kfid, page->next_cursor);
       }
       // has_more can be 1 with an empty list: only the cursor says where the next page starts.
       if (!page->has_more || page->next_cursor.empty() || page->next_cursor == cursor) co_return;
@@ -214,21 +207,23 @@ class Core : public WeComBase, public std::enable_shared_from_this<Core> {
     context_.host->OnMessage(std::move(message));
   }
 
+  const std::shared_ptr<KfCursorStore> cursors_;
   const util::TimePoint started_at_;
   common::RecentIds seen_;
 
   std::mutex mu_;
   bool pulling_ = false;                                   // guarded by mu_
   std::map<std::string, std::string> pending_;             // guarded by mu_; open_kfid -> token
-  std::map<std::string, std::string> cursors_;             // guarded by mu_; open_kfid -> cursor
   std::unordered_map<std::string, std::string> accounts_;  // guarded by mu_; customer -> open_kfid
   std::deque<std::string> account_order_;                  // guarded by mu_; oldest first
 };
 
 }  // namespace
 
-std::unique_ptr<PlatformAdapter> MakeWeComCsAdapter(AdapterContext context) {
-  return std::make_unique<common::CoreAdapter<Core, CheckKfDeliverable>>(std::move(context));
+std::unique_ptr<PlatformAdapter> MakeWeComCsAdapter(AdapterContext context,
+                                                    std::shared_ptr<KfCursorStore> cursors) {
+  return std::make_unique<common::CoreAdapter<Core, CheckKfDeliverable>>(std::move(context),
+                                                                         std::move(cursors));
 }
 
 }  // namespace sb::platforms::wecom
