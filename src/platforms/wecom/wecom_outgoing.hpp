@@ -1,7 +1,8 @@
 // What both WeCom adapters send, before it becomes a platform call: a message cut into parts
 // WeCom can carry one per call: text of at most 2048 UTF-8 bytes (WeCom's limit for the app's
 // message/send and customer service's kf/send_msg alike), images and files still to be uploaded
-// through media/upload. Pure.
+// through media/upload. Also the two small helpers both codecs build on: the id check targets
+// go through and a bare chain element. Pure.
 //   for (const OutgoingPart& part : PlanParts(message)) ...   // text, or upload then send
 #pragma once
 
