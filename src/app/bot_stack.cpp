@@ -10,6 +10,7 @@
 #include "pipeline/message_driver.hpp"
 #include "pipeline/rate_limiter.hpp"
 #include "pipeline/trigger_rules.hpp"
+#include "platforms/dingtalk/dingtalk_adapter.hpp"
 #include "platforms/discord/discord_adapter.hpp"
 #include "platforms/line/line_adapter.hpp"
 #include "platforms/onebot/onebot_adapter.hpp"
@@ -83,6 +84,7 @@ struct BotStack::Parts {
     deps.adapters["slack"] = platforms::slack::MakeSlackAdapter;
     deps.adapters["LINE"] = platforms::line::MakeLineAdapter;
     deps.adapters["discord"] = platforms::discord::MakeDiscordAdapter;
+    deps.adapters["dingtalk"] = platforms::dingtalk::MakeDingTalkAdapter;
     return deps;
   }
 
