@@ -52,7 +52,8 @@ Control API (no auth; JSON; errors {"error"} with 400/404/409)
     POST /_control/ping    -> {messageId}: a SYSTEM ping to every connection
     POST /_control/disconnect -> {connections}: a SYSTEM disconnect to every connection
     POST /_control/drop    -> {connections}: TCP closed without a close frame
-    POST /_control/expire_sessions  -> every session webhook refuses from now on
+    POST /_control/expire_sessions  -> every session webhook, later ones too, refuses from now on
+                           (while the messages still name a future sessionWebhookExpiredTime)
     POST /_control/expire_tokens    -> every issued access token is refused from now on
     POST /_control/file    {downloadCode, content_base64, content_type?}
     POST /_control/config  {session_ttl?, disconnect_grace?}
@@ -115,6 +116,7 @@ class FakeDingTalk(object):
         self._tickets = {}  # ticket -> used?
         self._sessions = {}  # id -> expiry (epoch seconds)
         self._files = {}  # downloadCode -> (bytes, content type)
+        self._refuse_sessions = False
         self._sent = []
         self._stream = {"opens": [], "token_fetches": 0, "connections": 0, "refused_upgrades": 0,
                         "acks": [], "pings": [], "bad_frames": 0, "closes": []}
@@ -257,7 +259,8 @@ class FakeDingTalk(object):
     def _session_reply(self, session, req, raw):
         with self._lock:
             expiry = self._sessions.get(session)
-        if expiry is None or expiry < time.time():
+            refused = self._refuse_sessions
+        if refused or expiry is None or expiry < time.time():
             return json_reply(200, {"errcode": 300001, "errmsg": "session expired"})
         ok = isinstance(req, dict) and (
             (req.get("msgtype") == "text" and isinstance(req.get("text"), dict) and
@@ -394,8 +397,7 @@ class FakeDingTalk(object):
             return json_reply(200, self._lt.run(self._system(name)))
         if name == "expire_sessions":
             with self._lock:
-                for s in self._sessions:
-                    self._sessions[s] = 0
+                self._refuse_sessions = True
             return json_reply(200, {"ok": True})
         if name == "expire_tokens":
             with self._lock:
