@@ -230,6 +230,24 @@ class DingTalkBotTest(ServerTestCase):
         self.assertEqual(len(self.dt.sent()), 1)
         self.assertEqual(len(self.llm.chat_requests()), 1)
 
+    def test_malformed_and_oversized_frames_are_logged_and_survived(self):
+        bot = self.bot()
+        self.running(bot)
+        bad = self.dt.control("POST", "raw", {"data": "{not json"})
+        self.dt.control("POST", "raw", {"text": "not a frame"})
+        self.assertTrue(wait_until(lambda: [a for a in self.dt.stream()["acks"]
+                                            if a["messageId"] == bad["messageId"]], 5))
+        # A frame over the bot's 1 MiB bound: the bot drops that connection and opens another.
+        self.dt.control("POST", "raw", {"text": "x" * (2 << 20)})
+        self.assertTrue(wait_until(lambda: self.dt.stream()["connections"] == 2 and
+                                   self.dt.stream()["connected"] == 1, 15), self.dt.stream())
+        self.dt.say("still here?")
+        self.assertIn("still here?", self.text_of(self.sent(1)[0]))
+        logs = json.dumps(self.logs(bot))
+        self.assertIn("skipped a malformed robot message", logs)
+        self.assertIn("skipped a malformed stream frame", logs)
+        self.assertEqual(self.status(bot)["runtime"]["status"], "running")
+
     def test_an_expired_session_webhook_gives_way_to_the_openapi(self):
         bot = self.bot()
         self.running(bot)

@@ -49,6 +49,10 @@ Control API (no auth; JSON; errors {"error"} with 400/404/409)
                            newest connection `times` times with the same messageId; session_ttl
                            (seconds, default config session_ttl) sets sessionWebhookExpiredTime.
                            409 when no connection is open.
+    POST /_control/raw     {data?: str, text?: str} -> {messageId, delivered}: to the newest
+                           connection, a CALLBACK frame of the bot topic whose `data` string is
+                           `data` as given (malformed robot messages), or `text` sent as the
+                           whole WebSocket message (malformed or oversized frames)
     POST /_control/ping    -> {messageId}: a SYSTEM ping to every connection
     POST /_control/disconnect -> {connections}: a SYSTEM disconnect to every connection
     POST /_control/drop    -> {connections}: TCP closed without a close frame
@@ -350,6 +354,25 @@ class FakeDingTalk(object):
                 break
         return mid, delivered
 
+    async def _raw(self, req):
+        if not self._conns:
+            raise BadRequest("no stream connection is open", 409)
+        conn = self._conns[-1]
+        if isinstance(req.get("text"), str):
+            mid, frame = None, req["text"]
+        elif isinstance(req.get("data"), str):
+            mid, frame = self._frame(conn, "CALLBACK", BOT_TOPIC, None)
+            obj = json.loads(frame)
+            obj["data"] = req["data"]
+            frame = json.dumps(obj)
+        else:
+            raise BadRequest("data or text (a string) is required")
+        try:
+            await conn.ws.send(frame)
+            return {"messageId": mid, "delivered": 1}
+        except websockets.exceptions.ConnectionClosed:
+            return {"messageId": mid, "delivered": 0}
+
     async def _system(self, name):
         reached, mid = 0, None
         for conn in list(self._conns):
@@ -393,6 +416,8 @@ class FakeDingTalk(object):
         req = parse_json_body(body)
         if name == "message":
             return json_reply(200, self._message(req))
+        if name == "raw":
+            return json_reply(200, self._lt.run(self._raw(req)))
         if name in ("ping", "disconnect", "drop"):
             return json_reply(200, self._lt.run(self._system(name)))
         if name == "expire_sessions":

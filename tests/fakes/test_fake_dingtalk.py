@@ -125,6 +125,19 @@ class FakeDingTalkTest(unittest.TestCase):
         self.assertEqual(state["acks"][0]["code"], 200)
         self.assertEqual([p["echoed"] for p in state["pings"]], [True, False])
 
+    def test_raw_frames_carry_what_the_test_gives(self):
+        async def scenario():
+            async with websockets.connect(self.url(self.open()), max_size=None) as ws:
+                loop = asyncio.get_running_loop()
+                raw = await loop.run_in_executor(None, lambda: self.control(
+                    "raw", {"data": "{not json"}))
+                frame = await self.recv_json(ws)
+                self.assertEqual(frame["headers"]["messageId"], raw["messageId"])
+                self.assertEqual(frame["data"], "{not json")
+                await loop.run_in_executor(None, lambda: self.control("raw", {"text": "x" * 10}))
+                self.assertEqual(await asyncio.wait_for(ws.recv(), 5), "x" * 10)
+        self.run_async(scenario())
+
     def test_disconnect_is_followed_by_a_close_and_drop_cuts_the_socket(self):
         self.control("config", {"disconnect_grace": 0.3})
 
