@@ -43,6 +43,7 @@ constexpr std::size_t kRememberedReplies = 4096;  // msgId -> session webhook
 constexpr int kMaxFrameComplaints = 10;           // logged per connection
 // A session webhook this close to its expiry is not tried: the reply would race the deadline.
 constexpr std::chrono::milliseconds kWebhookMargin = 5s;
+constexpr std::chrono::milliseconds kRequestedReconnectPause = 500ms;
 
 // Where a reply to a received message can go without the OpenAPI.
 struct ReplyRoute {
@@ -54,6 +55,11 @@ struct ReplyRoute {
 struct Ended {
   bool cancelled = false;
   std::string why;
+  bool requested = false;  // DingTalk asked for it (SYSTEM disconnect): not a failure
+
+  static Ended Cancelled() { return {true, {}, false}; }
+  static Ended Lost(std::string why) { return {false, std::move(why), false}; }
+  static Ended Requested(std::string why) { return {false, std::move(why), true}; }
 };
 
 class Core : public std::enable_shared_from_this<Core> {
@@ -204,6 +210,13 @@ class Core : public std::enable_shared_from_this<Core> {
         co_return;
       }
       co_await (*conn)->Close(1000, "reconnecting");
+      if (ended.requested) {
+        // The server moves connections around (a rebalance or a deploy): a new ticket at once,
+        // with a short pause so that a server repeating it cannot make a tight loop.
+        Log(LogLevel::kInfo, ended.why + "; reconnecting");
+        if (!co_await common::Sleep(*context_.clock, kRequestedReconnectPause)) co_return;
+        continue;
+      }
       if (!co_await Backoff(backoff, ended.why)) co_return;
     }
   }
@@ -216,12 +229,11 @@ class Core : public std::enable_shared_from_this<Core> {
     for (;;) {
       auto message = co_await conn.Read();
       if (!message) {
-        if (message.error().code == ErrorCode::kCancelled)
-          co_return Ended{.cancelled = true, .why = {}};
+        if (message.error().code == ErrorCode::kCancelled) co_return Ended::Cancelled();
         const net::WebSocketClose close = conn.close_info();
-        co_return Ended{.why = fmt::format("the DingTalk stream connection was lost (close {}{}{})",
-                                           close.code, close.reason.empty() ? "" : ": ",
-                                           close.reason.substr(0, 200))};
+        co_return Ended::Lost(fmt::format("the DingTalk stream connection was lost (close {}{}{})",
+                                          close.code, close.reason.empty() ? "" : ": ",
+                                          close.reason.substr(0, 200)));
       }
       if (message->binary) {
         complain("skipped a binary stream frame (DingTalk sends JSON text)");
@@ -236,13 +248,13 @@ class Core : public std::enable_shared_from_this<Core> {
       if (!frame->message_id.empty()) {
         auto wrote = co_await conn.Write(EncodeAck(frame->message_id, AckData(*frame)));
         if (!wrote) {
-          if (co_await common::IsCancelled()) co_return Ended{.cancelled = true, .why = {}};
-          co_return Ended{.why = "the DingTalk stream connection failed while acknowledging"};
+          if (co_await common::IsCancelled()) co_return Ended::Cancelled();
+          co_return Ended::Lost("the DingTalk stream connection failed while acknowledging");
         }
       }
       if (frame->type == "SYSTEM") {
         if (frame->topic == "disconnect") {
-          co_return Ended{.why = "DingTalk asked the bot to reconnect (disconnect)"};
+          co_return Ended::Requested("DingTalk asked the bot to reconnect (disconnect)");
         }
         continue;  // ping: the acknowledgement echoing its data is the answer
       }
