@@ -117,6 +117,7 @@ class DingTalkBotTest(ServerTestCase):
         acks = [a for a in stream["acks"] if a["messageId"] == pushed["messageId"]]
         self.assertEqual([a["code"] for a in acks], [200])
         self.assertEqual(stream["bad_frames"], 0)
+        self.assertEqual(stream["unacked"], [])
         # A ping is acknowledged with its data echoed.
         self.dt.control("POST", "ping", {})
         self.assertTrue(wait_until(lambda: self.dt.stream()["pings"], 5))
@@ -279,6 +280,26 @@ class DingTalkBotTest(ServerTestCase):
         sent = self.sent(2)
         self.assertEqual([self.text_of(s) for s in sent], ["first", "second"])
         self.assertEqual(self.dt.stream()["token_fetches"], 2)
+
+    def test_a_429_is_waited_out_and_a_refusal_comes_back_with_its_reason(self):
+        bot = self.bot()
+        self.running(bot)
+        self.dt.control("POST", "fail", {"path": "/v1.0/robot/groupMessages/send",
+                                         "status": 429, "retry_after": 1})
+        started = time.monotonic()
+        status, resp, _ = self.send(bot, "group", "cidGroupD==",
+                                    [{"type": "Plain", "text": "after the wait"}])
+        self.assertOk(status, resp)
+        self.assertGreaterEqual(time.monotonic() - started, 1.0)
+        self.assertEqual(self.text_of(self.sent(1)[0]), "after the wait")
+        self.dt.control("POST", "fail", {"path": "/v1.0/robot/oToMessages/batchSend",
+                                         "status": 400,
+                                         "code": "invalidParameter.userIds.invalid",
+                                         "message": "no such user"})
+        status, resp, _ = self.send(bot, "person", "nobody",
+                                    [{"type": "Plain", "text": "x"}])
+        self.assertError(status, resp, 502, "invalidParameter.userIds.invalid")
+        self.assertNotIn(CLIENT_SECRET, json.dumps(resp))
 
     def test_pictures_reach_the_model_as_images(self):
         self.dt.control("POST", "file", {"downloadCode": "dc-picture-1",

@@ -60,12 +60,18 @@ Control API (no auth; JSON; errors {"error"} with 400/404/409)
                            (while the messages still name a future sessionWebhookExpiredTime)
     POST /_control/expire_tokens    -> every issued access token is refused from now on
     POST /_control/file    {downloadCode, content_base64, content_type?}
+    POST /_control/fail    {path (prefix, e.g. /v1.0/robot/), status?: 429, code?, message?,
+                           times?: 1, retry_after?} -> the next `times` OpenAPI calls under
+                           `path` answer {code, message, requestid} with that status (and
+                           Retry-After when given)
     POST /_control/config  {session_ttl?, disconnect_grace?}
     GET  /_control/sent    -> {sent:[{kind:"webhook"|"batchSend"|"groupSend", session?, body,
                            msgKey?, msgParam? (parsed), userIds?, openConversationId?}]}
     GET  /_control/stream  -> {opens:[{clientId, subscriptions, ok}], token_fetches,
                            connections, connected, refused_upgrades, acks:[{messageId, code,
-                           message, data}], pings:[{messageId, echoed}], bad_frames, closes[]}
+                           message, data}], unacked:[messageId of CALLBACK frames on open
+                           connections not acknowledged yet], pings:[{messageId, echoed}],
+                           bad_frames, closes[]}
 
 Command line: python3 fake_dingtalk.py [--port 0] [--client-id ID] [--client-secret S]
 [--robot-code C] prints "FAKE_DINGTALK_PORT=<http> FAKE_DINGTALK_STREAM_PORT=<ws>" once listening.
@@ -105,6 +111,7 @@ def _error(status, code, message):
 class _Conn(object):
     def __init__(self, ws, cid):
         self.ws, self.id, self.sent_ids = ws, cid, set()
+        self.unacked = set()  # CALLBACK messageIds sent on this connection and not acked yet
 
 
 class FakeDingTalk(object):
@@ -121,6 +128,7 @@ class FakeDingTalk(object):
         self._sessions = {}  # id -> expiry (epoch seconds)
         self._files = {}  # downloadCode -> (bytes, content type)
         self._refuse_sessions = False
+        self._failures = []  # /_control/fail rules
         self._sent = []
         self._stream = {"opens": [], "token_fetches": 0, "connections": 0, "refused_upgrades": 0,
                         "acks": [], "pings": [], "bad_frames": 0, "closes": []}
@@ -175,6 +183,9 @@ class FakeDingTalk(object):
             return self._access_token(req)
         if path == "/v1.0/gateway/connections/open":
             return self._open(req)
+        failure = self._take_failure(path)
+        if failure is not None:
+            return failure
         if path.startswith("/v1.0/robot/"):
             with self._lock:
                 expiry = self._tokens.get(headers.get("x-acs-dingtalk-access-token", ""))
@@ -182,6 +193,18 @@ class FakeDingTalk(object):
                 return _error(401, "InvalidAuthentication", "不合法的access_token")
             return self._robot(path, req)
         return _error(404, "NotFound", "no such API")
+
+    def _take_failure(self, path):
+        with self._lock:
+            for rule in self._failures:
+                if rule["times"] > 0 and path.startswith(rule["path"]):
+                    rule["times"] -= 1
+                    headers = [("Retry-After", str(rule["retry_after"]))] \
+                        if rule["retry_after"] is not None else None
+                    return json_reply(rule["status"], {
+                        "code": rule["code"], "message": rule["message"],
+                        "requestid": secrets.token_hex(8)}, headers)
+        return None
 
     def _access_token(self, req):
         with self._lock:
@@ -323,6 +346,7 @@ class FakeDingTalk(object):
                 self._stream["bad_frames"] += 1
                 return
             mid = ack["headers"]["messageId"]
+            conn.unacked.discard(mid)
             self._stream["acks"].append({"messageId": mid, "code": ack["code"],
                                          "message": ack.get("message"), "data": ack["data"]})
             if mid in self._pending_pings:
@@ -347,6 +371,7 @@ class FakeDingTalk(object):
         delivered = 0
         for _ in range(times):
             _, frame = self._frame(conn, "CALLBACK", BOT_TOPIC, data, mid)
+            conn.unacked.add(mid)
             try:
                 await conn.ws.send(frame)
                 delivered += 1
@@ -406,10 +431,10 @@ class FakeDingTalk(object):
             with self._lock:
                 return json_reply(200, {"sent": list(self._sent)})
         if method == "GET" and name == "stream":
-            connected = self._lt.run(self._count())
+            connected, unacked = self._lt.run(self._count())
             with self._lock:
                 state = json.loads(dumps(self._stream))
-            state["connected"] = connected
+            state["connected"], state["unacked"] = connected, unacked
             return json_reply(200, state)
         if method != "POST":
             return json_reply(404, {"error": "no such control"})
@@ -438,6 +463,17 @@ class FakeDingTalk(object):
                 self._files[str(req.get("downloadCode"))] = (
                     data, req.get("content_type", "image/png"))
             return json_reply(200, {"ok": True})
+        if name == "fail":
+            if not isinstance(req.get("path"), str) or not req["path"].startswith("/v1.0/"):
+                raise BadRequest("path (an OpenAPI path prefix) is required")
+            with self._lock:
+                self._failures.append({
+                    "path": req["path"], "status": int(req.get("status", 429)),
+                    "code": str(req.get("code", "Throttling")),
+                    "message": str(req.get("message", "the request was throttled")),
+                    "times": int(req.get("times", 1)),
+                    "retry_after": req.get("retry_after")})
+            return json_reply(200, {"ok": True})
         if name == "config":
             if "session_ttl" in req:
                 self.session_ttl = float(req["session_ttl"])
@@ -447,7 +483,7 @@ class FakeDingTalk(object):
         return json_reply(404, {"error": "no such control"})
 
     async def _count(self):
-        return len(self._conns)
+        return len(self._conns), sorted(m for c in self._conns for m in c.unacked)
 
     def _message(self, req):
         ctype = str(req.get("conversationType", "1"))

@@ -104,6 +104,12 @@ class FakeDingTalkTest(unittest.TestCase):
                 await ws.send(json.dumps({"code": 200, "headers": {
                     "messageId": first["headers"]["messageId"], "contentType": "application/json"},
                     "message": "OK", "data": json.dumps({"response": "OK"})}))
+                await loop.run_in_executor(None, lambda: wait_until(
+                    lambda: self.stream()["acks"], 5))
+                self.assertEqual(self.stream()["unacked"], [])
+                await loop.run_in_executor(None, lambda: self.control("message", {"text": "x"}))
+                unacked = json.loads(await ws.recv())["headers"]["messageId"]
+                self.assertEqual(self.stream()["unacked"], [unacked])
                 await ws.send("not json")
                 # A ping's acknowledgement must echo its data.
                 ping = await loop.run_in_executor(None, lambda: self.control("ping"))
@@ -184,6 +190,9 @@ class FakeDingTalkTest(unittest.TestCase):
         self.assertEqual(status, 400)
         status, data, _ = self.post("/v1.0/robot/oToMessages/batchSend", {}, {})
         self.assertEqual((status, data["code"]), (401, "InvalidAuthentication"))
+        self.control("fail", {"path": "/v1.0/robot/", "status": 429, "retry_after": 1})
+        status, data, headers = self.post("/v1.0/robot/groupMessages/send", {}, hdr)
+        self.assertEqual((status, data["code"], headers["retry-after"]), (429, "Throttling", "1"))
         self.control("expire_tokens")
         status, data, _ = self.post("/v1.0/robot/oToMessages/batchSend", {
             "robotCode": ROBOT, "userIds": ["u"], "msgKey": "sampleText",
