@@ -301,6 +301,35 @@ class DingTalkBotTest(ServerTestCase):
         self.assertError(status, resp, 502, "invalidParameter.userIds.invalid")
         self.assertNotIn(CLIENT_SECRET, json.dumps(resp))
 
+    def callback(self, bot, **body):
+        body["url"] = "http://127.0.0.1:%d/bots/%s" % (self.srv.port, bot)
+        return self.dt.control("POST", "callback", body)
+
+    def test_http_mode_callbacks_are_verified_then_answered(self):
+        bot = self.bot()
+        self.running(bot)
+        forged = self.callback(bot, text="forged", bad_sign=True)
+        self.assertEqual(forged["status"], 401)
+        stale = self.callback(bot, text="stale", timestamp_offset_ms=-2 * 3600 * 1000)
+        self.assertEqual(stale["status"], 401)
+        malformed = self.callback(bot, raw_body="{not json")
+        self.assertEqual(malformed["status"], 400)
+        good = self.callback(bot, text="over http", senderStaffId="manager1234")
+        self.assertEqual(good["status"], 200, good)
+        reply = self.sent(1)[0]
+        self.assertEqual((reply["kind"], reply["session"]), ("webhook", good["session"]))
+        self.assertIn("echo: over http", self.text_of(reply))
+        # The same message again (a retry) is answered once.
+        self.assertEqual(self.callback(bot, text="over http", msgId=good["msgId"])["status"],
+                         200)
+        time.sleep(0.5)
+        self.assertEqual(len(self.dt.sent()), 1)
+        bodies = json.dumps([r["body"] for r in self.llm.chat_requests()])
+        self.assertNotIn("forged", bodies)
+        self.assertNotIn("stale", bodies)
+        self.assertEqual(len(self.llm.chat_requests()), 1)
+        self.assertIn("refused a malformed DingTalk callback", json.dumps(self.logs(bot)))
+
     def test_pictures_reach_the_model_as_images(self):
         self.dt.control("POST", "file", {"downloadCode": "dc-picture-1",
                                          "content_base64": base64.b64encode(PNG).decode(),

@@ -27,6 +27,7 @@ OpenAPI, base http://127.0.0.1:PORT, JSON bodies; errors {"code","message","requ
     POST /v1.0/robot/messageFiles/download {downloadCode, robotCode} -> {downloadUrl:
          http://127.0.0.1:PORT/files/<code>}; unknown code -> 400 invalidParameter.downloadCode
     GET  /files/<code> -> the bytes registered with /_control/file
+HTTP mode (the robot posts to the bot's URL): see /_control/callback.
 Session webhook (sessionWebhook of each pushed message; no auth, the URL is the credential)
     POST /robot/sendBySession?session=<id> {msgtype:"text", text{content}, at?} or
          {msgtype:"markdown", markdown{title, text}, at?} -> {"errcode":0,"errmsg":"ok"};
@@ -53,6 +54,12 @@ Control API (no auth; JSON; errors {"error"} with 400/404/409)
                            connection, a CALLBACK frame of the bot topic whose `data` string is
                            `data` as given (malformed robot messages), or `text` sent as the
                            whole WebSocket message (malformed or oversized frames)
+    POST /_control/callback {url, the fields of /_control/message, bad_sign?, raw_body?,
+                           timestamp_offset_ms?} -> {status, body, msgId, session, timestamp,
+                           sign}: the robot's HTTP mode: POSTs the message (or raw_body) to
+                           `url` with headers timestamp (ms) and sign = base64(HMAC-SHA256(key
+                           = client secret, timestamp + "\n" + client secret)) (platforms.md
+                           4.4 item 5); bad_sign signs with another secret
     POST /_control/ping    -> {messageId}: a SYSTEM ping to every connection
     POST /_control/disconnect -> {connections}: a SYSTEM disconnect to every connection
     POST /_control/drop    -> {connections}: TCP closed without a close frame
@@ -80,7 +87,10 @@ Command line: python3 fake_dingtalk.py [--port 0] [--client-id ID] [--client-sec
 import argparse
 import asyncio
 import base64
+import hashlib
+import hmac
 import http
+import http.client
 import json
 import secrets
 import sys
@@ -441,6 +451,8 @@ class FakeDingTalk(object):
         req = parse_json_body(body)
         if name == "message":
             return json_reply(200, self._message(req))
+        if name == "callback":
+            return json_reply(200, self._callback(req))
         if name == "raw":
             return json_reply(200, self._lt.run(self._raw(req)))
         if name in ("ping", "disconnect", "drop"):
@@ -486,6 +498,42 @@ class FakeDingTalk(object):
         return len(self._conns), sorted(m for c in self._conns for m in c.unacked)
 
     def _message(self, req):
+        msg, session = self._build(req)
+        times = int(req.get("times", 1))
+        if not 1 <= times <= 10:
+            raise BadRequest("times must be 1..10")
+        mid, delivered = self._lt.run(self._push_message(msg, times, req.get("messageId")))
+        return {"messageId": mid, "msgId": msg["msgId"], "delivered": delivered,
+                "sessionWebhook": msg["sessionWebhook"], "session": session,
+                "conversationId": msg["conversationId"]}
+
+    def _callback(self, req):
+        url = req.get("url")
+        if not isinstance(url, str) or not url.startswith("http://"):
+            raise BadRequest("url (http://...) is required")
+        msg, session = self._build(req)
+        body = req["raw_body"].encode("utf-8") if isinstance(req.get("raw_body"), str) else \
+            dumps(msg).encode("utf-8")
+        timestamp = str(_now_ms() + int(req.get("timestamp_offset_ms", 0)))
+        secret = self.client_secret if not req.get("bad_sign") else self.client_secret + "x"
+        sign = base64.b64encode(hmac.new(secret.encode("utf-8"),
+                                         (timestamp + "\n" + secret).encode("utf-8"),
+                                         hashlib.sha256).digest()).decode()
+        parts = urllib.parse.urlsplit(url)
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+        try:
+            conn.request("POST", parts.path or "/", body=body, headers={
+                "Content-Type": "application/json", "timestamp": timestamp, "sign": sign})
+            r = conn.getresponse()
+            status, answer = r.status, r.read().decode("utf-8", "replace")
+        except OSError as e:
+            status, answer = 0, str(e)
+        finally:
+            conn.close()
+        return {"status": status, "body": answer, "msgId": msg["msgId"], "session": session,
+                "timestamp": timestamp, "sign": sign}
+
+    def _build(self, req):
         ctype = str(req.get("conversationType", "1"))
         if ctype not in ("1", "2"):
             raise BadRequest("conversationType must be \"1\" or \"2\"")
@@ -517,13 +565,7 @@ class FakeDingTalk(object):
             msg["text"] = {"content": req.get("text", "")}
         else:
             msg["content"] = req.get("content", {})
-        times = int(req.get("times", 1))
-        if not 1 <= times <= 10:
-            raise BadRequest("times must be 1..10")
-        mid, delivered = self._lt.run(self._push_message(msg, times, req.get("messageId")))
-        return {"messageId": mid, "msgId": msg["msgId"], "delivered": delivered,
-                "sessionWebhook": msg["sessionWebhook"], "session": session,
-                "conversationId": msg["conversationId"]}
+        return msg, session
 
 
 def main(argv=None):

@@ -231,6 +231,44 @@ class FakeDingTalkTest(unittest.TestCase):
         self.assertEqual(len(sent), 1)
         self.assertEqual(sent[0]["body"]["markdown"]["text"], "hello")
 
+    def test_http_mode_callbacks_are_signed_with_the_client_secret(self):
+        import hashlib
+        import hmac
+        import http.server
+        import threading
+        got = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                n = int(self.headers["Content-Length"])
+                got.append((dict(self.headers), self.rfile.read(n)))
+                self.send_response(200)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
+
+            def log_message(self, *args):
+                pass
+        srv = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        self.addCleanup(srv.server_close)
+        self.addCleanup(srv.shutdown)
+        url = "http://127.0.0.1:%d/bots/x" % srv.server_address[1]
+        answer = self.control("callback", {"url": url, "text": "hi", "conversationType": "1"})
+        self.assertEqual(answer["status"], 200)
+        headers, body = got[0]
+        ts = headers["timestamp"]
+        expected = base64.b64encode(hmac.new(SECRET.encode(), (ts + "\n" + SECRET).encode(),
+                                             hashlib.sha256).digest()).decode()
+        self.assertEqual(headers["sign"], expected)
+        msg = json.loads(body)
+        self.assertEqual((msg["msgtype"], msg["text"]["content"]), ("text", "hi"))
+        self.assertEqual(msg["msgId"], answer["msgId"])
+        self.control("callback", {"url": url, "text": "x", "bad_sign": True})
+        self.assertNotEqual(got[1][0]["sign"], base64.b64encode(hmac.new(
+            SECRET.encode(), (got[1][0]["timestamp"] + "\n" + SECRET).encode(),
+            hashlib.sha256).digest()).decode())
+
     def test_download_codes_lead_to_the_bytes(self):
         png = b"\x89PNG\r\n\x1a\nfake"
         self.control("file", {"downloadCode": "dc/1+", "content_base64":

@@ -83,6 +83,23 @@ TEST(DingTalkStream, FramesDecodeAndAcknowledgeAsTheSdkDoes) {
   EXPECT_EQ(no_id->message_id, "");
 }
 
+TEST(DingTalkCallback, SignIsHmacSha256OfTimestampAndSecret) {
+  // Computed independently with Python's hmac module.
+  EXPECT_EQ(CallbackSign("this is secret", "1577262236757"),
+            "hmPWwU+7lVdm3ZZz0r9tSfx0L4Q26jWOZr9+Gs6EZQM=");
+  const std::int64_t now = 1577262236757;
+  const std::string sign = CallbackSign("this is secret", "1577262236757");
+  EXPECT_TRUE(VerifyCallback("this is secret", "1577262236757", sign, now));
+  EXPECT_TRUE(VerifyCallback("this is secret", "1577262236757", sign, now + 3'599'000));
+  EXPECT_FALSE(VerifyCallback("this is secret", "1577262236757", sign, now + 3'601'000));
+  EXPECT_FALSE(VerifyCallback("this is secret", "1577262236757", sign, now - 3'601'000));
+  EXPECT_FALSE(VerifyCallback("other secret", "1577262236757", sign, now));
+  EXPECT_FALSE(VerifyCallback("this is secret", "1577262236758", sign, now));
+  EXPECT_FALSE(VerifyCallback("this is secret", "+1577262236757", sign, now));
+  EXPECT_FALSE(VerifyCallback("this is secret", "1577262236757", "", now));
+  EXPECT_FALSE(VerifyCallback("", "1577262236757", CallbackSign("", "1577262236757"), now));
+}
+
 TEST(DingTalkMessage, GroupMentionBecomesAGroupMessageWithTheBotAt) {
   auto m = DecodeBotMessage(kGroupSample, "Helper", "Helper");
   ASSERT_TRUE(m) << m.error().message;

@@ -25,6 +25,7 @@
 #include "platforms/coroutine_group.hpp"
 #include "platforms/dingtalk/dingtalk_codec.hpp"
 #include "platforms/dingtalk/dingtalk_openapi.hpp"
+#include "util/json.hpp"
 
 namespace sb::platforms::dingtalk {
 namespace {
@@ -44,6 +45,15 @@ constexpr int kMaxFrameComplaints = 10;           // logged per connection
 // A session webhook this close to its expiry is not tried: the reply would race the deadline.
 constexpr std::chrono::milliseconds kWebhookMargin = 5s;
 constexpr std::chrono::milliseconds kRequestedReconnectPause = 500ms;
+
+// HTTP-mode callbacks carry one robot message.
+constexpr std::size_t kMaxCallbackBytes = 256 * 1024;
+
+WebhookAnswer Answer(int status, std::string_view message) {
+  util::JsonObject body;
+  if (!message.empty()) body["message"] = message;
+  return {status, "application/json", util::SerializeJson(body)};
+}
 
 // Where a reply to a received message can go without the OpenAPI.
 struct ReplyRoute {
@@ -108,6 +118,37 @@ class Core : public std::enable_shared_from_this<Core> {
   void Abandon() {
     if (stopping_.exchange(true)) return;
     group_->Close(nullptr);
+  }
+
+  // HTTP callback mode: a robot set to "HTTP mode" posts the same message to the bot's URL,
+  // signed with the app secret. Taken besides the stream (a robot uses one mode or the other).
+  void HandleWebhook(WebhookCall call, std::function<void(WebhookAnswer)> answer) {
+    if (call.method != "POST") {
+      answer(Answer(405, "use POST"));
+      return;
+    }
+    if (call.body.size() > kMaxCallbackBytes) {
+      answer(Answer(413, "the body is too large"));
+      return;
+    }
+    // The signature comes before anything else: a forged call costs one HMAC.
+    if (!VerifyCallback(client_secret_, call.Header("timestamp"), call.Header("sign"),
+                        util::ToUnixMillis(context_.clock->Now()))) {
+      answer(Answer(401, "missing, stale or wrong timestamp/sign"));
+      return;
+    }
+    auto decoded = DecodeBotMessage(call.body, bot_account_id_, robot_name_);
+    if (!decoded) {
+      Log(LogLevel::kWarning, "refused a malformed DingTalk callback: " + decoded.error().message);
+      answer(Answer(400, decoded.error().message));
+      return;
+    }
+    if (stopping_) {
+      answer(Answer(503, "the bot is stopping"));
+      return;
+    }
+    Deliver(std::move(*decoded));
+    answer(Answer(200, ""));
   }
 
   void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
@@ -262,34 +303,35 @@ class Core : public std::enable_shared_from_this<Core> {
       if (!frame->message_id.empty() && !seen_.FirstSighting("frame:" + frame->message_id)) {
         continue;
       }
-      if (auto trouble = Deliver(frame->data)) complain(std::move(*trouble));
+      auto decoded = DecodeBotMessage(frame->data, bot_account_id_, robot_name_);
+      if (!decoded) {
+        complain("skipped a malformed robot message: " + decoded.error().message);
+        continue;
+      }
+      Deliver(std::move(*decoded));
     }
   }
 
-  // Hands a robot message to the host (after fetching its images). Returns a complaint when the
-  // message was malformed.
-  std::optional<std::string> Deliver(const std::string& data) {
-    auto decoded = DecodeBotMessage(data, bot_account_id_, robot_name_);
-    if (!decoded) return "skipped a malformed robot message: " + decoded.error().message;
-    if (!seen_.FirstSighting("msg:" + decoded->msg_id)) return std::nullopt;
-    if (!decoded->session_webhook.empty()) {
-      RememberReplyRoute(decoded->msg_id,
-                         {decoded->session_webhook, decoded->session_webhook_expires_ms});
+  // Hands a robot message to the host (after fetching its images), once per msgId.
+  void Deliver(BotMessage decoded) {
+    if (!seen_.FirstSighting("msg:" + decoded.msg_id)) return;
+    if (!decoded.session_webhook.empty()) {
+      RememberReplyRoute(decoded.msg_id,
+                         {decoded.session_webhook, decoded.session_webhook_expires_ms});
     }
-    if (!decoded->message) {
-      Log(LogLevel::kDebug, fmt::format("ignored {} ({})", decoded->skipped, decoded->msg_id));
-      return std::nullopt;
+    if (!decoded.message) {
+      Log(LogLevel::kDebug, fmt::format("ignored {} ({})", decoded.skipped, decoded.msg_id));
+      return;
     }
-    if (decoded->images.empty()) {
-      context_.host->OnMessage(std::move(*decoded->message));
-      return std::nullopt;
+    if (decoded.images.empty()) {
+      context_.host->OnMessage(std::move(*decoded.message));
+      return;
     }
     auto self = shared_from_this();
-    auto shared = std::make_shared<BotMessage>(std::move(*decoded));
+    auto shared = std::make_shared<BotMessage>(std::move(decoded));
     if (!group_->Spawn([self, shared]() { return self->FetchImagesThenDeliver(shared); })) {
       seen_.Forget("msg:" + shared->msg_id);
     }
-    return std::nullopt;
   }
 
   asio::awaitable<void> FetchImagesThenDeliver(std::shared_ptr<BotMessage> decoded) {

@@ -9,7 +9,9 @@
 
 #include "platforms/common/chain_builder.hpp"
 #include "platforms/common/json_fields.hpp"
+#include "platforms/common/signatures.hpp"
 #include "platforms/common/text_units.hpp"
+#include "util/crypto.hpp"
 #include "util/json.hpp"
 
 namespace sb::platforms::dingtalk {
@@ -196,6 +198,26 @@ std::string EncodeAck(std::string_view message_id, std::string_view data_json, i
 std::string AckData(const StreamFrame& frame) {
   if (frame.type == "CALLBACK") return R"({"response":"OK"})";
   return frame.data.empty() ? "{}" : frame.data;
+}
+
+// ---- HTTP callback mode ----
+
+std::string CallbackSign(std::string_view app_secret, std::string_view timestamp) {
+  return common::HmacSha256Base64(app_secret,
+                                  std::string(timestamp) + "\n" + std::string(app_secret));
+}
+
+bool VerifyCallback(std::string_view app_secret, std::string_view timestamp, std::string_view sign,
+                    std::int64_t now_ms) {
+  if (app_secret.empty() || sign.empty() || timestamp.empty() || timestamp.size() > 15) {
+    return false;
+  }
+  std::int64_t ms = 0;
+  auto [ptr, ec] = std::from_chars(timestamp.data(), timestamp.data() + timestamp.size(), ms);
+  if (ec != std::errc() || ptr != timestamp.data() + timestamp.size() || ms < 0) return false;
+  constexpr std::int64_t kHourMs = 3'600'000;
+  if (ms > now_ms + kHourMs || ms < now_ms - kHourMs) return false;
+  return util::ConstantTimeEquals(CallbackSign(app_secret, timestamp), sign);
 }
 
 // ---- Robot messages ----

@@ -66,6 +66,16 @@ std::string EncodeAck(std::string_view message_id, std::string_view data_json, i
 // handler answers).
 std::string AckData(const StreamFrame& frame);
 
+// ---- HTTP callback mode ----
+
+// The `sign` header of a robot's HTTP-mode call: base64(HMAC-SHA256(key = app secret,
+// timestamp + "\n" + app secret)), `timestamp` being the header's milliseconds as sent.
+std::string CallbackSign(std::string_view app_secret, std::string_view timestamp);
+// True only for a non-empty secret, a `timestamp` of plain decimal milliseconds within an hour of
+// `now_ms` either way, and a `sign` equal to CallbackSign (constant time).
+bool VerifyCallback(std::string_view app_secret, std::string_view timestamp, std::string_view sign,
+                    std::int64_t now_ms);
+
 // ---- Robot messages ----
 
 // An image of the message still to be fetched through /v1.0/robot/messageFiles/download.
