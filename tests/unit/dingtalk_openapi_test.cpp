@@ -113,6 +113,31 @@ TEST_F(DingTalkOpenApiTest, RefusedCredentialsFailWithoutTheSecret) {
   EXPECT_EQ(api.Scrub("secret " + wrong + " here"), "secret *** here");
 }
 
+TEST_F(DingTalkOpenApiTest, RefusedStreamCredentialsAreFinalAndAnOutageIsNot) {
+  DingTalkOpenApi api(http_, clock_, "http://fake", "id", std::string(kSecret));
+  int status = 400;
+  http_->SetScript([&status](const net::HttpRequest& r) -> util::Result<net::HttpResponse> {
+    EXPECT_TRUE(r.url.ends_with("/v1.0/gateway/connections/open"));
+    if (status != 200) return Reply(status, R"({"code":"invalidClientIdOrSecret","message":"no"})");
+    return Reply(200, R"({"endpoint":"ws://127.0.0.1:1/connect","ticket":"t"})");
+  });
+  auto refused = Run(api.OpenConnection());
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::kUpstreamAuth);
+  EXPECT_TRUE(refused.error().final);
+  EXPECT_EQ(refused.error().message.find(kSecret), std::string::npos);
+  status = 502;
+  auto outage = Run(api.OpenConnection());
+  ASSERT_FALSE(outage);
+  EXPECT_FALSE(outage.error().final);
+  status = 200;
+  auto opened = Run(api.OpenConnection());
+  ASSERT_TRUE(opened);
+  EXPECT_EQ(opened->endpoint, "ws://127.0.0.1:1/connect");
+  auto body = util::ParseJson(http_->Requests().back().body)->as_object();
+  EXPECT_EQ(body["clientSecret"], util::Json(kSecret));
+}
+
 TEST_F(DingTalkOpenApiTest, DownloadsFollowOnlyHttpUrlsAndKeepTheImageType) {
   Script();
   DingTalkOpenApi api(http_, clock_, "http://fake", "id", std::string(kSecret));

@@ -61,6 +61,10 @@ struct ReplyRoute {
   std::int64_t expires_ms = 0;  // 0: DingTalk named no expiry
 };
 
+std::string NonEmptyOr(std::string value, const std::string& fallback) {
+  return value.empty() ? fallback : value;
+}
+
 // How a stream connection ended.
 struct Ended {
   bool cancelled = false;
@@ -80,7 +84,7 @@ class Core : public std::enable_shared_from_this<Core> {
         client_secret_(common::ConfigString(context_.config, "client_secret")),
         // For an enterprise-internal app the robot code is the client id (LangBot falls back
         // the same way).
-        robot_code_(common::ConfigString(context_.config, "robot_code", client_id_)),
+        robot_code_(NonEmptyOr(common::ConfigString(context_.config, "robot_code"), client_id_)),
         robot_name_(common::ConfigString(context_.config, "robot_name")),
         // At elements that name the bot carry this, as in LangBot (its bot_account_id).
         bot_account_id_(robot_name_.empty() ? robot_code_ : robot_name_),
@@ -178,46 +182,13 @@ class Core : public std::enable_shared_from_this<Core> {
     co_return co_await common::Sleep(*context_.clock, delay);
   }
 
-  // POST /v1.0/gateway/connections/open. The error is final when DingTalk refused the
-  // credentials: asking again with the same ones cannot help.
-  asio::awaitable<util::Result<Connection>> OpenConnection() {
-    net::HttpRequest request;
-    request.method = "POST";
-    request.url = base_ + "/v1.0/gateway/connections/open";
-    request.headers.emplace_back("Content-Type", "application/json");
-    request.headers.emplace_back("Accept", "application/json");
-    request.body = EncodeOpenConnection(client_id_, client_secret_);
-    request.timeouts.connect = 10s;
-    request.timeouts.total = 20s;
-    request.timeouts.idle = 20s;
-    request.max_response_bytes = 64 * 1024;
-    auto response = co_await common::SendWithRetry(*context_.http, std::move(request));
-    if (!response) {
-      co_return util::Fail(response.error().code,
-                           "cannot open a DingTalk stream connection: " + response.error().message);
-    }
-    if (response->status != 200) {
-      const std::string why = DescribeError(response->status, response->body);
-      if (response->status >= 400 && response->status < 500 && response->status != 429) {
-        util::Error error{ErrorCode::kUpstreamAuth,
-                          "DingTalk refused the client_id/client_secret for a stream connection (" +
-                              why + "); fix them and save the bot to try again"};
-        error.final = true;
-        co_return tl::unexpected(std::move(error));
-      }
-      co_return util::Fail(ErrorCode::kUpstreamFailed,
-                           "cannot open a DingTalk stream connection: " + why);
-    }
-    co_return DecodeConnection(response->body);
-  }
-
   asio::awaitable<void> Run() {
     co_await asio::this_coro::throw_if_cancelled(false);
     common::ReconnectBackoff backoff;
     for (;;) {
       if (co_await common::IsCancelled()) co_return;
       // A fresh ticket for every connection, as the SDKs do: a ticket is good for one connect.
-      auto opened = co_await OpenConnection();
+      auto opened = co_await api_.OpenConnection();
       if (!opened) {
         if (opened.error().code == ErrorCode::kCancelled) co_return;
         if (opened.error().final) {

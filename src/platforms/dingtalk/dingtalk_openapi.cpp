@@ -7,7 +7,6 @@
 
 #include "platforms/common/rest_call.hpp"
 #include "platforms/common/signatures.hpp"
-#include "platforms/dingtalk/dingtalk_codec.hpp"
 #include "util/json.hpp"
 
 namespace sb::platforms::dingtalk {
@@ -93,6 +92,31 @@ asio::awaitable<util::Result<std::string>> DingTalkOpenApi::Token(std::string st
   renew_after_ =
       clock_.Now() + (lifetime > 2 * kRenewEarly ? lifetime - kRenewEarly : lifetime / 2);
   co_return token_;
+}
+
+asio::awaitable<util::Result<Connection>> DingTalkOpenApi::OpenConnection() {
+  auto request = JsonPost(base_ + "/v1.0/gateway/connections/open",
+                          EncodeOpenConnection(client_id_, client_secret_));
+  request.timeouts.total = std::chrono::seconds(20);
+  request.max_response_bytes = 64 * 1024;
+  auto response = co_await common::SendWithRetry(*http_, std::move(request));
+  if (!response) {
+    co_return util::Fail(response.error().code, "cannot open a DingTalk stream connection: " +
+                                                    Scrub(response.error().message));
+  }
+  if (response->status != 200) {
+    const std::string why = Scrub(DescribeError(response->status, response->body));
+    if (response->status >= 400 && response->status < 500 && response->status != 429) {
+      util::Error error{ErrorCode::kUpstreamAuth,
+                        "DingTalk refused the client_id/client_secret for a stream connection (" +
+                            why + "); fix them and save the bot to try again"};
+      error.final = true;
+      co_return tl::unexpected(std::move(error));
+    }
+    co_return util::Fail(ErrorCode::kUpstreamFailed,
+                         "cannot open a DingTalk stream connection: " + why);
+  }
+  co_return DecodeConnection(response->body);
 }
 
 asio::awaitable<util::Result<net::HttpResponse>> DingTalkOpenApi::Post(std::string path,

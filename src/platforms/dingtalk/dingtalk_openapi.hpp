@@ -1,8 +1,10 @@
 // The DingTalk OpenAPI calls of the adapter (api.dingtalk.com or the configured `api_base_url`):
-// the access token from /v1.0/oauth2/accessToken, cached and renewed 5 minutes before it expires,
-// fetched again and the call repeated once when DingTalk rejects it; robot sends; media
-// downloads; and posts to a message's session webhook (its URL is the credential).
+// the Stream-mode ticket, the access token from /v1.0/oauth2/accessToken, cached and renewed 5
+// minutes before it expires, fetched again and the call repeated once when DingTalk rejects it;
+// robot sends; media downloads; and posts to a message's session webhook (its URL is the
+// credential).
 //   DingTalkOpenApi api(http, clock, base, client_id, client_secret);
+//   auto connection = co_await api.OpenConnection();    // {endpoint, ticket}
 //   auto response = co_await api.Post("/v1.0/robot/groupMessages/send", body);
 //   auto image = co_await api.DownloadImage(download_code, robot_code);  // a data: URL
 #pragma once
@@ -14,6 +16,7 @@
 #include <string_view>
 
 #include "net/http_client.hpp"
+#include "platforms/dingtalk/dingtalk_codec.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
 
@@ -25,6 +28,12 @@ class DingTalkOpenApi {
   // `http` and `clock` outlive this object.
   DingTalkOpenApi(std::shared_ptr<net::HttpClient> http, const util::Clock& clock, std::string base,
                   std::string client_id, std::string client_secret);
+
+  // POST /v1.0/gateway/connections/open with the client id and secret: a Stream-mode endpoint
+  // and a ticket for one connection. kUpstreamAuth, marked final, when DingTalk refused the
+  // credentials (any 4xx but 429: asking again with the same ones cannot help); the transport's
+  // error or kUpstreamFailed otherwise.
+  boost::asio::awaitable<util::Result<Connection>> OpenConnection();
 
   // POSTs `json_body` to base + `path` with `x-acs-dingtalk-access-token`. A 429 is waited out
   // (common::SendWithRetry); a rejected token is fetched again and the call repeated once.
