@@ -344,6 +344,20 @@ class DingTalkBotTest(ServerTestCase):
         self.assertIn("what is this", body)
         self.assertIn("data:image/png;base64," + base64.b64encode(PNG).decode(), body)
 
+    def test_a_file_arrives_as_a_file_with_its_download_link(self):
+        self.dt.control("POST", "file", {"downloadCode": "dc-file-1",
+                                         "content_base64": base64.b64encode(b"%PDF").decode(),
+                                         "content_type": "application/pdf"})
+        bot = self.bot()
+        self.running(bot)
+        self.dt.say("", msgtype="file",
+                    content={"downloadCode": "dc-file-1", "fileName": "report.pdf"})
+        self.assertTrue(wait_until(lambda: "[File report.pdf]" in json.dumps(self.logs(bot)), 10),
+                        self.logs(bot))
+        # A file whose code DingTalk does not know is left out with a log line.
+        self.dt.say("", msgtype="file", content={"downloadCode": "unknown", "fileName": "x.pdf"})
+        self.assertTrue(wait_until(lambda: "left out a file" in json.dumps(self.logs(bot)), 10))
+
     def test_disabling_closes_the_stream_and_the_bot_stops_answering(self):
         bot = self.bot()
         self.running(bot)

@@ -151,16 +151,16 @@ TEST(DingTalkMessage, RichTextPicturesAndAudio) {
   EXPECT_EQ(chain[1].text, "look");
   EXPECT_EQ(chain[2].type, ElementType::kImage);
   EXPECT_EQ(chain[3].text, "and this");
-  ASSERT_EQ(rich->images.size(), 1u);
-  EXPECT_EQ(rich->images[0].element, 2u);
-  EXPECT_EQ(rich->images[0].download_code, "dc1");
+  ASSERT_EQ(rich->media.size(), 1u);
+  EXPECT_EQ(rich->media[0].element, 2u);
+  EXPECT_EQ(rich->media[0].download_code, "dc1");
 
   auto picture = DecodeBotMessage(
       R"({"conversationType":"1","msgId":"m3","senderStaffId":"u1","msgtype":"picture",
           "content":{"downloadCode":"dc2"}})",
       "Helper", "Helper");
   ASSERT_TRUE(picture && picture->message);
-  EXPECT_EQ(picture->images.at(0).download_code, "dc2");
+  EXPECT_EQ(picture->media.at(0).download_code, "dc2");
 
   auto audio = DecodeBotMessage(
       R"({"conversationType":"1","msgId":"m4","senderStaffId":"u1","msgtype":"audio",
@@ -173,8 +173,19 @@ TEST(DingTalkMessage, RichTextPicturesAndAudio) {
       R"({"conversationType":"1","msgId":"m5","senderStaffId":"u1","msgtype":"file",
           "content":{"downloadCode":"dc4","fileName":"a.pdf"}})",
       "Helper", "Helper");
-  ASSERT_TRUE(file);
-  EXPECT_FALSE(file->message);
+  ASSERT_TRUE(file && file->message);
+  EXPECT_EQ(file->message->chain.back().type, ElementType::kFile);
+  EXPECT_EQ(file->message->chain.back().name, "a.pdf");
+  ASSERT_EQ(file->media.size(), 1u);
+  EXPECT_TRUE(file->media[0].file);
+  EXPECT_EQ(file->media[0].download_code, "dc4");
+
+  auto video = DecodeBotMessage(
+      R"({"conversationType":"1","msgId":"m6","senderStaffId":"u1","msgtype":"video",
+          "content":{"downloadCode":"dc5"}})",
+      "Helper", "Helper");
+  ASSERT_TRUE(video);
+  EXPECT_FALSE(video->message);
 }
 
 TEST(DingTalkMessage, MalformedMessagesNameTheField) {

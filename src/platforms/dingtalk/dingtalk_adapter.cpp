@@ -283,7 +283,8 @@ class Core : public std::enable_shared_from_this<Core> {
     }
   }
 
-  // Hands a robot message to the host (after fetching its images), once per msgId.
+  // Hands a robot message to the host (after fetching its images and file links), once per
+  // msgId.
   void Deliver(BotMessage decoded) {
     if (!seen_.FirstSighting("msg:" + decoded.msg_id)) return;
     if (!decoded.session_webhook.empty()) {
@@ -294,34 +295,42 @@ class Core : public std::enable_shared_from_this<Core> {
       Log(LogLevel::kDebug, fmt::format("ignored {} ({})", decoded.skipped, decoded.msg_id));
       return;
     }
-    if (decoded.images.empty()) {
+    if (decoded.media.empty()) {
       context_.host->OnMessage(std::move(*decoded.message));
       return;
     }
     auto self = shared_from_this();
     auto shared = std::make_shared<BotMessage>(std::move(decoded));
-    if (!group_->Spawn([self, shared]() { return self->FetchImagesThenDeliver(shared); })) {
+    if (!group_->Spawn([self, shared]() { return self->FetchMediaThenDeliver(shared); })) {
       seen_.Forget("msg:" + shared->msg_id);
     }
   }
 
-  asio::awaitable<void> FetchImagesThenDeliver(std::shared_ptr<BotMessage> decoded) {
+  asio::awaitable<void> FetchMediaThenDeliver(std::shared_ptr<BotMessage> decoded) {
     co_await asio::this_coro::throw_if_cancelled(false);
     auto& chain = decoded->message->chain;
     // From the last, so that erasing one keeps the indexes of the others.
-    for (auto it = decoded->images.rbegin(); it != decoded->images.rend(); ++it) {
-      auto image = co_await api_.DownloadImage(it->download_code, robot_code_);
+    for (auto it = decoded->media.rbegin(); it != decoded->media.rend(); ++it) {
+      // Not a conditional expression with two co_awaits: GCC 12 miscompiles that.
+      util::Result<std::string> got = util::Fail(ErrorCode::kInternal, "not fetched");
+      if (it->file) {
+        got = co_await api_.DownloadUrl(it->download_code, robot_code_);
+      } else {
+        got = co_await api_.DownloadImage(it->download_code, robot_code_);
+      }
       if (co_await common::IsCancelled()) co_return;
-      if (image) {
-        chain[it->element].base64 = std::move(*image);
+      if (got) {
+        (it->file ? chain[it->element].url : chain[it->element].base64) = std::move(*got);
         continue;
       }
-      Log(LogLevel::kWarning, fmt::format("left out an image of DingTalk message {}: {}",
-                                          decoded->msg_id, image.error().message));
+      Log(LogLevel::kWarning,
+          fmt::format("left out {} of DingTalk message {}: {}", it->file ? "a file" : "an image",
+                      decoded->msg_id, got.error().message));
       chain.erase(chain.begin() + static_cast<long>(it->element));
     }
     const bool has_content = std::any_of(chain.begin(), chain.end(), [](const auto& e) {
-      return e.type == domain::ElementType::kPlain || e.type == domain::ElementType::kImage;
+      return e.type == domain::ElementType::kPlain || e.type == domain::ElementType::kImage ||
+             e.type == domain::ElementType::kFile;
     });
     if (!has_content) co_return;
     context_.host->OnMessage(std::move(*decoded->message));

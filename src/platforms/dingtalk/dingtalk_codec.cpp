@@ -94,16 +94,18 @@ std::string WithoutMention(std::string text, std::string_view robot_name) {
   return text;
 }
 
-void AppendImage(domain::MessageChain& chain, std::vector<PendingImage>& images,
-                 std::string_view download_code) {
+void AppendMedia(domain::MessageChain& chain, std::vector<PendingMedia>& media,
+                 std::string_view download_code, std::string_view file_name = {}) {
   if (download_code.empty() || download_code.size() > kMaxUrlBytes ||
-      images.size() >= kMaxImagesPerMessage) {
+      media.size() >= kMaxMediaPerMessage) {
     return;
   }
-  images.push_back({chain.size(), std::string(download_code)});
-  MessageElement image;
-  image.type = ElementType::kImage;
-  chain.push_back(std::move(image));
+  const bool file = !file_name.empty();
+  media.push_back({chain.size(), std::string(download_code), file});
+  MessageElement element;
+  element.type = file ? ElementType::kFile : ElementType::kImage;
+  if (file) element.name = Bounded(file_name, 256);
+  chain.push_back(std::move(element));
 }
 
 std::string QuotePlus(std::string_view text) {
@@ -291,12 +293,17 @@ util::Result<BotMessage> DecodeBotMessage(std::string_view data, std::string_vie
         }
         AppendPlain(message.chain, cleaned);
       } else if (StringOr(item, "type") == "picture") {
-        AppendImage(message.chain, out.images, StringOr(item, "downloadCode"));
+        AppendMedia(message.chain, out.media, StringOr(item, "downloadCode"));
       }
     }
   } else if (msgtype == "picture") {
     if (content == nullptr) return Invalid("robot message: content must be an object");
-    AppendImage(message.chain, out.images, StringOr(*content, "downloadCode"));
+    AppendMedia(message.chain, out.media, StringOr(*content, "downloadCode"));
+  } else if (msgtype == "file") {
+    if (content == nullptr) return Invalid("robot message: content must be an object");
+    std::string_view name = StringOr(*content, "fileName");
+    AppendMedia(message.chain, out.media, StringOr(*content, "downloadCode"),
+                name.empty() ? std::string_view("file") : name);
   } else if (msgtype == "audio") {
     if (content != nullptr) {
       AppendPlain(message.chain,

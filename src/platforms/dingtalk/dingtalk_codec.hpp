@@ -29,7 +29,7 @@ inline constexpr std::size_t kMaxTextCodePoints = 4000;
 // Bounds on what one robot message may make us hold.
 inline constexpr std::size_t kMaxIdBytes = 256;
 inline constexpr std::size_t kMaxUrlBytes = 4096;
-inline constexpr std::size_t kMaxImagesPerMessage = 8;
+inline constexpr std::size_t kMaxMediaPerMessage = 8;
 
 // ---- Stream mode ----
 
@@ -78,22 +78,24 @@ bool VerifyCallback(std::string_view app_secret, std::string_view timestamp, std
 
 // ---- Robot messages ----
 
-// An image of the message still to be fetched through /v1.0/robot/messageFiles/download.
-struct PendingImage {
+// An image or file of the message whose downloadCode still has to be turned into a
+// downloadUrl through /v1.0/robot/messageFiles/download (and, for an image, fetched).
+struct PendingMedia {
   std::size_t element = 0;  // index into the message's chain
   std::string download_code;
+  bool file = false;  // a File keeps the (temporary) downloadUrl; an Image gets its bytes
 };
 
 struct BotMessage {
   // Empty for messages the bot does not take (a group message that does not @-mention the
-  // bot, files, audio without a transcript, ...), with `skipped` saying why.
+  // bot, audio without a transcript, videos, ...), with `skipped` saying why.
   std::optional<domain::ReceivedMessage> message;
   std::string skipped;
   std::string msg_id;
   std::string conversation_id;  // the openConversationId of a group
   std::string session_webhook;  // "" when absent or not an http(s) URL
   std::int64_t session_webhook_expires_ms = 0;
-  std::vector<PendingImage> images;
+  std::vector<PendingMedia> media;
 };
 
 // Turns the `data` of a kBotMessageTopic callback into a ReceivedMessage. conversationType "1"
@@ -101,7 +103,8 @@ struct BotMessage {
 // conversationId) taken only when isInAtList is true. The chain is Source{msgId}, At{bot} when
 // the bot was mentioned, then the text (with "@<robot_name>" taken out and the leading space
 // DingTalk leaves trimmed): text.content, richText's text items and pictures, picture
-// (content.downloadCode), audio by its content.recognition transcript. kInvalidArgument naming the
+// (content.downloadCode), file (a File named content.fileName whose url is still to come),
+// audio by its content.recognition transcript. kInvalidArgument naming the
 // field for a wrong shape.
 util::Result<BotMessage> DecodeBotMessage(std::string_view data, std::string_view bot_account_id,
                                           std::string_view robot_name);

@@ -143,8 +143,8 @@ asio::awaitable<util::Result<net::HttpResponse>> DingTalkOpenApi::PostWebhook(
   co_return co_await http_->Send(std::move(request));
 }
 
-asio::awaitable<util::Result<std::string>> DingTalkOpenApi::DownloadImage(std::string download_code,
-                                                                          std::string robot_code) {
+asio::awaitable<util::Result<std::string>> DingTalkOpenApi::DownloadUrl(std::string download_code,
+                                                                        std::string robot_code) {
   util::JsonObject body{{"downloadCode", download_code}, {"robotCode", robot_code}};
   auto answer = co_await Post("/v1.0/robot/messageFiles/download", util::SerializeJson(body));
   if (!answer) co_return tl::unexpected(answer.error());
@@ -153,7 +153,12 @@ asio::awaitable<util::Result<std::string>> DingTalkOpenApi::DownloadImage(std::s
         ErrorCode::kUpstreamFailed,
         "messageFiles/download failed: " + Scrub(DescribeError(answer->status, answer->body)));
   }
-  auto url = DecodeDownloadUrl(answer->body);
+  co_return DecodeDownloadUrl(answer->body);
+}
+
+asio::awaitable<util::Result<std::string>> DingTalkOpenApi::DownloadImage(std::string download_code,
+                                                                          std::string robot_code) {
+  auto url = co_await DownloadUrl(std::move(download_code), std::move(robot_code));
   if (!url) co_return tl::unexpected(url.error());
   net::HttpRequest request;
   request.method = "GET";

@@ -47,9 +47,13 @@ class DingTalkOpenApi {
   boost::asio::awaitable<util::Result<net::HttpResponse>> PostWebhook(std::string url,
                                                                       std::string json_body);
 
-  // The image behind a message's downloadCode as a `data:<mime>;base64,...` URL: downloadUrl
-  // from /v1.0/robot/messageFiles/download, then a GET of at most 10 MiB. kUpstreamFailed
-  // naming the step that failed.
+  // The (temporary) http(s) downloadUrl of a message's downloadCode, from
+  // /v1.0/robot/messageFiles/download. kUpstreamFailed when DingTalk names none.
+  boost::asio::awaitable<util::Result<std::string>> DownloadUrl(std::string download_code,
+                                                                std::string robot_code);
+
+  // The image behind a message's downloadCode as a `data:<mime>;base64,...` URL: DownloadUrl,
+  // then a GET of at most 10 MiB. kUpstreamFailed naming the step that failed.
   boost::asio::awaitable<util::Result<std::string>> DownloadImage(std::string download_code,
                                                                   std::string robot_code);
 
