@@ -80,7 +80,8 @@ std::string Bounded(std::string_view text, std::size_t max) {
 // Removes every "@<robot_name>" and the space DingTalk puts where the mention was.
 std::string WithoutMention(std::string text, std::string_view robot_name) {
   if (!robot_name.empty()) {
-    const std::string mention = "@" + std::string(robot_name);
+    std::string mention = "@";  // not "@" + string: GCC 12's false -Wrestrict (bug 105329)
+    mention += robot_name;
     for (std::size_t at = text.find(mention); at != std::string::npos;
          at = text.find(mention, at)) {
       text.erase(at, mention.size());
