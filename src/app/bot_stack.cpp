@@ -10,6 +10,7 @@
 #include "pipeline/message_driver.hpp"
 #include "pipeline/rate_limiter.hpp"
 #include "pipeline/trigger_rules.hpp"
+#include "platforms/dingtalk/dingtalk_adapter.hpp"
 #include "platforms/discord/discord_adapter.hpp"
 #include "platforms/lark/lark_adapter.hpp"
 #include "platforms/kook/kook_adapter.hpp"
@@ -107,6 +108,7 @@ struct BotStack::Parts {
     deps.adapters["lark"] = platforms::lark::MakeLarkAdapter;
     deps.adapters["kook"] = platforms::kook::MakeKookAdapter;
     deps.adapters["wecombot"] = platforms::wecombot::MakeWeComBotAdapter;
+    deps.adapters["dingtalk"] = platforms::dingtalk::MakeDingTalkAdapter;
     return deps;
   }
 
