@@ -26,7 +26,7 @@ __all__ = ["WeChatCrypt", "WeChatCryptError", "aes_key", "signature", "aes256_cb
            "aes256_cbc_decrypt"]
 
 
-class WeChatCryptError(Exception):
+class WeChatCryptError(ValueError):
     """A malformed key, ciphertext, padding, length or a receive id that does not match."""
 
 
@@ -193,6 +193,13 @@ class WeChatCrypt:
         self.token = token
         self.key = aes_key(encoding_aes_key)
         self.receive_id = receive_id
+
+    @classmethod
+    def from_key(cls, key, receive_id, token=""):
+        """The same from the 32 raw key bytes instead of the EncodingAESKey text."""
+        crypt = cls.__new__(cls)
+        crypt.token, crypt.key, crypt.receive_id = token, key, receive_id
+        return crypt
 
     def signature(self, timestamp, nonce, encrypt):
         return signature(self.token, timestamp, nonce, encrypt)
