@@ -10,6 +10,7 @@
 #include "pipeline/message_driver.hpp"
 #include "pipeline/rate_limiter.hpp"
 #include "pipeline/trigger_rules.hpp"
+#include "platforms/dingtalk/dingtalk_adapter.hpp"
 #include "platforms/discord/discord_adapter.hpp"
 #include "platforms/lark/lark_adapter.hpp"
 #include "platforms/kook/kook_adapter.hpp"
@@ -20,8 +21,11 @@
 #include "platforms/satori/satori_adapter.hpp"
 #include "platforms/slack/slack_adapter.hpp"
 #include "platforms/telegram/telegram_adapter.hpp"
+#include "platforms/web_page_bot/web_page_adapter.hpp"
 #include "platforms/webhook/webhook_adapter.hpp"
 #include "platforms/wechatpad/wechatpad_adapter.hpp"
+#include "platforms/wecom/wecom_adapter.hpp"
+#include "platforms/wecom/wecomcs_adapter.hpp"
 #include "platforms/wecombot/wecombot_adapter.hpp"
 #include "runners/dify_runner.hpp"
 #include "runners/n8n_runner.hpp"
@@ -90,13 +94,21 @@ struct BotStack::Parts {
     deps.adapters["slack"] = platforms::slack::MakeSlackAdapter;
     deps.adapters["LINE"] = platforms::line::MakeLineAdapter;
     deps.adapters["qqofficial"] = platforms::qqofficial::MakeQqOfficialAdapter;
+    deps.adapters["web_page_bot"] = platforms::web_page::MakeWebPageAdapter;
     deps.adapters["discord"] = platforms::discord::MakeDiscordAdapter;
+    deps.adapters["wecom"] = platforms::wecom::MakeWeComAdapter;
+    // Customer-service pull cursors outlive each adapter: a restarted bot pulls on from there.
+    deps.adapters["wecomcs"] = [cursors = std::make_shared<platforms::wecom::KfCursorStore>()](
+                                   platforms::AdapterContext context) {
+      return platforms::wecom::MakeWeComCsAdapter(std::move(context), cursors);
+    };
     deps.adapters["officialaccount"] = platforms::officialaccount::MakeOfficialAccountAdapter;
     deps.adapters["satori"] = platforms::satori::MakeSatoriAdapter;
     deps.adapters["wechatpad"] = platforms::wechatpad::MakeWeChatPadAdapter;
     deps.adapters["lark"] = platforms::lark::MakeLarkAdapter;
     deps.adapters["kook"] = platforms::kook::MakeKookAdapter;
     deps.adapters["wecombot"] = platforms::wecombot::MakeWeComBotAdapter;
+    deps.adapters["dingtalk"] = platforms::dingtalk::MakeDingTalkAdapter;
     return deps;
   }
 

@@ -3,12 +3,14 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "domain/bot.hpp"
 #include "domain/message.hpp"
 #include "domain/platform_call.hpp"
+#include "domain/platform_socket.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
 
@@ -52,6 +54,17 @@ class BotRuntime {
   // runs exactly once, on any thread. Never blocks.
   virtual void HandlePlatformCall(const util::BotId& id, PlatformCall call,
                                   std::function<void(util::Result<PlatformAnswer>)> answer) = 0;
+  // A WebSocket upgrade on the bot's URL (`call` is the upgrade request), handed to the bot's
+  // adapter with our side of the connection: the handlers for what arrives, or why the upgrade is
+  // refused (kConflict / kUnavailable as for HandlePlatformCall, the adapter's own refusals). May
+  // block briefly (called on the blocking pool).
+  virtual util::Result<PlatformSocketHandlers> OpenPlatformSocket(
+      const util::BotId& id, PlatformCall call, std::shared_ptr<PlatformSocket> socket) {
+    (void)id;
+    (void)call;
+    (void)socket;
+    return util::Fail(util::ErrorCode::kNotFound, "this server takes no WebSocket on bot URLs");
+  }
 };
 
 }  // namespace sb::domain

@@ -15,6 +15,7 @@ struct PlatformCall {
   std::vector<std::pair<std::string, std::string>> query;    // decoded, in order
   std::vector<std::pair<std::string, std::string>> headers;  // names lower case
   std::string body;
+  std::string remote_address;  // the caller's IP address as the server saw it
 
   // Empty when absent.
   std::string_view Header(std::string_view lower_name) const {
@@ -29,6 +30,7 @@ struct PlatformAnswer {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  std::vector<std::pair<std::string, std::string>> headers = {};  // extra ones (Cache-Control)
 };
 
 }  // namespace sb::domain

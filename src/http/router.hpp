@@ -50,7 +50,7 @@ struct Route {
   FastHandler fast_path = {};       // optional, tried on the I/O thread before a kBlocking handler
   AsyncHandler async_handler = {};  // when set, used instead of `handler`
   // When set (GET routes only), the route takes a WebSocket upgrade instead of `handler`; a plain
-  // request answers 400.
+  // request answers 400, or goes to `async_handler` when the route has one (the bots' URLs).
   WebSocketAccept websocket = {};
 };
 

@@ -24,6 +24,12 @@ class WebSocketPeer {
   // Starts a normal close (code 1000) once the queued frames are out; on_close follows.
   // Idempotent.
   virtual void Close() = 0;
+  // The same with a close code of RFC 6455 §7.4 (1008 policy, 1009 too big) and a short reason.
+  virtual void CloseWith(int code, std::string reason) {
+    (void)code;
+    (void)reason;
+    Close();
+  }
 };
 
 // Both run on the blocking pool and may block; either may be empty.

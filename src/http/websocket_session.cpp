@@ -34,6 +34,12 @@ class WebSocketSession::Peer final : public WebSocketPeer {
   void Close() override {
     if (auto session = session_.lock()) session->RequestClose(websocket::close_code::normal);
   }
+  void CloseWith(int code, std::string reason) override {
+    if (auto session = session_.lock()) {
+      session->RequestClose(
+          websocket::close_reason(static_cast<websocket::close_code>(code), reason));
+    }
+  }
 
  private:
   const std::weak_ptr<WebSocketSession> session_;

@@ -18,6 +18,7 @@
 #include "domain/bot_runtime.hpp"
 #include "domain/message.hpp"
 #include "domain/platform_call.hpp"
+#include "domain/platform_socket.hpp"
 #include "domain/received_message.hpp"
 #include "util/error.hpp"
 
@@ -112,6 +113,17 @@ class PlatformAdapter {
   virtual void HandleWebhook(WebhookCall call, std::function<void(WebhookAnswer)> answer) {
     (void)call;
     answer({404, "application/json", R"({"code":-1,"msg":"this adapter takes no webhook calls"})"});
+  }
+
+  // A WebSocket upgrade on the bot's URL (`call` is the upgrade request; the web page bot's
+  // visitors). The handlers for what arrives, or the refusal, which the client gets as the HTTP
+  // answer to its upgrade. The adapter's Stop closes every socket it took. May block briefly
+  // (called on the blocking pool); `socket` may be kept.
+  virtual util::Result<domain::PlatformSocketHandlers> AcceptSocket(
+      WebhookCall call, std::shared_ptr<domain::PlatformSocket> socket) {
+    (void)call;
+    (void)socket;
+    return util::Fail(util::ErrorCode::kNotFound, "this adapter takes no WebSocket connections");
   }
 };
 

@@ -593,6 +593,27 @@ void BotRuntimeManager::HandlePlatformCall(
       [answer = std::move(answer)](domain::PlatformAnswer a) { answer(std::move(a)); });
 }
 
+util::Result<domain::PlatformSocketHandlers> BotRuntimeManager::OpenPlatformSocket(
+    const util::BotId& id, domain::PlatformCall call,
+    std::shared_ptr<domain::PlatformSocket> socket) {
+  std::shared_ptr<Incarnation> inc;
+  {
+    std::lock_guard lock(impl_->mu);
+    auto it = impl_->bots.find(id.str());
+    if (it != impl_->bots.end()) inc = it->second.current;
+  }
+  if (!inc || inc->stop_requested()) {
+    return util::Fail(ErrorCode::kConflict, fmt::format("bot {} is not running", id.str()));
+  }
+  if (!inc->started()) {
+    util::Error restarting{ErrorCode::kUnavailable, fmt::format("bot {} is restarting", id.str())};
+    restarting.retry_after_seconds = 1;
+    return tl::unexpected(std::move(restarting));
+  }
+  // The adapter's Stop closes the sockets it took; their handlers hold what they need.
+  return inc->adapter().AcceptSocket(std::move(call), std::move(socket));
+}
+
 void BotRuntimeManager::PipelineChanged(const util::PipelineId& id) {
   impl_->deps.pipelines->Changed(id);
   // Re-read at once (the pipeline service calls this where it may block), so messages right

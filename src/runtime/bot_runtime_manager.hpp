@@ -75,6 +75,9 @@ class BotRuntimeManager final : public domain::BotRuntime {
   void HandlePlatformCall(
       const util::BotId& id, domain::PlatformCall call,
       std::function<void(util::Result<domain::PlatformAnswer>)> answer) override;
+  util::Result<domain::PlatformSocketHandlers> OpenPlatformSocket(
+      const util::BotId& id, domain::PlatformCall call,
+      std::shared_ptr<domain::PlatformSocket> socket) override;
 
   // The pipeline's settings changed or it was deleted: they are read afresh. Blocking.
   void PipelineChanged(const util::PipelineId& id);

@@ -232,4 +232,23 @@ void BotService::HandlePlatformCall(
   runtime_->HandlePlatformCall(id, std::move(call), std::move(answer));
 }
 
+util::Result<domain::PlatformSocketHandlers> BotService::OpenPlatformSocket(
+    const util::BotId& id, domain::PlatformCall call,
+    std::shared_ptr<domain::PlatformSocket> socket) {
+  if (runtime_) {
+    if (auto status = runtime_->Status(id);
+        status && status->state != domain::RuntimeState::kStopped) {
+      return runtime_->OpenPlatformSocket(id, std::move(call), std::move(socket));
+    }
+  }
+  auto bot = bots_.Get(id);
+  if (!bot) {
+    if (bot.error().code == ErrorCode::kNotFound) return tl::unexpected(NotFound(id));
+    return tl::unexpected(bot.error());
+  }
+  if (!bot->enable) return Fail(ErrorCode::kConflict, fmt::format("bot {} is disabled", id.str()));
+  if (!runtime_) return Fail(ErrorCode::kConflict, fmt::format("bot {} is not running", id.str()));
+  return runtime_->OpenPlatformSocket(id, std::move(call), std::move(socket));
+}
+
 }  // namespace sb::services

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -78,6 +79,11 @@ class BotService {
   // stopped one, otherwise the bot's adapter answers. `answer` runs exactly once, on any thread.
   void HandlePlatformCall(const util::BotId& id, domain::PlatformCall call,
                           std::function<void(util::Result<domain::PlatformAnswer>)> answer);
+  // A WebSocket upgrade on `/bots/{uuid}[/path]`, with the same refusals as HandlePlatformCall;
+  // otherwise the bot's adapter accepts or refuses it. Blocking (reads a stopped bot).
+  util::Result<domain::PlatformSocketHandlers> OpenPlatformSocket(
+      const util::BotId& id, domain::PlatformCall call,
+      std::shared_ptr<domain::PlatformSocket> socket);
 
   // Connects the running bots (server start, before requests are served). Not thread-safe.
   void AttachRuntime(domain::BotRuntime* runtime) { runtime_ = runtime; }

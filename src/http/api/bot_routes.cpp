@@ -1,8 +1,10 @@
 #include <fmt/format.h>
 
 #include <limits>
+#include <memory>
 
 #include "domain/message_json.hpp"
+#include "domain/platform_socket.hpp"
 #include "http/api/api.hpp"
 #include "http/api/encoders.hpp"
 #include "http/api/field_reader.hpp"
@@ -67,6 +69,30 @@ services::BotView Shown(services::BotView v, const domain::Catalogue& adapters,
   }
   return v;
 }
+
+// What the bot's adapter sees of a call to its URL. Moves the body out of `req`.
+domain::PlatformCall ToPlatformCall(Request& req) {
+  domain::PlatformCall call;
+  call.method = req.method;
+  // fmt, not "/" + std::string(rest): GCC 12 warns falsely about that (bug 105329).
+  if (auto rest = req.PathParam("path"); !rest.empty()) call.path = fmt::format("/{}", rest);
+  call.query = req.query;
+  call.headers = req.headers;
+  call.body = std::move(req.body);
+  call.remote_address = req.remote_address;
+  return call;
+}
+
+// Our side of an accepted WebSocket as a bot's adapter sees it.
+class PeerSocket final : public domain::PlatformSocket {
+ public:
+  explicit PeerSocket(std::shared_ptr<WebSocketPeer> peer) : peer_(std::move(peer)) {}
+  void SendText(std::string text) override { peer_->SendText(std::move(text)); }
+  void Close(int code, std::string reason) override { peer_->CloseWith(code, std::move(reason)); }
+
+ private:
+  const std::shared_ptr<WebSocketPeer> peer_;
+};
 
 }  // namespace
 
@@ -204,30 +230,37 @@ void RegisterBotRoutes(Router& router, ApiContext& ctx) {
   auto webhook = [&ctx](Request& req, Respond respond) {
     auto id = PathId<util::BotId>(req, "bot_uuid");
     if (!id) return respond(Fail(req, id.error()));
-    domain::PlatformCall call;
-    call.method = req.method;
-    // fmt, not "/" + std::string(rest): GCC 12 warns falsely about that (bug 105329).
-    if (auto rest = req.PathParam("path"); !rest.empty()) call.path = fmt::format("/{}", rest);
-    call.query = req.query;
-    call.headers = req.headers;
-    call.body = std::move(req.body);
     ctx.bots.HandlePlatformCall(
-        *id, std::move(call),
+        *id, ToPlatformCall(req),
         [respond, request_id = req.request_id](util::Result<domain::PlatformAnswer> answer) {
           if (!answer) return respond(JsonError(answer.error(), request_id));
           Response res;
           res.status = answer->status;
           res.content_type = std::move(answer->content_type);
           res.body = std::move(answer->body);
+          for (auto& header : answer->headers) res.headers.push_back(std::move(header));
           respond(std::move(res));
         });
+  };
+  // A WebSocket upgrade on a bot's URL goes to its adapter too (the web page bot's visitors);
+  // adapters that take none refuse it (404).
+  auto socket = [&ctx](Request& req,
+                       std::shared_ptr<WebSocketPeer> peer) -> util::Result<WebSocketHandlers> {
+    auto id = PathId<util::BotId>(req, "bot_uuid");
+    if (!id) return tl::unexpected(id.error());
+    auto platform_socket = std::make_shared<PeerSocket>(std::move(peer));
+    auto handlers = ctx.bots.OpenPlatformSocket(*id, ToPlatformCall(req), platform_socket);
+    if (!handlers) return tl::unexpected(handlers.error());
+    return WebSocketHandlers{std::move(handlers->on_text), std::move(handlers->on_close)};
   };
   for (const char* method : {"GET", "POST"}) {
     Route root{method, "/bots/{bot_uuid}", AuthClass::kNone, nullptr};
     root.async_handler = webhook;
+    if (root.method == "GET") root.websocket = socket;
     router.Add(std::move(root));
     Route sub{method, "/bots/{bot_uuid}/{path...}", AuthClass::kNone, nullptr};
     sub.async_handler = webhook;
+    if (sub.method == "GET") sub.websocket = socket;
     router.Add(std::move(sub));
   }
 }

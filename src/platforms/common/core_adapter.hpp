@@ -20,12 +20,16 @@ namespace sb::platforms::common {
 // `Core` is built from the AdapterContext and has Start(), Stop(stopped), Abandon() and
 // Send(message, reply_to_message_id, done) with PlatformAdapter's contracts; a Core that has
 // HandleWebhook(call, answer) takes webhook calls, any other answers them 404 as
-// PlatformAdapter does. `kCheckDeliverable` is the codec's pure check.
+// PlatformAdapter does; likewise AcceptSocket(call, socket) for WebSocket upgrades.
+// `kCheckDeliverable` is the codec's pure check.
 template <class Core, util::Result<void> (*kCheckDeliverable)(const domain::OutgoingMessage&)>
 class CoreAdapter final : public PlatformAdapter {
  public:
-  explicit CoreAdapter(AdapterContext context)
-      : core_(std::make_shared<Core>(std::move(context))) {}
+  // `extra` goes to Core's constructor after the context (state an adapter keeps across its
+  // incarnations, handed in by the factory).
+  template <class... Extra>
+  explicit CoreAdapter(AdapterContext context, Extra&&... extra)
+      : core_(std::make_shared<Core>(std::move(context), std::forward<Extra>(extra)...)) {}
   ~CoreAdapter() override { core_->Abandon(); }
   CoreAdapter(const CoreAdapter&) = delete;
   CoreAdapter& operator=(const CoreAdapter&) = delete;
@@ -62,6 +66,17 @@ class CoreAdapter final : public PlatformAdapter {
       core_->HandleWebhook(std::move(call), std::move(answer));
     } else {
       PlatformAdapter::HandleWebhook(std::move(call), std::move(answer));
+    }
+  }
+
+  util::Result<domain::PlatformSocketHandlers> AcceptSocket(
+      WebhookCall call, std::shared_ptr<domain::PlatformSocket> socket) override {
+    if constexpr (requires(Core & core) {
+                    core.AcceptSocket(std::move(call), std::move(socket));
+                  }) {
+      return core_->AcceptSocket(std::move(call), std::move(socket));
+    } else {
+      return PlatformAdapter::AcceptSocket(std::move(call), std::move(socket));
     }
   }
 
