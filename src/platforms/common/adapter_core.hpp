@@ -30,6 +30,7 @@
 #include "platforms/common/reconnect_backoff.hpp"
 #include "platforms/common/send_once.hpp"
 #include "platforms/coroutine_group.hpp"
+#include "platforms/platform_adapter.hpp"
 
 namespace sb::platforms::common {
 

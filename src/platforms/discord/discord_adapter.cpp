@@ -9,11 +9,8 @@
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <chrono>
-#include <deque>
 #include <mutex>
 #include <optional>
-#include <random>
-#include <unordered_set>
 #include <utility>
 #include <variant>
 
@@ -22,6 +19,7 @@
 #include "platforms/common/clock_waits.hpp"
 #include "platforms/common/config_reader.hpp"
 #include "platforms/common/core_adapter.hpp"
+#include "platforms/common/recent_ids.hpp"
 #include "platforms/common/reconnect_backoff.hpp"
 #include "platforms/common/reconnect_loop.hpp"
 #include "platforms/common/send_once.hpp"
@@ -53,11 +51,6 @@ bool PlausibleToken(std::string_view token) {
          std::all_of(token.begin(), token.end(), [](char c) {
            return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
          });
-}
-
-double Random01() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
 }
 
 // What a gateway session needs to be resumed.
@@ -226,7 +219,7 @@ class Core : public common::AdapterCore<Core> {
       // limited to 1000 a day, so a flapping session must not identify in a tight loop.
       Log(LogLevel::kWarning, ended.why);
       const auto wait =
-          std::chrono::milliseconds(1000 + static_cast<std::int64_t>(4000 * Random01()));
+          std::chrono::milliseconds(1000 + static_cast<std::int64_t>(4000 * common::Random01()));
       if (!co_await Pause(wait)) co_return Attempt::Cancelled();
       co_return Attempt::Again();
     }
@@ -364,18 +357,6 @@ class Core : public common::AdapterCore<Core> {
     return bot_id_;
   }
 
-  // False when the message was already handed on (a resume may replay what we saw).
-  bool FirstSighting(const std::string& id) {
-    std::lock_guard lock(mu_);
-    if (!recent_set_.insert(id).second) return false;
-    recent_.push_back(id);
-    if (recent_.size() > kRecentMessages) {
-      recent_set_.erase(recent_.front());
-      recent_.pop_front();
-    }
-    return true;
-  }
-
   void Deliver(Link& link, const util::Json& d) {
     auto decoded = DecodeMessageCreate(d, BotId());
     if (!decoded) {
@@ -384,7 +365,7 @@ class Core : public common::AdapterCore<Core> {
     }
     if (!decoded->message) return;
     domain::ReceivedMessage& message = *decoded->message;
-    if (!FirstSighting(message.message_id)) return;
+    if (!seen_.FirstSighting(message.message_id)) return;  // a resume may replay it
     if (message.chat_type == domain::TargetType::kPerson) {
       rest_.RememberDm(message.sender_id, decoded->channel_id);
     }
@@ -395,7 +376,7 @@ class Core : public common::AdapterCore<Core> {
                                        std::chrono::milliseconds interval) {
     // The first beat comes after interval x jitter, so that many clients do not beat in step.
     auto wait = std::chrono::milliseconds(
-        static_cast<std::int64_t>(static_cast<double>(interval.count()) * Random01()));
+        static_cast<std::int64_t>(static_cast<double>(interval.count()) * common::Random01()));
     for (;;) {
       if (!co_await Pause(wait)) co_return Cancelled();
       if (!link.acked) {
@@ -411,11 +392,10 @@ class Core : public common::AdapterCore<Core> {
 
   const std::string token_;
   DiscordRest rest_;
+  common::RecentIds seen_{kRecentMessages};  // message ids already handed on
 
   std::mutex mu_;
-  std::string bot_id_;                          // guarded by mu_; from READY
-  std::deque<std::string> recent_;              // guarded by mu_; oldest first
-  std::unordered_set<std::string> recent_set_;  // guarded by mu_; the same ids
+  std::string bot_id_;  // guarded by mu_; from READY
 };
 
 }  // namespace

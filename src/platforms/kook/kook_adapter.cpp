@@ -10,7 +10,6 @@
 #include <boost/asio/this_coro.hpp>
 #include <chrono>
 #include <mutex>
-#include <random>
 #include <utility>
 #include <variant>
 
@@ -57,11 +56,6 @@ using common::ConfigString;
 bool PlausibleToken(std::string_view token) {
   return token.size() >= 8 && token.size() <= 512 &&
          std::all_of(token.begin(), token.end(), [](char c) { return c > ' ' && c < 0x7f; });
-}
-
-double Random01() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
 }
 
 // What a gateway session needs to be resumed (the last sn is the SnOrder's).
@@ -385,7 +379,7 @@ class Core : public common::AdapterCore<Core> {
   asio::awaitable<Ended> PingLoop(Link& link) {
     for (;;) {
       const auto jitter = std::chrono::milliseconds(static_cast<std::int64_t>(
-          (Random01() * 2 - 1) * static_cast<double>(kPingJitter.count())));
+          (common::Random01() * 2 - 1) * static_cast<double>(kPingJitter.count())));
       if (!co_await Pause(kPingInterval + jitter)) co_return Cancelled();
       // A gap KOOK did not fill after a PING cycle is given up on, so later events are not held.
       for (util::Json& d : order_.Expire(context_.clock->Now())) Deliver(link, d);

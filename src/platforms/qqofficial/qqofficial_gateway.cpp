@@ -5,7 +5,6 @@
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <optional>
-#include <random>
 #include <utility>
 #include <variant>
 
@@ -26,11 +25,6 @@ constexpr std::chrono::milliseconds kHelloTimeout = 20s;
 constexpr std::chrono::milliseconds kRateLimitWait = 60s;  // after close 4008, as LangBot waits
 constexpr std::size_t kMaxGatewayMessageBytes = 4 * 1024 * 1024;
 constexpr int kMaxFrameComplaints = 10;  // logged per connection; the rest are dropped silently
-
-double Random01() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
-}
 
 // op 9's d: QQ sends false; LangBot also reads {"can_resume": true}.
 bool Resumable(const util::Json& d) {
@@ -269,8 +263,8 @@ asio::awaitable<QqGateway::Ended> QqGateway::ReadLoop(Link& link, Session& sessi
 asio::awaitable<QqGateway::Ended> QqGateway::HeartbeatLoop(Link& link, Session& session,
                                                            std::chrono::milliseconds interval) {
   // The first beat after interval x jitter, so that reconnecting clients do not beat in step.
-  auto wait = std::chrono::milliseconds(
-      static_cast<std::int64_t>(static_cast<double>(interval.count()) * (0.5 + 0.5 * Random01())));
+  auto wait = std::chrono::milliseconds(static_cast<std::int64_t>(
+      static_cast<double>(interval.count()) * (0.5 + 0.5 * common::Random01())));
   for (;;) {
     if (!co_await common::Sleep(*context_.clock, wait)) {
       co_return Ended{.kind = Ended::Kind::kCancelled};
