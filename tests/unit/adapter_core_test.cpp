@@ -1,6 +1,7 @@
-// AdapterCore (platforms/common/adapter_core.hpp): Stop closes the group once and runs OnStopping
-// first, Abandon after Stop does nothing, a send spawned while running runs and one asked for
-// after Stop settles with kCancelled, and Log/Trouble go through the Core's scrubber.
+// AdapterCore (platforms/common/adapter_core.hpp): Start reports the first unmet requirement or
+// starts the work, Stop closes the group once and runs OnStopping first, Abandon after Stop does
+// nothing, a send spawned while running runs and one asked for after Stop settles with
+// kCancelled, and Log/Trouble go through the Core's scrubber.
 #include "platforms/common/adapter_core.hpp"
 
 #include <gtest/gtest.h>
@@ -37,6 +38,15 @@ class Core : public AdapterCore<Core> {
   void Say(const std::string& text) { Log(domain::LogLevel::kInfo, text); }
   void Complain(const std::string& text) { Trouble(text); }
   bool Stopping() const { return stopping(); }
+  void StartWith(bool first, bool second) {
+    StartIfMet({{first, "first unmet"}, {second, "second unmet"}},
+               [this]() -> asio::awaitable<void> {
+                 ++runs;
+                 co_return;
+               });
+  }
+
+  std::atomic<int> runs{0};
 
   std::atomic<int> stopping_calls{0};
 
@@ -88,6 +98,17 @@ TEST_F(AdapterCoreTest, StopAndAbandonCloseOnceAndRunOnStoppingOnce) {
   EXPECT_TRUE(Eventually([&] { return stopped.load() == 1; }));
   EXPECT_EQ(core_->stopping_calls.load(), 1);
   EXPECT_EQ(stopped.load(), 1);
+}
+
+TEST_F(AdapterCoreTest, StartReportsTheFirstUnmetRequirementOrStartsTheWork) {
+  core_->StartWith(false, false);
+  core_->StartWith(true, false);
+  EXPECT_EQ(host_.Read([&] { return host_.troubles; }),
+            (std::vector<std::string>{"first unmet", "second unmet"}));
+  core_->StartWith(true, true);
+  EXPECT_TRUE(Eventually([&] { return core_->runs.load() == 1; }));
+  EXPECT_EQ(host_.Read([&] { return host_.troubles.size(); }), 2u);
+  core_->Abandon();
 }
 
 TEST_F(AdapterCoreTest, LogAndTroubleAreScrubbed) {

@@ -1,12 +1,15 @@
 // What every adapter Core repeated, made once: the context, the coroutine group its work runs in,
-// the stopping flag, Stop/Abandon (close the group once), Log/Trouble through the adapter's
-// scrubber (no secret in a log line), a send coroutine spawned or its `done` failed with
-// kCancelled when the bot is stopping, and the clock's pause and reconnect backoff. A Core derives
-// from it and keeps only what is its platform's:
+// Start's checks before its work starts, the stopping flag, Stop/Abandon (close the group once),
+// Log/Trouble through the adapter's scrubber (no secret in a log line), a send coroutine spawned
+// or its `done` failed with kCancelled when the bot is stopping, and the clock's pause and
+// reconnect backoff. A Core derives from it and keeps only what is its platform's:
 //   class Core : public common::AdapterCore<Core> {
 //    public:
 //     explicit Core(AdapterContext context) : AdapterCore(std::move(context)), rest_(context_) {}
-//     void Start() { ... }
+//     void Start() {
+//       StartIfMet({{!token_.empty(), "no token configured"}},
+//                  [self = shared_from_this()] { return self->Run(); });
+//     }
 //     void Send(message, reply_to, done) {
 //       auto once = common::MakeSendOnce(std::move(done));
 //       SpawnSend(once, [self = shared_from_this(), once] { return self->rest_.Send(once); });
@@ -21,8 +24,10 @@
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "platforms/adapter_context.hpp"
@@ -66,6 +71,26 @@ class AdapterCore : public std::enable_shared_from_this<Derived> {
   virtual void OnStopping() {}
 
   bool stopping() const { return stopping_; }
+
+  // A condition Start needs (a configured credential, a well-formed URL, a transport), and the
+  // bot's trouble when it does not hold.
+  struct Requirement {
+    bool met;
+    std::string_view trouble;
+  };
+
+  // PlatformAdapter::Start's common shape: the first requirement not met is reported and nothing
+  // starts; when all are met, `work` (the sign-in or the connection loop) starts in the group.
+  void StartIfMet(std::initializer_list<Requirement> requirements,
+                  std::function<boost::asio::awaitable<void>()> work) {
+    for (const Requirement& requirement : requirements) {
+      if (!requirement.met) {
+        context_.host->OnTrouble(std::string(requirement.trouble));
+        return;
+      }
+    }
+    group_->Spawn(std::move(work));
+  }
 
   void Log(domain::LogLevel level, std::string text) {
     context_.host->Log(level, Scrub(std::move(text)));

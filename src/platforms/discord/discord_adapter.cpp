@@ -97,22 +97,13 @@ class Core : public common::AdapterCore<Core> {
                   "/v10") {}
 
   void Start() {
-    if (token_.empty()) {
-      context_.host->OnTrouble(
-          "no token configured: create a bot in the Discord Developer Portal and paste its "
-          "token");
-      return;
-    }
-    if (!PlausibleToken(token_)) {
-      context_.host->OnTrouble("the token is not a Discord bot token (letters, digits, . _ -)");
-      return;
-    }
-    if (!context_.websockets) {
-      context_.host->OnTrouble("this server has no WebSocket transport for the Discord gateway");
-      return;
-    }
-    auto self = shared_from_this();
-    group_->Spawn([self]() { return self->Run(); });
+    StartIfMet(
+        {{!token_.empty(),
+          "no token configured: create a bot in the Discord Developer Portal and paste its token"},
+         {PlausibleToken(token_), "the token is not a Discord bot token (letters, digits, . _ -)"},
+         {context_.websockets != nullptr,
+          "this server has no WebSocket transport for the Discord gateway"}},
+        [self = shared_from_this()]() { return self->Run(); });
   }
 
   void Send(domain::OutgoingMessage message, std::string reply_to_message_id,

@@ -102,21 +102,13 @@ class Core : public common::AdapterCore<Core> {
         recent_(kRecentMessages) {}
 
   void Start() {
-    if (token_.empty()) {
-      context_.host->OnTrouble(
-          "no token configured: create a bot on the KOOK developer site and paste its token");
-      return;
-    }
-    if (!PlausibleToken(token_)) {
-      context_.host->OnTrouble("the token is not a KOOK bot token (no spaces or line breaks)");
-      return;
-    }
-    if (!context_.websockets) {
-      context_.host->OnTrouble("this server has no WebSocket transport for the KOOK gateway");
-      return;
-    }
-    auto self = shared_from_this();
-    group_->Spawn([self]() { return self->Run(); });
+    StartIfMet(
+        {{!token_.empty(),
+          "no token configured: create a bot on the KOOK developer site and paste its token"},
+         {PlausibleToken(token_), "the token is not a KOOK bot token (no spaces or line breaks)"},
+         {context_.websockets != nullptr,
+          "this server has no WebSocket transport for the KOOK gateway"}},
+        [self = shared_from_this()]() { return self->Run(); });
   }
 
   void Send(domain::OutgoingMessage message, std::string reply_to_message_id,

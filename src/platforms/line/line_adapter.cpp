@@ -61,16 +61,10 @@ class Core : public common::AdapterCore<Core> {
         events_(kRememberedEvents) {}
 
   void Start() {
-    if (secret_.empty()) {
-      context_.host->OnTrouble("no channel_secret configured: every webhook call would be refused");
-      return;
-    }
-    if (token_.empty()) {
-      context_.host->OnTrouble("no channel_access_token configured: replies cannot be sent");
-      return;
-    }
-    auto self = shared_from_this();
-    group_->Spawn([self]() { return self->SignIn(); });
+    StartIfMet(
+        {{!secret_.empty(), "no channel_secret configured: every webhook call would be refused"},
+         {!token_.empty(), "no channel_access_token configured: replies cannot be sent"}},
+        [self = shared_from_this()]() { return self->SignIn(); });
   }
 
   void Send(domain::OutgoingMessage message, std::string reply_to_message_id,

@@ -101,24 +101,15 @@ class Core : public common::AdapterCore<Core> {
         seen_(kRecentMessages) {}
 
   void Start() {
-    if (HasControlCharacters(token_)) {
-      context_.host->OnTrouble("the token holds control characters (a pasted line break?)");
-      return;
-    }
-    if (!endpoints_.events.starts_with("ws://") && !endpoints_.events.starts_with("wss://")) {
-      context_.host->OnTrouble("satori_endpoint must be a ws:// or wss:// URL");
-      return;
-    }
-    if (!endpoints_.api.starts_with("http://") && !endpoints_.api.starts_with("https://")) {
-      context_.host->OnTrouble("satori_api_base_url must be an http:// or https:// URL");
-      return;
-    }
-    if (!context_.websockets) {
-      context_.host->OnTrouble("this server has no WebSocket transport for the Satori events");
-      return;
-    }
-    auto self = shared_from_this();
-    group_->Spawn([self]() { return self->Run(); });
+    StartIfMet({{!HasControlCharacters(token_),
+                 "the token holds control characters (a pasted line break?)"},
+                {endpoints_.events.starts_with("ws://") || endpoints_.events.starts_with("wss://"),
+                 "satori_endpoint must be a ws:// or wss:// URL"},
+                {endpoints_.api.starts_with("http://") || endpoints_.api.starts_with("https://"),
+                 "satori_api_base_url must be an http:// or https:// URL"},
+                {context_.websockets != nullptr,
+                 "this server has no WebSocket transport for the Satori events"}},
+               [self = shared_from_this()]() { return self->Run(); });
   }
 
   void Send(domain::OutgoingMessage message, std::string /*reply_to_message_id*/,

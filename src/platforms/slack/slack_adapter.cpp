@@ -67,17 +67,10 @@ class Core : public common::AdapterCore<Core> {
         messages_(kRememberedEvents) {}
 
   void Start() {
-    if (signing_secret_.empty()) {
-      context_.host->OnTrouble(
-          "no signing_secret configured: every event from Slack would be refused");
-      return;
-    }
-    if (token_.empty()) {
-      context_.host->OnTrouble("no bot_token configured: paste the app's xoxb- bot token");
-      return;
-    }
-    auto self = shared_from_this();
-    group_->Spawn([self]() { return self->SignIn(); });
+    StartIfMet({{!signing_secret_.empty(),
+                 "no signing_secret configured: every event from Slack would be refused"},
+                {!token_.empty(), "no bot_token configured: paste the app's xoxb- bot token"}},
+               [self = shared_from_this()]() { return self->SignIn(); });
   }
 
   void Send(domain::OutgoingMessage message, std::string reply_to_message_id,

@@ -53,30 +53,18 @@ class Core : public common::AdapterCore<Core> {
         seen_(kRecentMessages) {}
 
   void Start() {
-    if (token_.empty()) {
-      context_.host->OnTrouble(
-          "no token configured: log the account in on WeChatPadPro and paste its token (key); "
-          "generating one with admin_key is not done by this adapter");
-      return;
-    }
-    if (HasControlCharacters(token_)) {
-      context_.host->OnTrouble("the token holds control characters (a pasted line break?)");
-      return;
-    }
-    if (!endpoints_.http.starts_with("http://") && !endpoints_.http.starts_with("https://")) {
-      context_.host->OnTrouble("wechatpad_url must be an http:// or https:// URL");
-      return;
-    }
-    if (!endpoints_.ws.starts_with("ws://") && !endpoints_.ws.starts_with("wss://")) {
-      context_.host->OnTrouble("wechatpad_ws must be a ws:// or wss:// URL");
-      return;
-    }
-    if (!context_.websockets) {
-      context_.host->OnTrouble("this server has no WebSocket transport for WeChatPad messages");
-      return;
-    }
-    auto self = shared_from_this();
-    group_->Spawn([self]() { return self->Run(); });
+    StartIfMet({{!token_.empty(),
+                 "no token configured: log the account in on WeChatPadPro and paste its token "
+                 "(key); generating one with admin_key is not done by this adapter"},
+                {!HasControlCharacters(token_),
+                 "the token holds control characters (a pasted line break?)"},
+                {endpoints_.http.starts_with("http://") || endpoints_.http.starts_with("https://"),
+                 "wechatpad_url must be an http:// or https:// URL"},
+                {endpoints_.ws.starts_with("ws://") || endpoints_.ws.starts_with("wss://"),
+                 "wechatpad_ws must be a ws:// or wss:// URL"},
+                {context_.websockets != nullptr,
+                 "this server has no WebSocket transport for WeChatPad messages"}},
+               [self = shared_from_this()]() { return self->Run(); });
   }
 
   void Send(domain::OutgoingMessage message, std::string /*reply_to_message_id*/,
