@@ -29,6 +29,7 @@ class PlatformCase(ServerTestCase):
     pipeline_name = "bot"   # the pipeline's name (it only labels the pipeline)
     model_abilities = None  # e.g. ["chat", "vision"]; None: the model's default abilities
     running_timeout = 10    # seconds for a bot to reach "running"
+    output_misc = {"quote-origin": False}  # the pipeline's output.misc
 
     @classmethod
     def setUpClass(cls):
@@ -44,15 +45,15 @@ class PlatformCase(ServerTestCase):
         self.llm.reset()
 
     def pipeline(self, abilities=None):
-        """A pipeline whose model is the class's fake model (no quote of the origin message);
-        the model's abilities are `abilities`, else the class's `model_abilities`."""
+        """A pipeline whose model is the class's fake model and whose output.misc is the class's
+        `output_misc`; the model's abilities are `abilities`, else the class's `model_abilities`."""
         provider = self.make_provider(base_url=self.llm.base + "/v1", api_keys=["sk-good-1"])
         if abilities is None:
             abilities = self.model_abilities
         extra = {} if abilities is None else {"abilities": list(abilities)}
         model = self.make_model(provider, name="gpt-test", **extra)
         config = {"ai": {"local-agent": {"model": {"primary": model, "fallbacks": []}}},
-                  "output": {"misc": {"quote-origin": False}}}
+                  "output": {"misc": dict(self.output_misc)}}
         return self.make_pipeline(name=self.pipeline_name, config=config)
 
     def platform_bot(self, config, enable=True, pipeline=None):
