@@ -73,21 +73,15 @@ class Core : public common::AdapterCore<Core> {
         messages_(kRememberedEvents) {}
 
   void Start() {
-    if (appid_.empty() || secret_.empty()) {
-      context_.host->OnTrouble(
-          "appid and secret are required: copy them from the QQ open platform (q.qq.com)");
-      return;
-    }
     auto self = shared_from_this();
-    if (webhook_) {
-      group_->Spawn([self]() { return self->SignIn(); });
-      return;
-    }
-    if (!context_.websockets) {
-      context_.host->OnTrouble("this server has no WebSocket transport for the QQ gateway");
-      return;
-    }
-    group_->Spawn([self]() { return self->gateway_.Run(); });
+    // Webhook mode checks the credentials by fetching a token; WebSocket mode runs the gateway.
+    StartIfMet(
+        {{!appid_.empty() && !secret_.empty(),
+          "appid and secret are required: copy them from the QQ open platform (q.qq.com)"},
+         {webhook_ || context_.websockets != nullptr,
+          "this server has no WebSocket transport for the QQ gateway"}},
+        webhook_ ? std::function<asio::awaitable<void>()>([self] { return self->SignIn(); })
+                 : [self] { return self->gateway_.Run(); });
   }
 
   void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
