@@ -13,8 +13,8 @@ import unittest
 import urllib.error
 import urllib.request
 
-from harness import ServerTestCase
-from fake_clients import FAKES, FakeProvider, wait_until
+from fake_clients import FAKES, wait_until
+from platform_case import PlatformCase
 
 TOKEN = "MTEwMDAwMDAwMDAwMDAwMDAx.GsTest.fake-discord-token"
 
@@ -54,52 +54,18 @@ class FakeDiscord:
         self.proc.stdout.close()
 
 
-class DiscordBotTest(ServerTestCase):
-    llm = None
-
-    @classmethod
-    def setUpClass(cls):
-        cls.llm = FakeProvider()
-        super().setUpClass()
-
-    @classmethod
-    def tearDownClass(cls):
-        super().tearDownClass()
-        cls.llm.stop()
+class DiscordBotTest(PlatformCase):
+    adapter = "discord"
+    pipeline_name = "dc"
 
     def setUp(self):
-        self.llm.reset()
+        super().setUp()
         self.dc = FakeDiscord()
         self.addCleanup(self.dc.stop)
 
-    def pipeline(self, abilities=()):
-        provider = self.make_provider(base_url=self.llm.base + "/v1", api_keys=["sk-good-1"])
-        model = self.make_model(provider, name="gpt-test", abilities=list(abilities))
-        config = {"ai": {"local-agent": {"model": {"primary": model, "fallbacks": []}}},
-                  "output": {"misc": {"quote-origin": False}}}
-        return self.make_pipeline(name="dc", config=config)
-
     def bot(self, token=TOKEN, abilities=()):
         cfg = {"client_id": "1", "token": token, "api_base_url": self.dc.base + "/api"}
-        uuid = self.make_bot(adapter="discord", enable=True,
-                             use_pipeline_uuid=self.pipeline(abilities), config=cfg)
-        self.addCleanup(lambda: self.as_user("DELETE", "/api/v1/platform/bots/" + uuid))
-        return uuid
-
-    def status(self, bot):
-        return self.ok("GET", "/api/v1/platform/bots/" + bot)["bot"]
-
-    def running(self, bot):
-        def check():
-            data = self.status(bot)
-            return data["runtime"]["status"] == "running" and data
-        data = wait_until(check, 10)
-        self.assertTrue(data, "bot did not reach running: %r" % self.status(bot)["runtime"])
-        return data
-
-    def logs(self, bot):
-        return self.ok("POST", "/api/v1/platform/bots/%s/logs" % bot,
-                       {"from_index": -1, "max_count": 1000})["logs"]
+        return self.platform_bot(cfg, pipeline=self.pipeline(abilities))
 
     def say(self, content, channel_id="1300000000000000001", guild_id=None, author_id=None,
             mentions=None):
@@ -161,17 +127,14 @@ class DiscordBotTest(ServerTestCase):
     def test_send_message_reaches_a_person_and_a_channel(self):
         bot = self.bot()
         self.running(bot)
-        path = "/api/v1/platform/bots/%s/send_message" % bot
-        status, resp, _ = self.as_key("POST", path, {
-            "target_type": "person", "target_id": "3000",
-            "message_chain": [{"type": "Plain", "text": "hello person"}]})
+        status, resp, _ = self.send(bot, "person", "3000", [
+            {"type": "Plain", "text": "hello person"}])
         person = self.assertOk(status, resp)
         self.dc.control("POST", "channel", {"id": "1300000000000000005",
                                             "guild_id": "1400000000000000001"})
-        status, resp, _ = self.as_key("POST", path, {
-            "target_type": "group", "target_id": "1300000000000000005",
-            "message_chain": [{"type": "Plain", "text": "announcement for "},
-                              {"type": "At", "target": "2002"}]})
+        status, resp, _ = self.send(bot, "group", "1300000000000000005", [
+            {"type": "Plain", "text": "announcement for "},
+            {"type": "At", "target": "2002"}])
         group = self.assertOk(status, resp)
         sent = self.creates(2)
         dm, channel = sent[0], sent[1]
@@ -182,26 +145,18 @@ class DiscordBotTest(ServerTestCase):
         self.assertEqual(channel["content"], "announcement for <@2002>")
         self.assertEqual(str(group.get("message_id")), channel["id"])
         # A second message to the person reuses the DM channel.
-        status, resp, _ = self.as_key("POST", path, {
-            "target_type": "person", "target_id": "3000",
-            "message_chain": [{"type": "Plain", "text": "again"}]})
+        status, resp, _ = self.send(bot, "person", "3000", [{"type": "Plain", "text": "again"}])
         self.assertOk(status, resp)
         self.assertEqual(self.creates(3)[2]["channel_id"], dm["channel_id"])
         # A target that is no Discord id is refused before any call.
-        status, resp, _ = self.as_key("POST", path, {
-            "target_type": "group", "target_id": "general",
-            "message_chain": [{"type": "Plain", "text": "x"}]})
+        status, resp, _ = self.send(bot, "group", "general", [{"type": "Plain", "text": "x"}])
         self.assertError(status, resp, 400, "target_id")
 
     def test_a_refused_token_shows_as_an_error_without_the_token(self):
         wrong = "MTEwMDAwMDAwMDAwMDAwMDAx.GsTest.not-the-token"
         bot = self.bot(token=wrong)
 
-        def errored():
-            data = self.status(bot)
-            return data["runtime"]["status"] == "error" and data
-        data = wait_until(errored, 10)
-        self.assertTrue(data, self.status(bot)["runtime"])
+        data = self.errored(bot)
         self.assertIn("401", data["runtime"]["error"])
         self.assertNotIn(wrong, json.dumps(data["runtime"]))
         logs = self.logs(bot)
@@ -294,11 +249,7 @@ class DiscordBotTest(ServerTestCase):
         # 4014: the MESSAGE CONTENT intent is not enabled; reconnecting cannot help.
         self.dc.control("POST", "close", {"code": 4014, "reason": "Disallowed intent(s)."})
 
-        def errored():
-            data = self.status(bot)
-            return data["runtime"]["status"] == "error" and data
-        data = wait_until(errored, 10)
-        self.assertTrue(data, self.status(bot)["runtime"])
+        data = self.errored(bot)
         self.assertIn("MESSAGE CONTENT", data["runtime"]["error"])
         connections = self.dc.gateway()["connections"]
         time.sleep(2.5)  # past the first backoff steps

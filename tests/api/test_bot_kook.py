@@ -9,68 +9,25 @@ import time
 import unittest
 import urllib.error
 
-from harness import ServerTestCase
-from fake_clients import FakeProvider, wait_until
+from fake_clients import wait_until
+from platform_case import PlatformCase
 from kook_fake import BOT_ID, TOKEN, FakeKook
 
 PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5Er"
        "kJggg==")
 
 
-class KookBotTest(ServerTestCase):
-    llm = None
-
-    @classmethod
-    def setUpClass(cls):
-        cls.llm = FakeProvider()
-        super().setUpClass()
-
-    @classmethod
-    def tearDownClass(cls):
-        super().tearDownClass()
-        cls.llm.stop()
+class KookBotTest(PlatformCase):
+    adapter = "kook"
+    pipeline_name = "kook"
 
     def setUp(self):
-        self.llm.reset()
+        super().setUp()
         self.kook = FakeKook()
         self.addCleanup(self.kook.stop)
 
-    def pipeline(self):
-        provider = self.make_provider(base_url=self.llm.base + "/v1", api_keys=["sk-good-1"])
-        model = self.make_model(provider, name="gpt-test")
-        config = {"ai": {"local-agent": {"model": {"primary": model, "fallbacks": []}}},
-                  "output": {"misc": {"quote-origin": False}}}
-        return self.make_pipeline(name="kook", config=config)
-
     def bot(self, token=TOKEN):
-        cfg = {"token": token, "api_base_url": self.kook.base + "/api"}
-        uuid = self.make_bot(adapter="kook", enable=True, use_pipeline_uuid=self.pipeline(),
-                             config=cfg)
-        self.addCleanup(lambda: self.as_user("DELETE", "/api/v1/platform/bots/" + uuid))
-        return uuid
-
-    def status(self, bot):
-        return self.ok("GET", "/api/v1/platform/bots/" + bot)["bot"]
-
-    def running(self, bot):
-        def check():
-            data = self.status(bot)
-            return data["runtime"]["status"] == "running" and data
-        data = wait_until(check, 10)
-        self.assertTrue(data, "bot did not reach running: %r" % self.status(bot)["runtime"])
-        return data
-
-    def errored(self, bot):
-        def check():
-            data = self.status(bot)
-            return data["runtime"]["status"] == "error" and data
-        data = wait_until(check, 10)
-        self.assertTrue(data, self.status(bot)["runtime"])
-        return data
-
-    def logs(self, bot):
-        return self.ok("POST", "/api/v1/platform/bots/%s/logs" % bot,
-                       {"from_index": -1, "max_count": 1000})["logs"]
+        return self.platform_bot({"token": token, "api_base_url": self.kook.base + "/api"})
 
     def replies(self, count, timeout=10):
         def enough():
@@ -134,19 +91,16 @@ class KookBotTest(ServerTestCase):
     def test_send_message_reaches_a_person_and_a_channel(self):
         bot = self.bot()
         self.running(bot)
-        path = "/api/v1/platform/bots/%s/send_message" % bot
-        status, resp, _ = self.as_key("POST", path, {
-            "target_type": "person", "target_id": "2000000003",
-            "message_chain": [{"type": "Plain", "text": "hello person"}]})
+        status, resp, _ = self.send(bot, "person", "2000000003", [
+            {"type": "Plain", "text": "hello person"}])
         person = self.assertOk(status, resp)
         self.kook.control("POST", "channel", {"id": "9100000005"})
-        status, resp, _ = self.as_key("POST", path, {
-            "target_type": "group", "target_id": "9100000005",
-            "message_chain": [{"type": "Plain", "text": "announcement for "},
-                              {"type": "At", "target": "2000000004"},
-                              {"type": "Plain", "text": " (met)all(met)"},
-                              {"type": "Image", "base64": "data:image/png;base64," + PNG},
-                              {"type": "Image", "url": self.kook.base + "/files/cat.png"}]})
+        status, resp, _ = self.send(bot, "group", "9100000005", [
+            {"type": "Plain", "text": "announcement for "},
+            {"type": "At", "target": "2000000004"},
+            {"type": "Plain", "text": " (met)all(met)"},
+            {"type": "Image", "base64": "data:image/png;base64," + PNG},
+            {"type": "Image", "url": self.kook.base + "/files/cat.png"}])
         group = self.assertOk(status, resp)
         sent = self.replies(4)
         dm, text, img1, img2 = sent
@@ -161,14 +115,11 @@ class KookBotTest(ServerTestCase):
                          [(2, assets[0]), (2, assets[1])])
         self.assertEqual(str(group.get("message_id")), img2["msg_id"])
         # A target that is no KOOK id is refused before any call.
-        status, resp, _ = self.as_key("POST", path, {
-            "target_type": "group", "target_id": "general channel",
-            "message_chain": [{"type": "Plain", "text": "x"}]})
+        status, resp, _ = self.send(bot, "group", "general channel", [
+            {"type": "Plain", "text": "x"}])
         self.assertError(status, resp, 400, "target_id")
         # A channel KOOK does not know: the platform's refusal comes back.
-        status, resp, _ = self.as_key("POST", path, {
-            "target_type": "group", "target_id": "9199999999",
-            "message_chain": [{"type": "Plain", "text": "x"}]})
+        status, resp, _ = self.send(bot, "group", "9199999999", [{"type": "Plain", "text": "x"}])
         self.assertEqual(status, 502, resp)
 
     def test_a_refused_token_shows_as_an_error_without_the_token(self):

@@ -10,8 +10,8 @@ import json
 import time
 import unittest
 
-from harness import ServerTestCase
-from fake_clients import FakeLine, FakeProvider, line_sign, wait_until
+from fake_clients import FakeLine, line_sign, wait_until
+from platform_case import PlatformCase
 
 SECRET = "line-channel-secret-for-tests"
 TOKEN = "line-channel-access-token-for-tests"
@@ -23,14 +23,15 @@ PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4
                        "hQGAhKmMIQAAAABJRU5ErkJggg==")
 
 
-class LineBotTest(ServerTestCase):
-    llm = None
+class LineBotTest(PlatformCase):
+    adapter = "LINE"
+    pipeline_name = "line"
+    model_abilities = ["chat", "vision"]
     line = None
     bot_user = None
 
     @classmethod
     def setUpClass(cls):
-        cls.llm = FakeProvider()
         cls.line = FakeLine()
         cls.line.control("POST", "/_control/config",
                          {"channel_secret": SECRET, "access_token": TOKEN})
@@ -39,40 +40,21 @@ class LineBotTest(ServerTestCase):
     @classmethod
     def tearDownClass(cls):
         super().tearDownClass()
-        cls.llm.stop()
         cls.line.stop()
 
     def setUp(self):
-        self.llm.reset()
+        super().setUp()
         self.line.reset()
         self.line.control("POST", "/_control/config", {"reply_token_ttl": 60})
 
     # Helpers
 
-    def pipeline(self):
-        provider = self.make_provider(base_url=self.llm.base + "/v1", api_keys=["sk-good-1"])
-        model = self.make_model(provider, name="gpt-test", abilities=["chat", "vision"])
-        return self.make_pipeline(name="line", config={
-            "ai": {"local-agent": {"model": {"primary": model, "fallbacks": []}}},
-            "output": {"misc": {"quote-origin": False}}})
-
     def bot(self, enable=True):
-        uuid = self.make_bot(adapter="LINE", enable=enable, use_pipeline_uuid=self.pipeline(),
-                             config={"channel_access_token": TOKEN, "channel_secret": SECRET,
-                                     "api_base_url": self.line.base})
-        self.addCleanup(lambda: self.as_user("DELETE", "/api/v1/platform/bots/" + uuid))
-        return uuid
+        return self.platform_bot({"channel_access_token": TOKEN, "channel_secret": SECRET,
+                                  "api_base_url": self.line.base}, enable=enable)
 
     def url(self, bot):
         return "http://127.0.0.1:%d/bots/%s" % (self.srv.port, bot)
-
-    def running(self, bot):
-        def check():
-            data = self.ok("GET", "/api/v1/platform/bots/" + bot)["bot"]
-            return data["runtime"]["status"] == "running" and data
-        data = wait_until(check, 10)
-        self.assertTrue(data, "bot did not reach running")
-        return data
 
     def say(self, bot, text, source=None, **opts):
         body = dict({"url": self.url(bot), "text": text,
@@ -84,20 +66,9 @@ class LineBotTest(ServerTestCase):
         self.assertTrue(got, "expected %d sends, got %r" % (count, self.line.sent()))
         return got
 
-    def logs(self, bot):
-        return self.ok("POST", "/api/v1/platform/bots/%s/logs" % bot,
-                       {"from_index": -1, "max_count": 1000})["logs"]
-
     def signed_post(self, bot, raw):
         headers = {"Content-Type": "application/json", "X-Line-Signature": line_sign(SECRET, raw)}
         return self.srv.req("POST", "/bots/" + bot, raw_body=raw, headers=headers)
-
-    def slow_model(self, delay_ms, content):
-        self.llm.script_next(path="/v1/chat/completions", delay_ms=delay_ms, body={
-            "id": "chatcmpl-slow", "object": "chat.completion", "created": int(time.time()),
-            "model": "gpt-test", "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                "role": "assistant", "content": content}}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
 
     # Tests
 

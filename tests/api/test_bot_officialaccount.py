@@ -10,8 +10,8 @@ import time
 import unittest
 import urllib.parse
 
-from harness import ServerTestCase
-from fake_clients import FakeProvider, wait_until
+from fake_clients import wait_until
+from platform_case import PlatformCase
 from oa_fake import FakeOfficialAccount
 
 import sys, os  # noqa: E401  (wechat_envelope lives with the fakes)
@@ -25,43 +25,34 @@ SECRET = "fake-app-secret-0001"
 USER = "oUserAAAAAAAAAAAAAAAAAAAAAAA"
 
 
-class OfficialAccountBotTest(ServerTestCase):
-    llm = None
+class OfficialAccountBotTest(PlatformCase):
+    adapter = "officialaccount"
+    pipeline_name = "oa"
     oa = None
 
     @classmethod
     def setUpClass(cls):
-        cls.llm = FakeProvider()
         cls.oa = FakeOfficialAccount()
         super().setUpClass()
 
     @classmethod
     def tearDownClass(cls):
         super().tearDownClass()
-        cls.llm.stop()
         cls.oa.stop()
 
     def setUp(self):
-        self.llm.reset()
+        super().setUp()
         self.oa.reset()
 
     # Helpers
 
     def bot(self, mode="drop", enable=True, **extra):
-        provider = self.make_provider(base_url=self.llm.base + "/v1", api_keys=["sk-good-1"])
-        model = self.make_model(provider, name="gpt-test")
-        pipeline = self.make_pipeline(name="oa", config={
-            "ai": {"local-agent": {"model": {"primary": model, "fallbacks": []}}},
-            "output": {"misc": {"quote-origin": False}}})
         config = dict({"token": TOKEN, "EncodingAESKey": AES, "AppID": APP_ID,
                        "AppSecret": SECRET, "Mode": mode, "LoadingMessage": "thinking...",
                        "api_base_url": self.oa.base}, **extra)
-        uuid = self.make_bot(adapter="officialaccount", enable=enable, use_pipeline_uuid=pipeline,
-                             config=config)
-        self.addCleanup(lambda: self.as_user("DELETE", "/api/v1/platform/bots/" + uuid))
+        uuid = self.platform_bot(config, enable=enable)
         if enable:
-            self.assertTrue(wait_until(lambda: self.ok("GET", "/api/v1/platform/bots/" + uuid)
-                                       ["bot"]["runtime"]["status"] == "running", 10))
+            self.running(uuid)
         return uuid
 
     def url(self, bot):
@@ -69,17 +60,6 @@ class OfficialAccountBotTest(ServerTestCase):
 
     def say(self, bot, text, **spec):
         return self.oa.delivery(self.oa.message(self.url(bot), USER, text, **spec))
-
-    def logs(self, bot):
-        return self.ok("POST", "/api/v1/platform/bots/%s/logs" % bot,
-                       {"from_index": -1, "max_count": 1000})["logs"]
-
-    def slow_model(self, delay_ms, content):
-        self.llm.script_next(path="/v1/chat/completions", delay_ms=delay_ms, body={
-            "id": "chatcmpl-slow", "object": "chat.completion", "created": int(time.time()),
-            "model": "gpt-test", "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                "role": "assistant", "content": content}}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
 
     def raw_post(self, bot, body, query):
         return self.srv.req("POST", "/bots/%s?%s" % (bot, urllib.parse.urlencode(query)),

@@ -11,8 +11,8 @@ import time
 import unittest
 import urllib.error
 
-from harness import ServerTestCase
-from fake_clients import FakeProvider, _FakeProcess, wait_until
+from fake_clients import _FakeProcess, wait_until
+from platform_case import PlatformCase
 
 SELF_ID = 3000100
 
@@ -36,46 +36,33 @@ def free_port():
         return s.getsockname()[1]
 
 
-class OneBotBotTest(ServerTestCase):
-    llm = None
+class OneBotBotTest(PlatformCase):
+    adapter = "aiocqhttp"
+    pipeline_name = "qq"
+    output_misc = {"quote-origin": False, "at-sender": True}
     ob = None
     serial = 0
 
     @classmethod
     def setUpClass(cls):
-        cls.llm = FakeProvider()
         cls.ob = FakeOneBot()
         super().setUpClass()
 
     @classmethod
     def tearDownClass(cls):
         super().tearDownClass()
-        cls.llm.stop()
         cls.ob.stop()
 
     def setUp(self):
-        self.llm.reset()
+        super().setUp()
         OneBotBotTest.serial += 1
         # A fresh account per test: the fake keeps its counters per self_id.
         self.self_id = SELF_ID + OneBotBotTest.serial
         self.port = free_port()
 
-    def pipeline(self):
-        provider = self.make_provider(base_url=self.llm.base + "/v1", api_keys=["sk-good-1"])
-        model = self.make_model(provider, name="gpt-test")
-        config = {"ai": {"local-agent": {"model": {"primary": model, "fallbacks": []}}},
-                  "output": {"misc": {"quote-origin": False, "at-sender": True}}}
-        return self.make_pipeline(name="qq", config=config)
-
     def bot(self, token="", pipeline=None):
         cfg = {"host": "127.0.0.1", "port": self.port, "access-token": token}
-        uuid = self.make_bot(adapter="aiocqhttp", enable=True,
-                             use_pipeline_uuid=pipeline or self.pipeline(), config=cfg)
-        self.addCleanup(lambda: self.as_user("DELETE", "/api/v1/platform/bots/" + uuid))
-        return uuid
-
-    def status(self, bot):
-        return self.ok("GET", "/api/v1/platform/bots/" + bot)["bot"]
+        return self.platform_bot(cfg, pipeline=pipeline)
 
     def connect(self, token=None, heartbeat_ms=15000, self_id=None, path="/ws"):
         self_id = self_id or self.self_id
@@ -301,10 +288,6 @@ class OneBotBotTest(ServerTestCase):
         self.connected(connects=2)
         self.say("back again")
         self.assertIn("back again", self.text_of(self.sends(1)[0]))
-
-    def logs(self, bot):
-        return self.ok("POST", "/api/v1/platform/bots/%s/logs" % bot,
-                       {"from_index": -1, "max_count": 1000})["logs"]
 
     def test_the_bots_log_holds_the_message(self):
         bot = self.ready()

@@ -13,8 +13,8 @@ import time
 import unittest
 import urllib.error
 
-from harness import ServerTestCase
-from fake_clients import FakeProvider, wait_until
+from fake_clients import wait_until
+from platform_case import PlatformCase
 from qqofficial_fake import APPID, SECRET, FakeQQ
 
 USER = "E4F4AEA33253A2797FB897C50B81D7ED"
@@ -23,58 +23,26 @@ MEMBER = "C9F778FE6ADF9D1D1DBE395BF744A33B"
 LANGBOT_INTENTS = (1 << 0) | (1 << 1) | (1 << 12) | (1 << 25) | (1 << 26) | (1 << 30)
 
 
-class QqCase(ServerTestCase):
-    llm = None
+class QqCase(PlatformCase):
+    adapter = "qqofficial"
+    pipeline_name = "qq"
+    model_abilities = ["chat", "vision"]
+    running_timeout = 15
     webhook = False
 
-    @classmethod
-    def setUpClass(cls):
-        cls.llm = FakeProvider()
-        super().setUpClass()
-
-    @classmethod
-    def tearDownClass(cls):
-        super().tearDownClass()
-        cls.llm.stop()
-
     def setUp(self):
-        self.llm.reset()
+        super().setUp()
         self.qq = FakeQQ()
         self.addCleanup(self.qq.stop)
-
-    def pipeline(self):
-        provider = self.make_provider(base_url=self.llm.base + "/v1", api_keys=["sk-good-1"])
-        model = self.make_model(provider, name="gpt-test", abilities=["chat", "vision"])
-        return self.make_pipeline(name="qq", config={
-            "ai": {"local-agent": {"model": {"primary": model, "fallbacks": []}}},
-            "output": {"misc": {"quote-origin": False}}})
 
     def bot(self, secret=SECRET, enable=True):
         cfg = {"appid": APPID, "secret": secret, "token": "",
                "enable-webhook": self.webhook, "enable-stream-reply": False,
                "api_base_url": self.qq.base}
-        uuid = self.make_bot(adapter="qqofficial", enable=enable,
-                             use_pipeline_uuid=self.pipeline(), config=cfg)
-        self.addCleanup(lambda: self.as_user("DELETE", "/api/v1/platform/bots/" + uuid))
-        return uuid
+        return self.platform_bot(cfg, enable=enable)
 
     def url(self, bot):
         return "http://127.0.0.1:%d/bots/%s" % (self.srv.port, bot)
-
-    def status(self, bot):
-        return self.ok("GET", "/api/v1/platform/bots/" + bot)["bot"]
-
-    def running(self, bot):
-        def check():
-            data = self.status(bot)
-            return data["runtime"]["status"] == "running" and data
-        data = wait_until(check, 15)
-        self.assertTrue(data, "bot did not reach running: %r" % self.status(bot)["runtime"])
-        return data
-
-    def logs(self, bot):
-        return self.ok("POST", "/api/v1/platform/bots/%s/logs" % bot,
-                       {"from_index": -1, "max_count": 1000})["logs"]
 
     def say(self, bot, kind, content, **extra):
         body = dict({"type": kind, "content": content}, **extra)
@@ -277,11 +245,7 @@ class QqGatewayBotTest(QqCase):
         self.assertTrue(wait_until(lambda: self.qq.gateway()["identified"] == 1, 5))
         self.qq.control("POST", "close", {"code": 4915, "reason": "banned"})
 
-        def errored():
-            data = self.status(bot)
-            return data["runtime"]["status"] == "error" and data
-        data = wait_until(errored, 10)
-        self.assertTrue(data, self.status(bot)["runtime"])
+        data = self.errored(bot)
         self.assertIn("4915", data["runtime"]["error"])
         connections = self.qq.gateway()["connections"]
         time.sleep(2.5)  # past the first backoff steps
@@ -302,11 +266,7 @@ class QqGatewayBotTest(QqCase):
         wrong = "not-the-secret-of-this-bot"
         bot = self.bot(secret=wrong)
 
-        def errored():
-            data = self.status(bot)
-            return data["runtime"]["status"] == "error" and data
-        data = wait_until(errored, 10)
-        self.assertTrue(data, self.status(bot)["runtime"])
+        data = self.errored(bot)
         self.assertIn("100016", data["runtime"]["error"])
         self.assertNotIn(wrong, json.dumps(data["runtime"]))
         self.assertNotIn(wrong, json.dumps(self.logs(bot)))

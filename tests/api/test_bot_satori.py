@@ -9,56 +9,22 @@ import time
 import unittest
 import urllib.error
 
-from harness import ServerTestCase
-from fake_clients import FakeProvider, wait_until
+from fake_clients import wait_until
+from platform_case import PlatformCase
 from satori_fake import FakeSatori, PLATFORM, SELF_ID, TOKEN
 
 
-class SatoriBotTest(ServerTestCase):
-    llm = None
-
-    @classmethod
-    def setUpClass(cls):
-        cls.llm = FakeProvider()
-        super().setUpClass()
-
-    @classmethod
-    def tearDownClass(cls):
-        super().tearDownClass()
-        cls.llm.stop()
+class SatoriBotTest(PlatformCase):
+    adapter = "satori"
+    pipeline_name = "sat"
 
     def setUp(self):
-        self.llm.reset()
+        super().setUp()
         self.sat = FakeSatori()
         self.addCleanup(self.sat.stop)
 
-    def pipeline(self):
-        provider = self.make_provider(base_url=self.llm.base + "/v1", api_keys=["sk-good-1"])
-        model = self.make_model(provider, name="gpt-test")
-        config = {"ai": {"local-agent": {"model": {"primary": model, "fallbacks": []}}},
-                  "output": {"misc": {"quote-origin": False}}}
-        return self.make_pipeline(name="sat", config=config)
-
     def bot(self, token=TOKEN):
-        uuid = self.make_bot(adapter="satori", enable=True, use_pipeline_uuid=self.pipeline(),
-                             config=self.sat.bot_config(token))
-        self.addCleanup(lambda: self.as_user("DELETE", "/api/v1/platform/bots/" + uuid))
-        return uuid
-
-    def status(self, bot):
-        return self.ok("GET", "/api/v1/platform/bots/" + bot)["bot"]
-
-    def running(self, bot):
-        def check():
-            data = self.status(bot)
-            return data["runtime"]["status"] == "running" and data
-        data = wait_until(check, 10)
-        self.assertTrue(data, "bot did not reach running: %r" % self.status(bot)["runtime"])
-        return data
-
-    def logs(self, bot):
-        return self.ok("POST", "/api/v1/platform/bots/%s/logs" % bot,
-                       {"from_index": -1, "max_count": 1000})["logs"]
+        return self.platform_bot(self.sat.bot_config(token))
 
     def creates(self, count, timeout=10):
         def enough():
@@ -114,17 +80,14 @@ class SatoriBotTest(ServerTestCase):
     def test_send_message_reaches_a_person_and_a_channel(self):
         bot = self.bot()
         self.running(bot)
-        path = "/api/v1/platform/bots/%s/send_message" % bot
-        status, resp, _ = self.as_key("POST", path, {
-            "target_type": "person", "target_id": "30001",
-            "message_chain": [{"type": "Plain", "text": "hello <person>"}]})
+        status, resp, _ = self.send(bot, "person", "30001", [
+            {"type": "Plain", "text": "hello <person>"}])
         person = self.assertOk(status, resp)
         self.sat.control("POST", "channel", {"id": "g5"})
-        status, resp, _ = self.as_key("POST", path, {
-            "target_type": "group", "target_id": "g5",
-            "message_chain": [{"type": "Plain", "text": "announcement for "},
-                              {"type": "At", "target": "20002"},
-                              {"type": "Image", "url": "https://example.com/a.png?x=1&y=2"}]})
+        status, resp, _ = self.send(bot, "group", "g5", [
+            {"type": "Plain", "text": "announcement for "},
+            {"type": "At", "target": "20002"},
+            {"type": "Image", "url": "https://example.com/a.png?x=1&y=2"}])
         group = self.assertOk(status, resp)
         sent = self.sat.sent()
         self.assertEqual([s["method"] for s in sent],
@@ -139,15 +102,11 @@ class SatoriBotTest(ServerTestCase):
                          '<img src="https://example.com/a.png?x=1&amp;y=2"/>')
         self.assertEqual(str(group.get("message_id")), sent[2]["message_id"])
         # A second message to the person reuses the direct channel.
-        status, resp, _ = self.as_key("POST", path, {
-            "target_type": "person", "target_id": "30001",
-            "message_chain": [{"type": "Plain", "text": "again"}]})
+        status, resp, _ = self.send(bot, "person", "30001", [{"type": "Plain", "text": "again"}])
         self.assertOk(status, resp)
         self.assertEqual([s["method"] for s in self.sat.sent()].count("user.channel.create"), 1)
         # A channel the SDK refuses is the platform's refusal, not a success.
-        status, resp, _ = self.as_key("POST", path, {
-            "target_type": "group", "target_id": "nowhere",
-            "message_chain": [{"type": "Plain", "text": "x"}]})
+        status, resp, _ = self.send(bot, "group", "nowhere", [{"type": "Plain", "text": "x"}])
         self.assertGreaterEqual(status, 400)
         self.assertIn("unknown channel", json.dumps(resp))
 
@@ -155,11 +114,7 @@ class SatoriBotTest(ServerTestCase):
         wrong = "not-the-satori-token"
         bot = self.bot(token=wrong)
 
-        def errored():
-            data = self.status(bot)
-            return data["runtime"]["status"] == "error" and data
-        data = wait_until(errored, 10)
-        self.assertTrue(data, self.status(bot)["runtime"])
+        data = self.errored(bot)
         self.assertIn("refused the token", data["runtime"]["error"])
         self.assertIn("4004", data["runtime"]["error"])
         self.assertNotIn(wrong, json.dumps(data["runtime"]))

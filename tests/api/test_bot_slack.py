@@ -10,8 +10,8 @@ import json
 import time
 import unittest
 
-from harness import ServerTestCase
-from fake_clients import FakeProvider, FakeSlack, slack_sign, wait_until
+from fake_clients import FakeSlack, slack_sign, wait_until
+from platform_case import PlatformCase
 
 SECRET = "slack-signing-secret-for-tests"
 TOKEN = "xoxb-1111-2222-switchboardtest"
@@ -21,13 +21,13 @@ PNG_B64 = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAE
            "RU5ErkJggg==")
 
 
-class SlackBotTest(ServerTestCase):
-    llm = None
+class SlackBotTest(PlatformCase):
+    adapter = "slack"
+    pipeline_name = "slack"
     slack = None
 
     @classmethod
     def setUpClass(cls):
-        cls.llm = FakeProvider()
         cls.slack = FakeSlack()
         # Retries after 50 ms instead of Slack's 1 and 5 minutes.
         cls.slack.control("POST", "/_control/config", {
@@ -37,40 +37,21 @@ class SlackBotTest(ServerTestCase):
     @classmethod
     def tearDownClass(cls):
         super().tearDownClass()
-        cls.llm.stop()
         cls.slack.stop()
 
     def setUp(self):
-        self.llm.reset()
+        super().setUp()
         self.slack.reset()
         self.next_ts = int(time.time())
 
     # Helpers
 
-    def pipeline(self):
-        provider = self.make_provider(base_url=self.llm.base + "/v1", api_keys=["sk-good-1"])
-        model = self.make_model(provider, name="gpt-test")
-        return self.make_pipeline(name="slack", config={
-            "ai": {"local-agent": {"model": {"primary": model, "fallbacks": []}}},
-            "output": {"misc": {"quote-origin": False}}})
-
     def bot(self, enable=True, secret=SECRET):
-        uuid = self.make_bot(adapter="slack", enable=enable, use_pipeline_uuid=self.pipeline(),
-                             config={"bot_token": TOKEN, "signing_secret": secret,
-                                     "api_base_url": self.slack.base + "/api"})
-        self.addCleanup(lambda: self.as_user("DELETE", "/api/v1/platform/bots/" + uuid))
-        return uuid
+        return self.platform_bot({"bot_token": TOKEN, "signing_secret": secret,
+                                  "api_base_url": self.slack.base + "/api"}, enable=enable)
 
     def url(self, bot):
         return "http://127.0.0.1:%d/bots/%s" % (self.srv.port, bot)
-
-    def running(self, bot):
-        def check():
-            data = self.ok("GET", "/api/v1/platform/bots/" + bot)["bot"]
-            return data["runtime"]["status"] == "running" and data
-        data = wait_until(check, 10)
-        self.assertTrue(data, "bot did not reach running")
-        return data
 
     def ts(self):
         self.next_ts += 1
@@ -90,10 +71,6 @@ class SlackBotTest(ServerTestCase):
         got = wait_until(lambda: len(self.posts()) >= count and self.posts(), timeout)
         self.assertTrue(got, "expected %d chat.postMessage calls, got %r" % (count, self.posts()))
         return got
-
-    def logs(self, bot):
-        return self.ok("POST", "/api/v1/platform/bots/%s/logs" % bot,
-                       {"from_index": -1, "max_count": 1000})["logs"]
 
     def signed_post(self, bot, raw, timestamp=None):
         ts = int(time.time()) if timestamp is None else timestamp

@@ -9,59 +9,29 @@ import json
 import time
 import unittest
 
-from harness import ServerTestCase
-from fake_clients import FakeProvider, wait_until
+from fake_clients import wait_until
+from platform_case import PlatformCase
 from wechatpad_fake import FakeWeChatPad, TOKEN, WXID
 
 MENTION_END = "\u2005"
 
 
-class WeChatPadBotTest(ServerTestCase):
-    llm = None
-
-    @classmethod
-    def setUpClass(cls):
-        cls.llm = FakeProvider()
-        super().setUpClass()
-
-    @classmethod
-    def tearDownClass(cls):
-        super().tearDownClass()
-        cls.llm.stop()
+class WeChatPadBotTest(PlatformCase):
+    adapter = "wechatpad"
+    pipeline_name = "pad"
 
     def setUp(self):
-        self.llm.reset()
+        super().setUp()
         self.pad = FakeWeChatPad()
         self.addCleanup(self.pad.stop)
 
-    def pipeline(self):
-        provider = self.make_provider(base_url=self.llm.base + "/v1", api_keys=["sk-good-1"])
-        model = self.make_model(provider, name="gpt-test")
-        config = {"ai": {"local-agent": {"model": {"primary": model, "fallbacks": []}}},
-                  "output": {"misc": {"quote-origin": False}}}
-        return self.make_pipeline(name="pad", config=config)
-
     def bot(self, token=TOKEN):
-        uuid = self.make_bot(adapter="wechatpad", enable=True, use_pipeline_uuid=self.pipeline(),
-                             config=self.pad.bot_config(token))
-        self.addCleanup(lambda: self.as_user("DELETE", "/api/v1/platform/bots/" + uuid))
-        return uuid
-
-    def status(self, bot):
-        return self.ok("GET", "/api/v1/platform/bots/" + bot)["bot"]
+        return self.platform_bot(self.pad.bot_config(token))
 
     def running(self, bot):
-        def check():
-            data = self.status(bot)
-            return data["runtime"]["status"] == "running" and data
-        data = wait_until(check, 10)
-        self.assertTrue(data, "bot did not reach running: %r" % self.status(bot)["runtime"])
+        data = super().running(bot)
         self.assertTrue(wait_until(lambda: self.pad.state()["connected"] == 1, 5))
         return data
-
-    def logs(self, bot):
-        return self.ok("POST", "/api/v1/platform/bots/%s/logs" % bot,
-                       {"from_index": -1, "max_count": 1000})["logs"]
 
     def texts(self, count, timeout=10):
         def enough():
@@ -119,19 +89,16 @@ class WeChatPadBotTest(ServerTestCase):
     def test_send_message_reaches_a_contact_and_a_chatroom(self):
         bot = self.bot()
         self.running(bot)
-        path = "/api/v1/platform/bots/%s/send_message" % bot
-        status, resp, _ = self.as_key("POST", path, {
-            "target_type": "person", "target_id": "wxid_carl01",
-            "message_chain": [{"type": "Plain", "text": "hello person"}]})
+        status, resp, _ = self.send(bot, "person", "wxid_carl01", [
+            {"type": "Plain", "text": "hello person"}])
         self.assertOk(status, resp)
         room = "7788@chatroom"
         self.pad.control("POST", "members", {"chatroom": room, "members": [
             {"user_name": "wxid_dora01", "nick_name": "Dora"}]})
-        status, resp, _ = self.as_key("POST", path, {
-            "target_type": "group", "target_id": room,
-            "message_chain": [{"type": "Plain", "text": "announcement for "},
-                              {"type": "At", "target": "wxid_dora01"},
-                              {"type": "Image", "url": self.pad.base + "/files/cat.png"}]})
+        status, resp, _ = self.send(bot, "group", room, [
+            {"type": "Plain", "text": "announcement for "},
+            {"type": "At", "target": "wxid_dora01"},
+            {"type": "Image", "url": self.pad.base + "/files/cat.png"}])
         self.assertOk(status, resp)
         sent = self.pad.sent()
         self.assertEqual([s["path"] for s in sent],
@@ -148,20 +115,15 @@ class WeChatPadBotTest(ServerTestCase):
         self.assertEqual(image["ToUserName"], room)
         self.assertTrue(base64.b64decode(image["ImageContent"]).startswith(b"\x89PNG"))
         # What WeChatPad cannot carry is refused before any call.
-        status, resp, _ = self.as_key("POST", path, {
-            "target_type": "person", "target_id": "wxid_carl01",
-            "message_chain": [{"type": "Voice", "url": "https://example.com/v.silk"}]})
+        status, resp, _ = self.send(bot, "person", "wxid_carl01", [
+            {"type": "Voice", "url": "https://example.com/v.silk"}])
         self.assertError(status, resp, 400, "Voice")
 
     def test_a_refused_key_shows_as_an_error_without_the_key(self):
         wrong = "not-the-wechatpad-key"
         bot = self.bot(token=wrong)
 
-        def errored():
-            data = self.status(bot)
-            return data["runtime"]["status"] == "error" and data
-        data = wait_until(errored, 10)
-        self.assertTrue(data, self.status(bot)["runtime"])
+        data = self.errored(bot)
         self.assertIn("Code 300", data["runtime"]["error"])
         self.assertNotIn(wrong, json.dumps(data["runtime"]))
         logs = self.logs(bot)

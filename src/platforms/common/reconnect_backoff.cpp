@@ -8,17 +8,13 @@
 
 namespace sb::platforms::common {
 
-namespace {
-
-double DefaultRandom01() {
+double Random01() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
 }
 
-}  // namespace
-
 ReconnectBackoff::ReconnectBackoff(ReconnectOptions options, std::function<double()> random01)
-    : options_(options), random01_(random01 ? std::move(random01) : DefaultRandom01) {}
+    : options_(options), random01_(random01 ? std::move(random01) : Random01) {}
 
 void ReconnectBackoff::Connected(util::TimePoint now) {
   connected_ = true;

@@ -25,6 +25,10 @@ struct ReconnectOptions {
   util::Duration stable_after{60'000};
 };
 
+// A uniform value in [0, 1) from a thread-local generator: the default jitter source, and the one
+// gateway adapters use for their heartbeat and re-identify jitter.
+double Random01();
+
 // Not thread-safe: one per connection loop.
 class ReconnectBackoff {
  public:

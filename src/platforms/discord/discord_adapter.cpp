@@ -6,23 +6,22 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <chrono>
-#include <deque>
 #include <mutex>
 #include <optional>
-#include <random>
-#include <unordered_set>
 #include <utility>
 #include <variant>
 
 #include "net/websocket.hpp"
+#include "platforms/common/adapter_core.hpp"
 #include "platforms/common/clock_waits.hpp"
 #include "platforms/common/config_reader.hpp"
 #include "platforms/common/core_adapter.hpp"
+#include "platforms/common/recent_ids.hpp"
 #include "platforms/common/reconnect_backoff.hpp"
+#include "platforms/common/reconnect_loop.hpp"
 #include "platforms/common/send_once.hpp"
 #include "platforms/coroutine_group.hpp"
 #include "platforms/discord/discord_codec.hpp"
@@ -30,9 +29,6 @@
 
 namespace sb::platforms::discord {
 
-using common::IsCancelled;
-using common::Sleep;
-using common::WaitUntilCancelled;
 namespace {
 
 namespace asio = boost::asio;
@@ -55,11 +51,6 @@ bool PlausibleToken(std::string_view token) {
          std::all_of(token.begin(), token.end(), [](char c) {
            return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
          });
-}
-
-double Random01() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
 }
 
 // What a gateway session needs to be resumed.
@@ -96,43 +87,23 @@ Ended Cancelled() {
   return ended;
 }
 
-class Core : public std::enable_shared_from_this<Core> {
+class Core : public common::AdapterCore<Core> {
  public:
   explicit Core(AdapterContext context)
-      : context_(std::move(context)),
+      : AdapterCore(std::move(context)),
         token_(ConfigString(context_.config, "token")),
-        group_(CoroutineGroup::Make(context_.executor)),
         rest_(context_, token_,
               common::ConfigBaseUrl(context_.config, "api_base_url", "https://discord.com/api") +
                   "/v10") {}
 
   void Start() {
-    if (token_.empty()) {
-      context_.host->OnTrouble(
-          "no token configured: create a bot in the Discord Developer Portal and paste its "
-          "token");
-      return;
-    }
-    if (!PlausibleToken(token_)) {
-      context_.host->OnTrouble("the token is not a Discord bot token (letters, digits, . _ -)");
-      return;
-    }
-    if (!context_.websockets) {
-      context_.host->OnTrouble("this server has no WebSocket transport for the Discord gateway");
-      return;
-    }
-    auto self = shared_from_this();
-    group_->Spawn([self]() { return self->Run(); });
-  }
-
-  void Stop(std::function<void()> stopped) {
-    if (stopping_.exchange(true)) return;
-    group_->Close(std::move(stopped));
-  }
-
-  void Abandon() {
-    if (stopping_.exchange(true)) return;
-    group_->Close(nullptr);
+    StartIfMet(
+        {{!token_.empty(),
+          "no token configured: create a bot in the Discord Developer Portal and paste its token"},
+         {PlausibleToken(token_), "the token is not a Discord bot token (letters, digits, . _ -)"},
+         {context_.websockets != nullptr,
+          "this server has no WebSocket transport for the Discord gateway"}},
+        [self = shared_from_this()]() { return self->Run(); });
   }
 
   void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
@@ -145,125 +116,105 @@ class Core : public std::enable_shared_from_this<Core> {
     }
     auto shared_calls = std::make_shared<const std::vector<OutboundCall>>(std::move(*calls));
     auto self = shared_from_this();
-    const bool started =
-        !stopping_ && group_->Spawn([self, shared_calls, once, type = message.target_type,
-                                     target = message.target_id]() {
-          return self->rest_.SendAll(type, target, shared_calls, once);
-        });
-    if (!started) (*once)(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
+    SpawnSend(once,
+              [self, shared_calls, once, type = message.target_type, target = message.target_id]() {
+                return self->rest_.SendAll(type, target, shared_calls, once);
+              });
   }
 
  private:
-  std::string Scrub(std::string text) const { return rest_.Scrub(std::move(text)); }
-
-  void Log(LogLevel level, std::string text) { context_.host->Log(level, Scrub(std::move(text))); }
-  void Trouble(const std::string& why) { context_.host->OnTrouble(Scrub(why)); }
-
-  asio::awaitable<bool> Pause(util::Duration delay) { return Sleep(*context_.clock, delay); }
-
-  // Reports `why` with the retry to come, then waits for it. False when cancelled.
-  asio::awaitable<bool> Backoff(common::ReconnectBackoff& backoff, const std::string& why) {
-    const util::Duration delay = backoff.NextDelay(context_.clock->Now());
-    Trouble(fmt::format("{}; {}", why, backoff.Describe(delay)));
-    co_return co_await Pause(delay);
-  }
+  std::string Scrub(std::string text) const override { return rest_.Scrub(std::move(text)); }
 
   // ---- gateway ----
 
   asio::awaitable<void> Run() {
     co_await asio::this_coro::throw_if_cancelled(false);
-    common::ReconnectBackoff backoff;
     Session session;
     std::string gateway_url;  // cached from Get Gateway Bot, as the docs ask
-    for (;;) {
-      if (co_await IsCancelled()) co_return;
-      const bool resuming = !session.id.empty();
-      // Asked again before every IDENTIFY: its session start limit says whether one is allowed
-      // (going past 1000 a day makes Discord reset the token).
-      if (gateway_url.empty() || !resuming) {
-        auto got = co_await rest_.GetGatewayBot();
-        if (!got) {
-          if (got.error().code == ErrorCode::kCancelled) co_return;
-          if (got.error().final) {
-            // Retrying a refused token only counts towards Discord's invalid-request ban.
-            Trouble(got.error().message + "; fix the token and save the bot to try again");
-            co_await WaitUntilCancelled();
-            co_return;
-          }
-          if (!co_await Backoff(backoff, "cannot get the gateway URL: " + got.error().message)) {
-            co_return;
-          }
-          continue;
+    co_await common::RunReconnecting(
+        *context_.clock, [this](const std::string& why) { Trouble(why); },
+        [&](common::ReconnectBackoff& backoff) { return Connect(backoff, session, gateway_url); });
+  }
+
+  // One pass of Run: the gateway URL when needed, a connection run until it ends.
+  asio::awaitable<common::Attempt> Connect(common::ReconnectBackoff& backoff, Session& session,
+                                           std::string& gateway_url) {
+    using common::Attempt;
+    const bool resuming = !session.id.empty();
+    // Asked again before every IDENTIFY: its session start limit says whether one is allowed
+    // (going past 1000 a day makes Discord reset the token).
+    if (gateway_url.empty() || !resuming) {
+      auto got = co_await rest_.GetGatewayBot();
+      if (!got) {
+        if (got.error().code == ErrorCode::kCancelled) co_return Attempt::Cancelled();
+        if (got.error().final) {
+          // Retrying a refused token only counts towards Discord's invalid-request ban.
+          co_return Attempt::Fatal(got.error().message +
+                                   "; fix the token and save the bot to try again");
         }
-        gateway_url = std::move(got->url);
-        if (!resuming && got->remaining && *got->remaining <= 0) {
-          const util::Duration wait = std::max<util::Duration>(got->reset_after, 1s);
-          Trouble(fmt::format(
-              "Discord allows no new gateway session until its daily session start limit "
-              "resets; waiting {} min",
-              (wait.count() + 59'999) / 60'000));
-          if (!co_await Pause(wait)) co_return;
-          continue;
-        }
+        co_return Attempt::Retry("cannot get the gateway URL: " + got.error().message);
       }
-      const std::string& base =
-          resuming && !session.resume_url.empty() ? session.resume_url : gateway_url;
-      net::WebSocketConnectRequest request;
-      request.url = GatewayConnectUrl(base);
-      request.limits.max_message_bytes = kMaxGatewayMessageBytes;
-      auto conn = co_await context_.websockets->Connect(std::move(request));
-      if (!conn) {
-        if (conn.error().code == ErrorCode::kCancelled) co_return;
-        // The docs: when a reconnect fails, go back to the cached URL; when that fails too,
-        // ask for it again.
-        if (resuming && !session.resume_url.empty()) {
-          session.resume_url.clear();
-        } else {
-          gateway_url.clear();
-        }
-        if (!co_await Backoff(
-                backoff, "cannot connect to the Discord gateway: " + Scrub(conn.error().message))) {
-          co_return;
-        }
-        continue;
+      gateway_url = std::move(got->url);
+      if (!resuming && got->remaining && *got->remaining <= 0) {
+        const util::Duration wait = std::max<util::Duration>(got->reset_after, 1s);
+        Trouble(
+            fmt::format("Discord allows no new gateway session until its daily session start limit "
+                        "resets; waiting {} min",
+                        (wait.count() + 59'999) / 60'000));
+        if (!co_await Pause(wait)) co_return Attempt::Cancelled();
+        co_return Attempt::Again();
       }
-      Link link{.conn = *conn};
-      Ended ended = co_await RunConnection(link, session);
-      if (link.ready) backoff.Connected(link.ready_at);
-      if (ended.kind == Ended::Kind::kCancelled) {
-        // Stop: close with 1000, which ends the session (the bot shows offline).
-        co_await asio::this_coro::reset_cancellation_state();
-        co_await link.conn->Close(1000, "the bot stopped");
-        co_return;
-      }
-      if (!ended.resume) session = Session{};
-      if (ended.abort) {
-        link.conn->Abort();
-      } else {
-        // Any code but 1000/1001 keeps the session resumable.
-        co_await link.conn->Close(4000, "reconnecting");
-      }
-      link.conn.reset();
-      if (ended.kind == Ended::Kind::kFatal) {
-        Trouble(ended.why);
-        co_await WaitUntilCancelled();
-        co_return;
-      }
-      if (ended.immediate && link.ready) {
-        Log(LogLevel::kInfo, ended.why + "; reconnecting");
-        continue;
-      }
-      if (ended.reidentify_wait && link.ready) {
-        // A random 1-5 s before identifying again, as Discord's libraries wait: IDENTIFY is
-        // limited to 1000 a day, so a flapping session must not identify in a tight loop.
-        Log(LogLevel::kWarning, ended.why);
-        const auto wait =
-            std::chrono::milliseconds(1000 + static_cast<std::int64_t>(4000 * Random01()));
-        if (!co_await Pause(wait)) co_return;
-        continue;
-      }
-      if (!co_await Backoff(backoff, ended.why)) co_return;
     }
+    const std::string& base =
+        resuming && !session.resume_url.empty() ? session.resume_url : gateway_url;
+    net::WebSocketConnectRequest request;
+    request.url = GatewayConnectUrl(base);
+    request.limits.max_message_bytes = kMaxGatewayMessageBytes;
+    auto conn = co_await context_.websockets->Connect(std::move(request));
+    if (!conn) {
+      if (conn.error().code == ErrorCode::kCancelled) co_return Attempt::Cancelled();
+      // The docs: when a reconnect fails, go back to the cached URL; when that fails too,
+      // ask for it again.
+      if (resuming && !session.resume_url.empty()) {
+        session.resume_url.clear();
+      } else {
+        gateway_url.clear();
+      }
+      co_return Attempt::Retry("cannot connect to the Discord gateway: " +
+                               Scrub(conn.error().message));
+    }
+    Link link{.conn = *conn};
+    Ended ended = co_await RunConnection(link, session);
+    if (link.ready) backoff.Connected(link.ready_at);
+    if (ended.kind == Ended::Kind::kCancelled) {
+      // Stop: close with 1000, which ends the session (the bot shows offline).
+      co_await asio::this_coro::reset_cancellation_state();
+      co_await link.conn->Close(1000, "the bot stopped");
+      co_return Attempt::Cancelled();
+    }
+    if (!ended.resume) session = Session{};
+    if (ended.abort) {
+      link.conn->Abort();
+    } else {
+      // Any code but 1000/1001 keeps the session resumable.
+      co_await link.conn->Close(4000, "reconnecting");
+    }
+    link.conn.reset();
+    if (ended.kind == Ended::Kind::kFatal) co_return Attempt::Fatal(std::move(ended.why));
+    if (ended.immediate && link.ready) {
+      Log(LogLevel::kInfo, ended.why + "; reconnecting");
+      co_return Attempt::Again();
+    }
+    if (ended.reidentify_wait && link.ready) {
+      // A random 1-5 s before identifying again, as Discord's libraries wait: IDENTIFY is
+      // limited to 1000 a day, so a flapping session must not identify in a tight loop.
+      Log(LogLevel::kWarning, ended.why);
+      const auto wait =
+          std::chrono::milliseconds(1000 + static_cast<std::int64_t>(4000 * common::Random01()));
+      if (!co_await Pause(wait)) co_return Attempt::Cancelled();
+      co_return Attempt::Again();
+    }
+    co_return Attempt::Retry(std::move(ended.why));
   }
 
   asio::awaitable<Ended> RunConnection(Link& link, Session& session) {
@@ -397,18 +348,6 @@ class Core : public std::enable_shared_from_this<Core> {
     return bot_id_;
   }
 
-  // False when the message was already handed on (a resume may replay what we saw).
-  bool FirstSighting(const std::string& id) {
-    std::lock_guard lock(mu_);
-    if (!recent_set_.insert(id).second) return false;
-    recent_.push_back(id);
-    if (recent_.size() > kRecentMessages) {
-      recent_set_.erase(recent_.front());
-      recent_.pop_front();
-    }
-    return true;
-  }
-
   void Deliver(Link& link, const util::Json& d) {
     auto decoded = DecodeMessageCreate(d, BotId());
     if (!decoded) {
@@ -417,7 +356,7 @@ class Core : public std::enable_shared_from_this<Core> {
     }
     if (!decoded->message) return;
     domain::ReceivedMessage& message = *decoded->message;
-    if (!FirstSighting(message.message_id)) return;
+    if (!seen_.FirstSighting(message.message_id)) return;  // a resume may replay it
     if (message.chat_type == domain::TargetType::kPerson) {
       rest_.RememberDm(message.sender_id, decoded->channel_id);
     }
@@ -428,7 +367,7 @@ class Core : public std::enable_shared_from_this<Core> {
                                        std::chrono::milliseconds interval) {
     // The first beat comes after interval x jitter, so that many clients do not beat in step.
     auto wait = std::chrono::milliseconds(
-        static_cast<std::int64_t>(static_cast<double>(interval.count()) * Random01()));
+        static_cast<std::int64_t>(static_cast<double>(interval.count()) * common::Random01()));
     for (;;) {
       if (!co_await Pause(wait)) co_return Cancelled();
       if (!link.acked) {
@@ -442,16 +381,12 @@ class Core : public std::enable_shared_from_this<Core> {
     }
   }
 
-  const AdapterContext context_;
   const std::string token_;
-  const std::shared_ptr<CoroutineGroup> group_;
   DiscordRest rest_;
-  std::atomic<bool> stopping_{false};
+  common::RecentIds seen_{kRecentMessages};  // message ids already handed on
 
   std::mutex mu_;
-  std::string bot_id_;                          // guarded by mu_; from READY
-  std::deque<std::string> recent_;              // guarded by mu_; oldest first
-  std::unordered_set<std::string> recent_set_;  // guarded by mu_; the same ids
+  std::string bot_id_;  // guarded by mu_; from READY
 };
 
 }  // namespace

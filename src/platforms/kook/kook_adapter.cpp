@@ -6,21 +6,21 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <chrono>
 #include <mutex>
-#include <random>
 #include <utility>
 #include <variant>
 
 #include "net/websocket.hpp"
+#include "platforms/common/adapter_core.hpp"
 #include "platforms/common/clock_waits.hpp"
 #include "platforms/common/config_reader.hpp"
 #include "platforms/common/core_adapter.hpp"
 #include "platforms/common/recent_ids.hpp"
 #include "platforms/common/reconnect_backoff.hpp"
+#include "platforms/common/reconnect_loop.hpp"
 #include "platforms/common/send_once.hpp"
 #include "platforms/coroutine_group.hpp"
 #include "platforms/kook/kook_codec.hpp"
@@ -30,9 +30,6 @@
 
 namespace sb::platforms::kook {
 
-using common::IsCancelled;
-using common::Sleep;
-using common::WaitUntilCancelled;
 namespace {
 
 namespace asio = boost::asio;
@@ -59,11 +56,6 @@ using common::ConfigString;
 bool PlausibleToken(std::string_view token) {
   return token.size() >= 8 && token.size() <= 512 &&
          std::all_of(token.begin(), token.end(), [](char c) { return c > ' ' && c < 0x7f; });
-}
-
-double Random01() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
 }
 
 // What a gateway session needs to be resumed (the last sn is the SnOrder's).
@@ -100,42 +92,23 @@ Ended Cancelled() {
   return ended;
 }
 
-class Core : public std::enable_shared_from_this<Core> {
+class Core : public common::AdapterCore<Core> {
  public:
   explicit Core(AdapterContext context)
-      : context_(std::move(context)),
+      : AdapterCore(std::move(context)),
         token_(ConfigString(context_.config, "token")),
-        group_(CoroutineGroup::Make(context_.executor)),
         rest_(context_, token_,
               common::ConfigBaseUrl(context_.config, "api_base_url", "https://www.kookapp.cn/api")),
         recent_(kRecentMessages) {}
 
   void Start() {
-    if (token_.empty()) {
-      context_.host->OnTrouble(
-          "no token configured: create a bot on the KOOK developer site and paste its token");
-      return;
-    }
-    if (!PlausibleToken(token_)) {
-      context_.host->OnTrouble("the token is not a KOOK bot token (no spaces or line breaks)");
-      return;
-    }
-    if (!context_.websockets) {
-      context_.host->OnTrouble("this server has no WebSocket transport for the KOOK gateway");
-      return;
-    }
-    auto self = shared_from_this();
-    group_->Spawn([self]() { return self->Run(); });
-  }
-
-  void Stop(std::function<void()> stopped) {
-    if (stopping_.exchange(true)) return;
-    group_->Close(std::move(stopped));
-  }
-
-  void Abandon() {
-    if (stopping_.exchange(true)) return;
-    group_->Close(nullptr);
+    StartIfMet(
+        {{!token_.empty(),
+          "no token configured: create a bot on the KOOK developer site and paste its token"},
+         {PlausibleToken(token_), "the token is not a KOOK bot token (no spaces or line breaks)"},
+         {context_.websockets != nullptr,
+          "this server has no WebSocket transport for the KOOK gateway"}},
+        [self = shared_from_this()]() { return self->Run(); });
   }
 
   void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
@@ -149,118 +122,93 @@ class Core : public std::enable_shared_from_this<Core> {
       quote = std::move(reply_to_message_id);
     }
     auto self = shared_from_this();
-    const bool started =
-        !stopping_ && group_->Spawn([self, calls, once, type = message.target_type,
-                                     target = message.target_id, quote = std::move(quote)]() {
-          return self->rest_.SendAll(type, target, quote, calls, once);
-        });
-    if (!started) (*once)(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
+    SpawnSend(once, [self, calls, once, type = message.target_type, target = message.target_id,
+                     quote = std::move(quote)]() {
+      return self->rest_.SendAll(type, target, quote, calls, once);
+    });
   }
 
  private:
-  std::string Scrub(std::string text) const { return rest_.Scrub(std::move(text)); }
-  void Log(LogLevel level, std::string text) { context_.host->Log(level, Scrub(std::move(text))); }
-  void Trouble(const std::string& why) { context_.host->OnTrouble(Scrub(why)); }
+  std::string Scrub(std::string text) const override { return rest_.Scrub(std::move(text)); }
 
-  asio::awaitable<bool> Pause(util::Duration delay) { return Sleep(*context_.clock, delay); }
-
-  // Reports `why` with the retry to come, then waits for it. False when cancelled.
-  asio::awaitable<bool> Backoff(common::ReconnectBackoff& backoff, const std::string& why) {
-    const util::Duration delay = backoff.NextDelay(context_.clock->Now());
-    Trouble(fmt::format("{}; {}", why, backoff.Describe(delay)));
-    co_return co_await Pause(delay);
-  }
-
-  // A REST failure before the gateway: false when the loop is to end (cancelled, or the token
-  // was refused and retrying cannot help).
-  asio::awaitable<bool> RestFailed(common::ReconnectBackoff& backoff, const util::Error& error,
-                                   std::string_view what) {
-    if (error.code == ErrorCode::kCancelled) co_return false;
+  // A REST failure before the gateway: the token refused (retrying cannot help) is fatal.
+  static common::Attempt RestFailed(const util::Error& error, std::string_view what) {
+    if (error.code == ErrorCode::kCancelled) return common::Attempt::Cancelled();
     if (error.final) {
-      Trouble(error.message + "; fix the token and save the bot to try again");
-      co_await WaitUntilCancelled();
-      co_return false;
+      return common::Attempt::Fatal(error.message +
+                                    "; fix the token and save the bot to try again");
     }
-    co_return co_await Backoff(backoff, fmt::format("cannot {}: {}", what, error.message));
+    return common::Attempt::Retry(fmt::format("cannot {}: {}", what, error.message));
   }
 
   // ---- gateway ----
 
   asio::awaitable<void> Run() {
     co_await asio::this_coro::throw_if_cancelled(false);
-    common::ReconnectBackoff backoff;
-    // The bot's own id first: without it the bot would answer its own messages.
-    for (;;) {
-      auto me = co_await rest_.UserMe();
-      if (me) {
-        {
-          std::lock_guard lock(mu_);
-          bot_id_ = me->id;
-        }
-        Log(LogLevel::kInfo, fmt::format("signed in to KOOK as {} ({})", me->username, me->id));
-        break;
-      }
-      if (!co_await RestFailed(backoff, me.error(), "read the bot's KOOK account (user/me)")) {
-        co_return;
-      }
-    }
+    bool signed_in = false;
     Session session;
-    for (;;) {
-      if (co_await IsCancelled()) co_return;
-      const bool resuming = !session.id.empty();
-      if (session.gateway_url.empty() || !resuming) {
-        auto got = co_await rest_.GatewayIndex();
-        if (!got) {
-          if (!co_await RestFailed(backoff, got.error(), "get the KOOK gateway (gateway/index)")) {
-            co_return;
-          }
-          continue;
-        }
-        session.gateway_url = std::move(*got);
+    co_await common::RunReconnecting(
+        *context_.clock, [this](const std::string& why) { Trouble(why); },
+        [&](common::ReconnectBackoff& backoff) { return Connect(backoff, session, signed_in); });
+  }
+
+  // One pass of Run: the bot's account (once), the gateway URL when needed, a connection run
+  // until it ends.
+  asio::awaitable<common::Attempt> Connect(common::ReconnectBackoff& backoff, Session& session,
+                                           bool& signed_in) {
+    using common::Attempt;
+    // The bot's own id first: without it the bot would answer its own messages.
+    if (!signed_in) {
+      auto me = co_await rest_.UserMe();
+      if (!me) co_return RestFailed(me.error(), "read the bot's KOOK account (user/me)");
+      {
+        std::lock_guard lock(mu_);
+        bot_id_ = me->id;
       }
-      const std::string host = DescribeGatewayHost(session.gateway_url);
-      net::WebSocketConnectRequest request;
-      request.url = GatewayConnectUrl(session.gateway_url, session.id, order_.last());
-      request.limits.max_message_bytes = kMaxGatewayMessageBytes;
-      // KOOK's own PING/PONG supervises the connection; the transport's idle ping only backs it.
-      request.limits.idle_timeout = 2 * (kPingInterval + kPingJitter);
-      auto conn = co_await context_.websockets->Connect(std::move(request));
-      if (!conn) {
-        if (conn.error().code == ErrorCode::kCancelled) co_return;
-        if (resuming) ResumeFailed(session);
-        if (!co_await Backoff(backoff, fmt::format("cannot connect to the KOOK gateway at {}: {}",
-                                                   host, Scrub(conn.error().message)))) {
-          co_return;
-        }
-        continue;
-      }
-      Link link{.conn = *conn};
-      Ended ended = co_await RunConnection(link, session, resuming);
-      if (link.ready) backoff.Connected(link.ready_at);
-      if (ended.kind == Ended::Kind::kCancelled) {
-        co_await asio::this_coro::reset_cancellation_state();
-        co_await link.conn->Close(1000, "the bot stopped");
-        co_return;
-      }
-      if (ended.abort) {
-        link.conn->Abort();
-      } else {
-        co_await link.conn->Close(1000, "reconnecting");
-      }
-      link.conn.reset();
-      if (!ended.resume) NewSession(session);
-      if (ended.refetch) session.gateway_url.clear();
-      if (ended.kind == Ended::Kind::kFatal) {
-        Trouble(ended.why);
-        co_await WaitUntilCancelled();
-        co_return;
-      }
-      if (ended.immediate && link.ready) {
-        Log(LogLevel::kInfo, ended.why + "; reconnecting");
-        continue;
-      }
-      if (!co_await Backoff(backoff, ended.why)) co_return;
+      Log(LogLevel::kInfo, fmt::format("signed in to KOOK as {} ({})", me->username, me->id));
+      signed_in = true;
     }
+    const bool resuming = !session.id.empty();
+    if (session.gateway_url.empty() || !resuming) {
+      auto got = co_await rest_.GatewayIndex();
+      if (!got) co_return RestFailed(got.error(), "get the KOOK gateway (gateway/index)");
+      session.gateway_url = std::move(*got);
+    }
+    const std::string host = DescribeGatewayHost(session.gateway_url);
+    net::WebSocketConnectRequest request;
+    request.url = GatewayConnectUrl(session.gateway_url, session.id, order_.last());
+    request.limits.max_message_bytes = kMaxGatewayMessageBytes;
+    // KOOK's own PING/PONG supervises the connection; the transport's idle ping only backs it.
+    request.limits.idle_timeout = 2 * (kPingInterval + kPingJitter);
+    auto conn = co_await context_.websockets->Connect(std::move(request));
+    if (!conn) {
+      if (conn.error().code == ErrorCode::kCancelled) co_return Attempt::Cancelled();
+      if (resuming) ResumeFailed(session);
+      co_return Attempt::Retry(fmt::format("cannot connect to the KOOK gateway at {}: {}", host,
+                                           Scrub(conn.error().message)));
+    }
+    Link link{.conn = *conn};
+    Ended ended = co_await RunConnection(link, session, resuming);
+    if (link.ready) backoff.Connected(link.ready_at);
+    if (ended.kind == Ended::Kind::kCancelled) {
+      co_await asio::this_coro::reset_cancellation_state();
+      co_await link.conn->Close(1000, "the bot stopped");
+      co_return Attempt::Cancelled();
+    }
+    if (ended.abort) {
+      link.conn->Abort();
+    } else {
+      co_await link.conn->Close(1000, "reconnecting");
+    }
+    link.conn.reset();
+    if (!ended.resume) NewSession(session);
+    if (ended.refetch) session.gateway_url.clear();
+    if (ended.kind == Ended::Kind::kFatal) co_return Attempt::Fatal(std::move(ended.why));
+    if (ended.immediate && link.ready) {
+      Log(LogLevel::kInfo, ended.why + "; reconnecting");
+      co_return Attempt::Again();
+    }
+    co_return Attempt::Retry(std::move(ended.why));
   }
 
   // Forgets the session: the next connection starts a new one from gateway/index, sn from 0.
@@ -423,7 +371,7 @@ class Core : public std::enable_shared_from_this<Core> {
   asio::awaitable<Ended> PingLoop(Link& link) {
     for (;;) {
       const auto jitter = std::chrono::milliseconds(static_cast<std::int64_t>(
-          (Random01() * 2 - 1) * static_cast<double>(kPingJitter.count())));
+          (common::Random01() * 2 - 1) * static_cast<double>(kPingJitter.count())));
       if (!co_await Pause(kPingInterval + jitter)) co_return Cancelled();
       // A gap KOOK did not fill after a PING cycle is given up on, so later events are not held.
       for (util::Json& d : order_.Expire(context_.clock->Now())) Deliver(link, d);
@@ -453,11 +401,8 @@ class Core : public std::enable_shared_from_this<Core> {
     if (decoded->message) context_.host->OnMessage(std::move(*decoded->message));
   }
 
-  const AdapterContext context_;
   const std::string token_;
-  const std::shared_ptr<CoroutineGroup> group_;
   KookRest rest_;
-  std::atomic<bool> stopping_{false};
   common::RecentIds recent_;
   SnOrder order_;  // touched only by the gateway coroutines (one strand)
 

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <atomic>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -14,6 +13,7 @@
 
 #include "net/http_client.hpp"
 #include "platforms/common/acknowledge.hpp"
+#include "platforms/common/adapter_core.hpp"
 #include "platforms/common/config_reader.hpp"
 #include "platforms/common/core_adapter.hpp"
 #include "platforms/common/recent_ids.hpp"
@@ -49,39 +49,22 @@ WebhookAnswer Answer(int status, std::string_view message) {
 
 using common::SendOnce;
 
-class Core : public std::enable_shared_from_this<Core> {
+class Core : public common::AdapterCore<Core> {
  public:
   explicit Core(AdapterContext context)
-      : context_(std::move(context)),
+      : AdapterCore(std::move(context)),
         token_(common::ConfigString(context_.config, "channel_access_token")),
         secret_(common::ConfigString(context_.config, "channel_secret")),
         base_(common::ConfigBaseUrl(context_.config, "api_base_url", kDefaultBase)),
         // Media lives on another host; a configured base (a proxy, a test fake) serves both.
         data_base_(base_ == kDefaultBase ? std::string(kDefaultDataBase) : base_),
-        group_(CoroutineGroup::Make(context_.executor)),
         events_(kRememberedEvents) {}
 
   void Start() {
-    if (secret_.empty()) {
-      context_.host->OnTrouble("no channel_secret configured: every webhook call would be refused");
-      return;
-    }
-    if (token_.empty()) {
-      context_.host->OnTrouble("no channel_access_token configured: replies cannot be sent");
-      return;
-    }
-    auto self = shared_from_this();
-    group_->Spawn([self]() { return self->SignIn(); });
-  }
-
-  void Stop(std::function<void()> stopped) {
-    if (stopping_.exchange(true)) return;
-    group_->Close(std::move(stopped));
-  }
-
-  void Abandon() {
-    if (stopping_.exchange(true)) return;
-    group_->Close(nullptr);
+    StartIfMet(
+        {{!secret_.empty(), "no channel_secret configured: every webhook call would be refused"},
+         {!token_.empty(), "no channel_access_token configured: replies cannot be sent"}},
+        [self = shared_from_this()]() { return self->SignIn(); });
   }
 
   void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
@@ -90,11 +73,8 @@ class Core : public std::enable_shared_from_this<Core> {
     auto messages = std::make_shared<const std::vector<util::JsonObject>>(EncodeMessages(message));
     std::string reply_token = TakeReplyToken(reply_to_message_id);
     auto self = shared_from_this();
-    const bool started =
-        !stopping_ &&
-        group_->Spawn([self, messages, to = message.target_id, reply_token = std::move(reply_token),
-                       once]() { return self->SendAll(messages, to, reply_token, once); });
-    if (!started) (*once)(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
+    SpawnSend(once, [self, messages, to = message.target_id, reply_token = std::move(reply_token),
+                     once]() { return self->SendAll(messages, to, reply_token, once); });
   }
 
   void HandleWebhook(WebhookCall call, std::function<void(WebhookAnswer)> answer) {
@@ -130,7 +110,7 @@ class Core : public std::enable_shared_from_this<Core> {
       answer(Answer(200, ""));
       return;
     }
-    if (stopping_) {
+    if (stopping()) {
       for (const auto& id : fresh_ids) events_.Forget(id);
       answer(Answer(503, "the bot is stopping"));
       return;
@@ -146,8 +126,6 @@ class Core : public std::enable_shared_from_this<Core> {
   }
 
  private:
-  void Log(LogLevel level, std::string text) { context_.host->Log(level, std::move(text)); }
-
   std::string BotUserId() {
     std::lock_guard lock(mu_);
     return bot_user_id_;
@@ -341,13 +319,10 @@ class Core : public std::enable_shared_from_this<Core> {
     (*once)(receipt);
   }
 
-  const AdapterContext context_;
   const std::string token_;
   const std::string secret_;
   const std::string base_;
   const std::string data_base_;
-  const std::shared_ptr<CoroutineGroup> group_;
-  std::atomic<bool> stopping_{false};
   common::RecentIds events_;
 
   std::mutex mu_;

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <atomic>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -14,6 +13,7 @@
 
 #include "net/http_client.hpp"
 #include "platforms/common/access_token.hpp"
+#include "platforms/common/adapter_core.hpp"
 #include "platforms/common/config_reader.hpp"
 #include "platforms/common/core_adapter.hpp"
 #include "platforms/common/recent_ids.hpp"
@@ -93,10 +93,10 @@ struct UserQueue {
   util::TimePoint answering_since;  // a message the pipeline never answers is given up on
 };
 
-class Core : public std::enable_shared_from_this<Core> {
+class Core : public common::AdapterCore<Core> {
  public:
   explicit Core(AdapterContext context)
-      : context_(std::move(context)),
+      : AdapterCore(std::move(context)),
         token_(common::ConfigString(context_.config, "token")),
         app_id_(common::ConfigString(context_.config, "AppID")),
         app_secret_(common::ConfigString(context_.config, "AppSecret")),
@@ -104,7 +104,6 @@ class Core : public std::enable_shared_from_this<Core> {
         mode_(common::ConfigString(context_.config, "Mode", "drop") == "passive" ? Mode::kPassive
                                                                                  : Mode::kDrop),
         base_(common::ConfigBaseUrl(context_.config, "api_base_url", kDefaultBase)),
-        group_(CoroutineGroup::Make(context_.executor)),
         tokens_(*context_.clock, [this] { return FetchToken(); }),
         seen_(kRememberedDeliveries),
         nonces_(kRememberedNonces),
@@ -134,23 +133,11 @@ class Core : public std::enable_shared_from_this<Core> {
     Log(LogLevel::kInfo, fmt::format("waiting for WeChat callbacks ({} mode)", mode));
   }
 
-  void Stop(std::function<void()> stopped) {
-    if (stopping_.exchange(true)) return;
-    ReleaseHeldAttempts();
-    group_->Close(std::move(stopped));
-  }
-
-  void Abandon() {
-    if (stopping_.exchange(true)) return;
-    ReleaseHeldAttempts();
-    group_->Close(nullptr);
-  }
-
   void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
             std::function<void(util::Result<domain::SendReceipt>)> done) {
     auto once = common::MakeSendOnce(std::move(done));
     std::string text = ReplyText(message.chain);
-    if (stopping_) {
+    if (stopping()) {
       (*once)(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
       return;
     }
@@ -200,7 +187,7 @@ class Core : public std::enable_shared_from_this<Core> {
       answer(Success());
       return;
     }
-    if (stopping_) {
+    if (stopping()) {
       answer(Text(503, "the bot is stopping"));
       return;
     }
@@ -214,7 +201,8 @@ class Core : public std::enable_shared_from_this<Core> {
   }
 
  private:
-  void Log(LogLevel level, std::string text) { context_.host->Log(level, std::move(text)); }
+  // Held WeChat attempts are answered before the group closes, so none waits out its timeout.
+  void OnStopping() override { ReleaseHeldAttempts(); }
 
   // The callback's fields once its signature, freshness and nonce are checked.
   util::Result<common::WeChatFields> Open(const common::WeChatQuery& query, const std::string& body,
@@ -474,11 +462,9 @@ class Core : public std::enable_shared_from_this<Core> {
 
   void Push(std::string user, std::string text, std::shared_ptr<common::SendOnce> once) {
     auto self = shared_from_this();
-    if (!group_->Spawn([self, user = std::move(user), text = std::move(text), once]() {
-          return self->PushAll(user, text, once);
-        })) {
-      (*once)(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
-    }
+    SpawnSend(once, [self, user = std::move(user), text = std::move(text), once]() {
+      return self->PushAll(user, text, once);
+    });
   }
 
   asio::awaitable<void> PushAll(std::string user, std::string text,
@@ -545,7 +531,6 @@ class Core : public std::enable_shared_from_this<Core> {
     }
   }
 
-  const AdapterContext context_;
   const std::string token_;
   const std::string app_id_;
   const std::string app_secret_;
@@ -553,9 +538,7 @@ class Core : public std::enable_shared_from_this<Core> {
   const Mode mode_;
   const std::string base_;
   common::WeChatEndpoint endpoint_;
-  const std::shared_ptr<CoroutineGroup> group_;
   common::AccessTokenCache tokens_;
-  std::atomic<bool> stopping_{false};
   common::RecentIds seen_;          // passive mode: deliveries handed on
   common::RecentIds nonces_;        // timestamp:nonce of accepted callbacks
   common::RecentIds nonce_bodies_;  // timestamp:nonce:body-hash of accepted callbacks

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <boost/asio/this_coro.hpp>
 #include <deque>
 #include <mutex>
@@ -12,6 +11,7 @@
 
 #include "net/http_client.hpp"
 #include "platforms/common/acknowledge.hpp"
+#include "platforms/common/adapter_core.hpp"
 #include "platforms/common/clock_waits.hpp"
 #include "platforms/common/config_reader.hpp"
 #include "platforms/common/core_adapter.hpp"
@@ -54,17 +54,16 @@ std::string ChatKey(domain::TargetType type, const std::string& chat_id) {
   return (type == domain::TargetType::kPerson ? "p:" : "g:") + chat_id;
 }
 
-class Core : public std::enable_shared_from_this<Core> {
+class Core : public common::AdapterCore<Core> {
  public:
   explicit Core(AdapterContext context)
-      : context_(std::move(context)),
+      : AdapterCore(std::move(context)),
         appid_(common::ConfigString(context_.config, "appid")),
         secret_(common::ConfigString(context_.config, "secret")),
         webhook_(common::ConfigBool(context_.config, "enable-webhook", false)),
         api_base_(common::ConfigBaseUrl(context_.config, "api_base_url", kDefaultApiBase)),
         // The token lives on another host; a configured base (a proxy, a test fake) serves both.
         token_base_(api_base_ == kDefaultApiBase ? std::string(kDefaultTokenBase) : api_base_),
-        group_(CoroutineGroup::Make(context_.executor)),
         rest_(context_, appid_, secret_, api_base_, token_base_),
         gateway_(context_, rest_,
                  GatewayEvents{.dispatch = [this](const Payload& p) { OnDispatch(p); },
@@ -74,31 +73,15 @@ class Core : public std::enable_shared_from_this<Core> {
         messages_(kRememberedEvents) {}
 
   void Start() {
-    if (appid_.empty() || secret_.empty()) {
-      context_.host->OnTrouble(
-          "appid and secret are required: copy them from the QQ open platform (q.qq.com)");
-      return;
-    }
     auto self = shared_from_this();
-    if (webhook_) {
-      group_->Spawn([self]() { return self->SignIn(); });
-      return;
-    }
-    if (!context_.websockets) {
-      context_.host->OnTrouble("this server has no WebSocket transport for the QQ gateway");
-      return;
-    }
-    group_->Spawn([self]() { return self->gateway_.Run(); });
-  }
-
-  void Stop(std::function<void()> stopped) {
-    if (stopping_.exchange(true)) return;
-    group_->Close(std::move(stopped));
-  }
-
-  void Abandon() {
-    if (stopping_.exchange(true)) return;
-    group_->Close(nullptr);
+    // Webhook mode checks the credentials by fetching a token; WebSocket mode runs the gateway.
+    StartIfMet(
+        {{!appid_.empty() && !secret_.empty(),
+          "appid and secret are required: copy them from the QQ open platform (q.qq.com)"},
+         {webhook_ || context_.websockets != nullptr,
+          "this server has no WebSocket transport for the QQ gateway"}},
+        webhook_ ? std::function<asio::awaitable<void>()>([self] { return self->SignIn(); })
+                 : [self] { return self->gateway_.Run(); });
   }
 
   void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
@@ -113,11 +96,9 @@ class Core : public std::enable_shared_from_this<Core> {
     auto shared_parts = std::make_shared<const std::vector<Part>>(std::move(*parts));
     auto anchor = AnchorFor(reply_to_message_id, message.target_type, message.target_id);
     auto self = shared_from_this();
-    const bool started = !stopping_ && group_->Spawn([self, route, target = message.target_id,
-                                                      shared_parts, anchor, once]() {
+    SpawnSend(once, [self, route, target = message.target_id, shared_parts, anchor, once]() {
       return self->rest_.SendAll(route, target, shared_parts, anchor, once);
     });
-    if (!started) (*once)(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
   }
 
   void HandleWebhook(WebhookCall call, std::function<void(WebhookAnswer)> answer) {
@@ -173,7 +154,7 @@ class Core : public std::enable_shared_from_this<Core> {
       answer(Ack());
       return;
     }
-    if (stopping_) {
+    if (stopping()) {
       callbacks_.Forget(id);
       answer(Answer(503, "the bot is stopping"));
       return;
@@ -187,9 +168,7 @@ class Core : public std::enable_shared_from_this<Core> {
   }
 
  private:
-  void Log(LogLevel level, std::string text) {
-    context_.host->Log(level, rest_.Scrub(std::move(text)));
-  }
+  std::string Scrub(std::string text) const override { return rest_.Scrub(std::move(text)); }
 
   void AnswerValidation(const Payload& payload, const std::function<void(WebhookAnswer)>& answer) {
     auto validation = DecodeValidation(payload.d);
@@ -368,16 +347,13 @@ class Core : public std::enable_shared_from_this<Core> {
     return it->second.latest;
   }
 
-  const AdapterContext context_;
   const std::string appid_;
   const std::string secret_;
   const bool webhook_;
   const std::string api_base_;
   const std::string token_base_;
-  const std::shared_ptr<CoroutineGroup> group_;
   QqRest rest_;
   QqGateway gateway_;
-  std::atomic<bool> stopping_{false};
   common::RecentIds callbacks_;  // callback event ids (webhook mode)
   common::RecentIds messages_;   // message ids (both modes)
 

@@ -5,7 +5,6 @@
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <optional>
-#include <random>
 #include <utility>
 #include <variant>
 
@@ -17,8 +16,6 @@ namespace sb::platforms::qqofficial {
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using namespace boost::asio::experimental::awaitable_operators;
-using common::IsCancelled;
-using common::WaitUntilCancelled;
 using domain::LogLevel;
 using util::ErrorCode;
 
@@ -28,11 +25,6 @@ constexpr std::chrono::milliseconds kHelloTimeout = 20s;
 constexpr std::chrono::milliseconds kRateLimitWait = 60s;  // after close 4008, as LangBot waits
 constexpr std::size_t kMaxGatewayMessageBytes = 4 * 1024 * 1024;
 constexpr int kMaxFrameComplaints = 10;  // logged per connection; the rest are dropped silently
-
-double Random01() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
-}
 
 // op 9's d: QQ sends false; LangBot also reads {"can_resume": true}.
 bool Resumable(const util::Json& d) {
@@ -84,84 +76,72 @@ void QqGateway::Complain(Link& link, std::string text) {
   if (++link.complaints <= kMaxFrameComplaints) Log(LogLevel::kWarning, std::move(text));
 }
 
-asio::awaitable<bool> QqGateway::Backoff(common::ReconnectBackoff& backoff,
-                                         const std::string& why) {
-  const util::Duration delay = backoff.NextDelay(context_.clock->Now());
-  Trouble(fmt::format("{}; {}", why, backoff.Describe(delay)));
-  co_return co_await common::Sleep(*context_.clock, delay);
-}
-
 asio::awaitable<void> QqGateway::Run() {
   co_await asio::this_coro::throw_if_cancelled(false);
-  common::ReconnectBackoff backoff;
   Session session;
   bool renew_token = false;
-  for (;;) {
-    if (co_await IsCancelled()) co_return;
-    auto token = co_await rest_.Token(renew_token);
-    std::optional<util::Error> failed;
-    std::string url;
-    if (!token) {
-      failed = token.error();
-    } else if (auto got = co_await rest_.GatewayUrl(); !got) {
-      failed = got.error();
-    } else {
-      url = std::move(*got);
-    }
-    if (failed) {
-      if (failed->code == ErrorCode::kCancelled) co_return;
-      if (failed->final) {
-        Trouble(failed->message + "; fix the appid and secret and save the bot to try again");
-        co_await WaitUntilCancelled();
-        co_return;
-      }
-      if (!co_await Backoff(backoff, failed->message)) co_return;
-      continue;
-    }
-    renew_token = false;
-    net::WebSocketConnectRequest request;
-    request.url = url;
-    request.limits.max_message_bytes = kMaxGatewayMessageBytes;
-    auto conn = co_await context_.websockets->Connect(std::move(request));
-    if (!conn) {
-      if (conn.error().code == ErrorCode::kCancelled) co_return;
-      if (!co_await Backoff(backoff, "cannot connect to the QQ gateway: " + conn.error().message)) {
-        co_return;
-      }
-      continue;
-    }
-    Link link{.conn = *conn};
-    Ended ended = co_await RunConnection(link, session, *token);
-    if (link.ready) backoff.Connected(link.ready_at);
-    if (ended.kind == Ended::Kind::kCancelled) {
-      co_await asio::this_coro::reset_cancellation_state();
-      co_await link.conn->Close(1000, "the bot stopped");
-      co_return;
-    }
-    if (!ended.resume) session = Session{};
-    renew_token = ended.new_token;
-    if (ended.abort) {
-      link.conn->Abort();
-    } else {
-      co_await link.conn->Close(4000, "reconnecting");
-    }
-    link.conn.reset();
-    if (ended.kind == Ended::Kind::kFatal) {
-      Trouble(ended.why);
-      co_await WaitUntilCancelled();
-      co_return;
-    }
-    if (ended.immediate && link.ready) {
-      Log(LogLevel::kInfo, ended.why + "; reconnecting");
-      continue;
-    }
-    if (ended.slow_down) {
-      Trouble(ended.why + "; waiting a minute before reconnecting");
-      if (!co_await common::Sleep(*context_.clock, kRateLimitWait)) co_return;
-      continue;
-    }
-    if (!co_await Backoff(backoff, ended.why)) co_return;
+  co_await common::RunReconnecting(
+      *context_.clock, [this](const std::string& why) { Trouble(why); },
+      [&](common::ReconnectBackoff& backoff) { return Connect(backoff, session, renew_token); });
+}
+
+asio::awaitable<common::Attempt> QqGateway::Connect(common::ReconnectBackoff& backoff,
+                                                    Session& session, bool& renew_token) {
+  using common::Attempt;
+  auto token = co_await rest_.Token(renew_token);
+  std::optional<util::Error> failed;
+  std::string url;
+  if (!token) {
+    failed = token.error();
+  } else if (auto got = co_await rest_.GatewayUrl(); !got) {
+    failed = got.error();
+  } else {
+    url = std::move(*got);
   }
+  if (failed) {
+    if (failed->code == ErrorCode::kCancelled) co_return Attempt::Cancelled();
+    if (failed->final) {
+      co_return Attempt::Fatal(failed->message +
+                               "; fix the appid and secret and save the bot to try again");
+    }
+    co_return Attempt::Retry(failed->message);
+  }
+  renew_token = false;
+  net::WebSocketConnectRequest request;
+  request.url = url;
+  request.limits.max_message_bytes = kMaxGatewayMessageBytes;
+  auto conn = co_await context_.websockets->Connect(std::move(request));
+  if (!conn) {
+    if (conn.error().code == ErrorCode::kCancelled) co_return Attempt::Cancelled();
+    co_return Attempt::Retry("cannot connect to the QQ gateway: " + conn.error().message);
+  }
+  Link link{.conn = *conn};
+  Ended ended = co_await RunConnection(link, session, *token);
+  if (link.ready) backoff.Connected(link.ready_at);
+  if (ended.kind == Ended::Kind::kCancelled) {
+    co_await asio::this_coro::reset_cancellation_state();
+    co_await link.conn->Close(1000, "the bot stopped");
+    co_return Attempt::Cancelled();
+  }
+  if (!ended.resume) session = Session{};
+  renew_token = ended.new_token;
+  if (ended.abort) {
+    link.conn->Abort();
+  } else {
+    co_await link.conn->Close(4000, "reconnecting");
+  }
+  link.conn.reset();
+  if (ended.kind == Ended::Kind::kFatal) co_return Attempt::Fatal(std::move(ended.why));
+  if (ended.immediate && link.ready) {
+    Log(LogLevel::kInfo, ended.why + "; reconnecting");
+    co_return Attempt::Again();
+  }
+  if (ended.slow_down) {
+    Trouble(ended.why + "; waiting a minute before reconnecting");
+    if (!co_await common::Sleep(*context_.clock, kRateLimitWait)) co_return Attempt::Cancelled();
+    co_return Attempt::Again();
+  }
+  co_return Attempt::Retry(std::move(ended.why));
 }
 
 asio::awaitable<QqGateway::Ended> QqGateway::RunConnection(Link& link, Session& session,
@@ -283,8 +263,8 @@ asio::awaitable<QqGateway::Ended> QqGateway::ReadLoop(Link& link, Session& sessi
 asio::awaitable<QqGateway::Ended> QqGateway::HeartbeatLoop(Link& link, Session& session,
                                                            std::chrono::milliseconds interval) {
   // The first beat after interval x jitter, so that reconnecting clients do not beat in step.
-  auto wait = std::chrono::milliseconds(
-      static_cast<std::int64_t>(static_cast<double>(interval.count()) * (0.5 + 0.5 * Random01())));
+  auto wait = std::chrono::milliseconds(static_cast<std::int64_t>(
+      static_cast<double>(interval.count()) * (0.5 + 0.5 * common::Random01())));
   for (;;) {
     if (!co_await common::Sleep(*context_.clock, wait)) {
       co_return Ended{.kind = Ended::Kind::kCancelled};

@@ -13,6 +13,7 @@
 
 #include "platforms/adapter_context.hpp"
 #include "platforms/common/reconnect_backoff.hpp"
+#include "platforms/common/reconnect_loop.hpp"
 #include "platforms/qqofficial/qqofficial_codec.hpp"
 #include "platforms/qqofficial/qqofficial_rest.hpp"
 
@@ -38,13 +39,15 @@ class QqGateway {
   struct Session;
   struct Link;
   struct Ended;
+  // One pass of Run: a token, the gateway URL, a connection run until it ends.
+  boost::asio::awaitable<common::Attempt> Connect(common::ReconnectBackoff& backoff,
+                                                  Session& session, bool& renew_token);
   boost::asio::awaitable<Ended> RunConnection(Link& link, Session& session,
                                               const std::string& token);
   boost::asio::awaitable<Ended> ReadLoop(Link& link, Session& session);
   boost::asio::awaitable<Ended> HeartbeatLoop(Link& link, Session& session,
                                               std::chrono::milliseconds interval);
   Ended ReadFailed(const util::Error& error, const Link& link);
-  boost::asio::awaitable<bool> Backoff(common::ReconnectBackoff& backoff, const std::string& why);
   void Log(domain::LogLevel level, std::string text);
   void Trouble(const std::string& why);
   void Complain(Link& link, std::string text);

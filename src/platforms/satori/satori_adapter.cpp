@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include <atomic>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <chrono>
@@ -15,11 +14,13 @@
 #include <variant>
 
 #include "net/websocket.hpp"
+#include "platforms/common/adapter_core.hpp"
 #include "platforms/common/clock_waits.hpp"
 #include "platforms/common/config_reader.hpp"
 #include "platforms/common/core_adapter.hpp"
 #include "platforms/common/recent_ids.hpp"
 #include "platforms/common/reconnect_backoff.hpp"
+#include "platforms/common/reconnect_loop.hpp"
 #include "platforms/common/send_once.hpp"
 #include "platforms/coroutine_group.hpp"
 #include "platforms/satori/satori_api.hpp"
@@ -32,8 +33,6 @@ namespace {
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using namespace boost::asio::experimental::awaitable_operators;
-using common::IsCancelled;
-using common::WaitUntilCancelled;
 using domain::LogLevel;
 using util::ErrorCode;
 
@@ -91,46 +90,26 @@ bool HasControlCharacters(std::string_view s) {
   return false;
 }
 
-class Core : public std::enable_shared_from_this<Core> {
+class Core : public common::AdapterCore<Core> {
  public:
   explicit Core(AdapterContext context)
-      : context_(std::move(context)),
+      : AdapterCore(std::move(context)),
         token_(common::ConfigString(context_.config, "token")),
         platform_(common::ConfigString(context_.config, "platform")),
         endpoints_(EndpointsFromConfig(context_.config)),
-        group_(CoroutineGroup::Make(context_.executor)),
         api_(context_, token_, endpoints_.api),
         seen_(kRecentMessages) {}
 
   void Start() {
-    if (HasControlCharacters(token_)) {
-      context_.host->OnTrouble("the token holds control characters (a pasted line break?)");
-      return;
-    }
-    if (!endpoints_.events.starts_with("ws://") && !endpoints_.events.starts_with("wss://")) {
-      context_.host->OnTrouble("satori_endpoint must be a ws:// or wss:// URL");
-      return;
-    }
-    if (!endpoints_.api.starts_with("http://") && !endpoints_.api.starts_with("https://")) {
-      context_.host->OnTrouble("satori_api_base_url must be an http:// or https:// URL");
-      return;
-    }
-    if (!context_.websockets) {
-      context_.host->OnTrouble("this server has no WebSocket transport for the Satori events");
-      return;
-    }
-    auto self = shared_from_this();
-    group_->Spawn([self]() { return self->Run(); });
-  }
-
-  void Stop(std::function<void()> stopped) {
-    if (stopping_.exchange(true)) return;
-    group_->Close(std::move(stopped));
-  }
-
-  void Abandon() {
-    if (stopping_.exchange(true)) return;
-    group_->Close(nullptr);
+    StartIfMet({{!HasControlCharacters(token_),
+                 "the token holds control characters (a pasted line break?)"},
+                {endpoints_.events.starts_with("ws://") || endpoints_.events.starts_with("wss://"),
+                 "satori_endpoint must be a ws:// or wss:// URL"},
+                {endpoints_.api.starts_with("http://") || endpoints_.api.starts_with("https://"),
+                 "satori_api_base_url must be an http:// or https:// URL"},
+                {context_.websockets != nullptr,
+                 "this server has no WebSocket transport for the Satori events"}},
+               [self = shared_from_this()]() { return self->Run(); });
   }
 
   void Send(domain::OutgoingMessage message, std::string /*reply_to_message_id*/,
@@ -139,69 +118,52 @@ class Core : public std::enable_shared_from_this<Core> {
     auto once = common::MakeSendOnce(std::move(done));
     auto self = shared_from_this();
     std::string content = EncodeContent(message.chain);
-    const bool started = !stopping_ && group_->Spawn([self, once, type = message.target_type,
-                                                      target = std::move(message.target_id),
-                                                      content = std::move(content)]() mutable {
+    SpawnSend(once, [self, once, type = message.target_type, target = std::move(message.target_id),
+                     content = std::move(content)]() mutable {
       return self->api_.Deliver(type, std::move(target), std::move(content), once);
     });
-    if (!started) (*once)(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
   }
 
  private:
-  void Log(LogLevel level, std::string text) {
-    context_.host->Log(level, api_.Scrub(std::move(text)));
-  }
-  void Trouble(const std::string& why) { context_.host->OnTrouble(api_.Scrub(why)); }
-
-  asio::awaitable<bool> Pause(util::Duration delay) {
-    return common::Sleep(*context_.clock, delay);
-  }
-
-  asio::awaitable<bool> Backoff(common::ReconnectBackoff& backoff, const std::string& why) {
-    const util::Duration delay = backoff.NextDelay(context_.clock->Now());
-    Trouble(fmt::format("{}; {}", why, backoff.Describe(delay)));
-    co_return co_await Pause(delay);
-  }
+  std::string Scrub(std::string text) const override { return api_.Scrub(std::move(text)); }
 
   asio::awaitable<void> Run() {
     co_await asio::this_coro::throw_if_cancelled(false);
-    common::ReconnectBackoff backoff;
     Log(LogLevel::kInfo, "connecting to the Satori events at " + endpoints_.events);
-    for (;;) {
-      if (co_await IsCancelled()) co_return;
-      net::WebSocketConnectRequest request;
-      request.url = endpoints_.events;
-      request.limits.max_message_bytes = kMaxEventBytes;
-      auto conn = co_await context_.websockets->Connect(std::move(request));
-      if (!conn) {
-        if (conn.error().code == ErrorCode::kCancelled) co_return;
-        if (!co_await Backoff(backoff, "cannot connect to the Satori server: " +
-                                           api_.Scrub(conn.error().message))) {
-          co_return;
-        }
-        continue;
-      }
-      Link link{.conn = *conn, .last_frame = context_.clock->Now()};
-      Ended ended = co_await RunConnection(link);
-      if (link.ready) backoff.Connected(link.ready_at);
-      if (ended.kind == Ended::Kind::kCancelled) {
-        co_await asio::this_coro::reset_cancellation_state();
-        co_await link.conn->Close(1000, "the bot stopped");
-        co_return;
-      }
-      if (ended.abort) {
-        link.conn->Abort();
-      } else {
-        co_await link.conn->Close(1000, "reconnecting");
-      }
-      link.conn.reset();
-      if (ended.kind == Ended::Kind::kFatal) {
-        Trouble(ended.why);
-        co_await WaitUntilCancelled();
-        co_return;
-      }
-      if (!co_await Backoff(backoff, ended.why)) co_return;
+    co_await common::RunReconnecting(
+        *context_.clock, [this](const std::string& why) { Trouble(why); },
+        [this](common::ReconnectBackoff&) { return Connect(); });
+  }
+
+  // One connection: open it, run it, close it.
+  asio::awaitable<common::Attempt> Connect() {
+    using common::Attempt;
+    net::WebSocketConnectRequest request;
+    request.url = endpoints_.events;
+    request.limits.max_message_bytes = kMaxEventBytes;
+    auto conn = co_await context_.websockets->Connect(std::move(request));
+    if (!conn) {
+      if (conn.error().code == ErrorCode::kCancelled) co_return Attempt::Cancelled();
+      co_return Attempt::Retry("cannot connect to the Satori server: " +
+                               api_.Scrub(conn.error().message));
     }
+    Link link{.conn = *conn, .last_frame = context_.clock->Now()};
+    Ended ended = co_await RunConnection(link);
+    std::optional<util::TimePoint> connected_at;
+    if (link.ready) connected_at = link.ready_at;
+    if (ended.kind == Ended::Kind::kCancelled) {
+      co_await asio::this_coro::reset_cancellation_state();
+      co_await link.conn->Close(1000, "the bot stopped");
+      co_return Attempt::Cancelled();
+    }
+    if (ended.abort) {
+      link.conn->Abort();
+    } else {
+      co_await link.conn->Close(1000, "reconnecting");
+    }
+    link.conn.reset();
+    if (ended.kind == Ended::Kind::kFatal) co_return Attempt::Fatal(std::move(ended.why));
+    co_return Attempt::Retry(std::move(ended.why), connected_at);
   }
 
   asio::awaitable<Ended> RunConnection(Link& link) {
@@ -330,14 +292,11 @@ class Core : public std::enable_shared_from_this<Core> {
     return self_;
   }
 
-  const AdapterContext context_;
   const std::string token_;
   const std::string platform_;
   const Endpoints endpoints_;
-  const std::shared_ptr<CoroutineGroup> group_;
   SatoriApi api_;
   common::RecentIds seen_;
-  std::atomic<bool> stopping_{false};
 
   std::mutex mu_;
   Login self_;                           // guarded by mu_; READY's login for `platform_`

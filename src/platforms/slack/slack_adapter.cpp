@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <atomic>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -14,6 +13,7 @@
 
 #include "net/http_client.hpp"
 #include "platforms/common/acknowledge.hpp"
+#include "platforms/common/adapter_core.hpp"
 #include "platforms/common/config_reader.hpp"
 #include "platforms/common/core_adapter.hpp"
 #include "platforms/common/json_fields.hpp"
@@ -56,39 +56,21 @@ struct Outcome {
   util::Error error;  // when !ok: what Send reports; never holds the token
 };
 
-class Core : public std::enable_shared_from_this<Core> {
+class Core : public common::AdapterCore<Core> {
  public:
   explicit Core(AdapterContext context)
-      : context_(std::move(context)),
+      : AdapterCore(std::move(context)),
         token_(common::ConfigString(context_.config, "bot_token")),
         signing_secret_(common::ConfigString(context_.config, "signing_secret")),
         base_(common::ConfigBaseUrl(context_.config, "api_base_url", "https://slack.com/api")),
-        group_(CoroutineGroup::Make(context_.executor)),
         events_(kRememberedEvents),
         messages_(kRememberedEvents) {}
 
   void Start() {
-    if (signing_secret_.empty()) {
-      context_.host->OnTrouble(
-          "no signing_secret configured: every event from Slack would be refused");
-      return;
-    }
-    if (token_.empty()) {
-      context_.host->OnTrouble("no bot_token configured: paste the app's xoxb- bot token");
-      return;
-    }
-    auto self = shared_from_this();
-    group_->Spawn([self]() { return self->SignIn(); });
-  }
-
-  void Stop(std::function<void()> stopped) {
-    if (stopping_.exchange(true)) return;
-    group_->Close(std::move(stopped));
-  }
-
-  void Abandon() {
-    if (stopping_.exchange(true)) return;
-    group_->Close(nullptr);
+    StartIfMet({{!signing_secret_.empty(),
+                 "no signing_secret configured: every event from Slack would be refused"},
+                {!token_.empty(), "no bot_token configured: paste the app's xoxb- bot token"}},
+               [self = shared_from_this()]() { return self->SignIn(); });
   }
 
   void Send(domain::OutgoingMessage message, std::string reply_to_message_id,
@@ -97,9 +79,7 @@ class Core : public std::enable_shared_from_this<Core> {
     auto calls = std::make_shared<const std::vector<OutboundCall>>(
         EncodeOutgoing(message, ThreadOf(reply_to_message_id)));
     auto self = shared_from_this();
-    const bool started =
-        !stopping_ && group_->Spawn([self, calls, once]() { return self->PostAll(calls, once); });
-    if (!started) (*once)(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
+    SpawnSend(once, [self, calls, once]() { return self->PostAll(calls, once); });
   }
 
   void HandleWebhook(WebhookCall call, std::function<void(WebhookAnswer)> answer) {
@@ -140,7 +120,7 @@ class Core : public std::enable_shared_from_this<Core> {
       answer(Json(200, ""));
       return;
     }
-    if (stopping_) {
+    if (stopping()) {
       events_.Forget(event_id);
       answer(Json(503, "the bot is stopping"));
       return;
@@ -155,8 +135,6 @@ class Core : public std::enable_shared_from_this<Core> {
   }
 
  private:
-  void Log(LogLevel level, std::string text) { context_.host->Log(level, std::move(text)); }
-
   Identity Self() {
     std::lock_guard lock(mu_);
     return self_;
@@ -357,12 +335,9 @@ class Core : public std::enable_shared_from_this<Core> {
     co_return co_await Call("files.completeUploadExternal", FormEncode(form), form_type);
   }
 
-  const AdapterContext context_;
   const std::string token_;
   const std::string signing_secret_;
   const std::string base_;
-  const std::shared_ptr<CoroutineGroup> group_;
-  std::atomic<bool> stopping_{false};
   common::RecentIds events_;    // event_ids already taken
   common::RecentIds messages_;  // channel:ts of messages already handed on
 

@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include <atomic>
 #include <boost/asio/this_coro.hpp>
 #include <utility>
 
@@ -14,10 +13,12 @@
 #include "platforms/common/core_adapter.hpp"
 #include "platforms/common/recent_ids.hpp"
 #include "platforms/common/reconnect_backoff.hpp"
+#include "platforms/common/reconnect_loop.hpp"
 #include "platforms/common/send_once.hpp"
 #include "platforms/coroutine_group.hpp"
 // Sleep on the injected clock and the cancellation helpers are not Discord-specific; they are
 // shared from there until they move to platforms/common.
+#include "platforms/common/adapter_core.hpp"
 #include "platforms/common/clock_waits.hpp"
 #include "platforms/wechatpad/wechatpad_api.hpp"
 #include "platforms/wechatpad/wechatpad_codec.hpp"
@@ -26,8 +27,6 @@ namespace sb::platforms::wechatpad {
 namespace {
 
 namespace asio = boost::asio;
-using common::IsCancelled;
-using common::WaitUntilCancelled;
 using domain::LogLevel;
 using util::ErrorCode;
 
@@ -43,76 +42,42 @@ bool HasControlCharacters(std::string_view s) {
   return false;
 }
 
-class Core : public std::enable_shared_from_this<Core> {
+class Core : public common::AdapterCore<Core> {
  public:
   explicit Core(AdapterContext context)
-      : context_(std::move(context)),
+      : AdapterCore(std::move(context)),
         token_(common::ConfigString(context_.config, "token")),
         configured_wxid_(common::ConfigString(context_.config, "wxid")),
         endpoints_(EndpointsFromConfig(context_.config)),
-        group_(CoroutineGroup::Make(context_.executor)),
         api_(context_, token_, endpoints_.http),
         seen_(kRecentMessages) {}
 
   void Start() {
-    if (token_.empty()) {
-      context_.host->OnTrouble(
-          "no token configured: log the account in on WeChatPadPro and paste its token (key); "
-          "generating one with admin_key is not done by this adapter");
-      return;
-    }
-    if (HasControlCharacters(token_)) {
-      context_.host->OnTrouble("the token holds control characters (a pasted line break?)");
-      return;
-    }
-    if (!endpoints_.http.starts_with("http://") && !endpoints_.http.starts_with("https://")) {
-      context_.host->OnTrouble("wechatpad_url must be an http:// or https:// URL");
-      return;
-    }
-    if (!endpoints_.ws.starts_with("ws://") && !endpoints_.ws.starts_with("wss://")) {
-      context_.host->OnTrouble("wechatpad_ws must be a ws:// or wss:// URL");
-      return;
-    }
-    if (!context_.websockets) {
-      context_.host->OnTrouble("this server has no WebSocket transport for WeChatPad messages");
-      return;
-    }
-    auto self = shared_from_this();
-    group_->Spawn([self]() { return self->Run(); });
-  }
-
-  void Stop(std::function<void()> stopped) {
-    if (stopping_.exchange(true)) return;
-    group_->Close(std::move(stopped));
-  }
-
-  void Abandon() {
-    if (stopping_.exchange(true)) return;
-    group_->Close(nullptr);
+    StartIfMet({{!token_.empty(),
+                 "no token configured: log the account in on WeChatPadPro and paste its token "
+                 "(key); generating one with admin_key is not done by this adapter"},
+                {!HasControlCharacters(token_),
+                 "the token holds control characters (a pasted line break?)"},
+                {endpoints_.http.starts_with("http://") || endpoints_.http.starts_with("https://"),
+                 "wechatpad_url must be an http:// or https:// URL"},
+                {endpoints_.ws.starts_with("ws://") || endpoints_.ws.starts_with("wss://"),
+                 "wechatpad_ws must be a ws:// or wss:// URL"},
+                {context_.websockets != nullptr,
+                 "this server has no WebSocket transport for WeChatPad messages"}},
+               [self = shared_from_this()]() { return self->Run(); });
   }
 
   void Send(domain::OutgoingMessage message, std::string /*reply_to_message_id*/,
             std::function<void(util::Result<domain::SendReceipt>)> done) {
     auto once = common::MakeSendOnce(std::move(done));
     auto self = shared_from_this();
-    const bool started =
-        !stopping_ && group_->Spawn([self, once, message = std::move(message)]() mutable {
-          return self->api_.Deliver(std::move(message), once);
-        });
-    if (!started) (*once)(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
+    SpawnSend(once, [self, once, message = std::move(message)]() mutable {
+      return self->api_.Deliver(std::move(message), once);
+    });
   }
 
  private:
-  void Log(LogLevel level, std::string text) {
-    context_.host->Log(level, api_.Scrub(std::move(text)));
-  }
-  void Trouble(const std::string& why) { context_.host->OnTrouble(api_.Scrub(why)); }
-
-  asio::awaitable<bool> Backoff(common::ReconnectBackoff& backoff, const std::string& why) {
-    const util::Duration delay = backoff.NextDelay(context_.clock->Now());
-    Trouble(fmt::format("{}; {}", why, backoff.Describe(delay)));
-    co_return co_await common::Sleep(*context_.clock, delay);
-  }
+  std::string Scrub(std::string text) const override { return api_.Scrub(std::move(text)); }
 
   // Login state and profile. An error marked final (the token or the login refused) ends the
   // adapter's work; any other is retried with backoff.
@@ -141,49 +106,42 @@ class Core : public std::enable_shared_from_this<Core> {
 
   asio::awaitable<void> Run() {
     co_await asio::this_coro::throw_if_cancelled(false);
-    common::ReconnectBackoff backoff;
-    for (;;) {
-      if (co_await IsCancelled()) co_return;
-      auto profile = co_await SignIn();
-      if (!profile) {
-        if (profile.error().code == ErrorCode::kCancelled) co_return;
-        if (profile.error().final) {
-          Trouble(profile.error().message);
-          co_await WaitUntilCancelled();
-          co_return;
-        }
-        if (!co_await Backoff(backoff, "cannot reach WeChatPad: " + profile.error().message)) {
-          co_return;
-        }
-        continue;
-      }
-      net::WebSocketConnectRequest request;
-      request.url = KeyedUrl(endpoints_.ws, "/GetSyncMsg", token_);
-      request.limits.max_message_bytes = kMaxFrameBytes;
-      auto conn = co_await context_.websockets->Connect(std::move(request));
-      if (!conn) {
-        if (conn.error().code == ErrorCode::kCancelled) co_return;
-        if (!co_await Backoff(backoff, "cannot open the WeChatPad message socket: " +
-                                           api_.Scrub(conn.error().message))) {
-          co_return;
-        }
-        continue;
-      }
-      backoff.Connected(context_.clock->Now());
-      context_.host->OnConnected(profile->wxid);
-      Log(LogLevel::kInfo,
-          fmt::format("connected to WeChatPad as {} ({})",
-                      profile->nickname.empty() ? profile->wxid : profile->nickname,
-                      profile->wxid));
-      const std::string why = co_await ReadLoop(**conn, profile->wxid);
-      if (why.empty()) {
-        co_await asio::this_coro::reset_cancellation_state();
-        co_await (*conn)->Close(1000, "the bot stopped");
-        co_return;
-      }
-      co_await (*conn)->Close(1000, "reconnecting");
-      if (!co_await Backoff(backoff, why)) co_return;
+    co_await common::RunReconnecting(
+        *context_.clock, [this](const std::string& why) { Trouble(why); },
+        [this](common::ReconnectBackoff& backoff) { return Connect(backoff); });
+  }
+
+  // One connection: sign in, open the message socket, read it until it ends, close it.
+  asio::awaitable<common::Attempt> Connect(common::ReconnectBackoff& backoff) {
+    using common::Attempt;
+    auto profile = co_await SignIn();
+    if (!profile) {
+      if (profile.error().code == ErrorCode::kCancelled) co_return Attempt::Cancelled();
+      if (profile.error().final) co_return Attempt::Fatal(profile.error().message);
+      co_return Attempt::Retry("cannot reach WeChatPad: " + profile.error().message);
     }
+    net::WebSocketConnectRequest request;
+    request.url = KeyedUrl(endpoints_.ws, "/GetSyncMsg", token_);
+    request.limits.max_message_bytes = kMaxFrameBytes;
+    auto conn = co_await context_.websockets->Connect(std::move(request));
+    if (!conn) {
+      if (conn.error().code == ErrorCode::kCancelled) co_return Attempt::Cancelled();
+      co_return Attempt::Retry("cannot open the WeChatPad message socket: " +
+                               api_.Scrub(conn.error().message));
+    }
+    backoff.Connected(context_.clock->Now());
+    context_.host->OnConnected(profile->wxid);
+    Log(LogLevel::kInfo,
+        fmt::format("connected to WeChatPad as {} ({})",
+                    profile->nickname.empty() ? profile->wxid : profile->nickname, profile->wxid));
+    const std::string why = co_await ReadLoop(**conn, profile->wxid);
+    if (why.empty()) {
+      co_await asio::this_coro::reset_cancellation_state();
+      co_await (*conn)->Close(1000, "the bot stopped");
+      co_return Attempt::Cancelled();
+    }
+    co_await (*conn)->Close(1000, "reconnecting");
+    co_return Attempt::Retry(why);
   }
 
   // Reads frames until the socket ends: the reason, or "" when cancelled.
@@ -213,14 +171,11 @@ class Core : public std::enable_shared_from_this<Core> {
     }
   }
 
-  const AdapterContext context_;
   const std::string token_;
   const std::string configured_wxid_;
   const Endpoints endpoints_;
-  const std::shared_ptr<CoroutineGroup> group_;
   WeChatPadApi api_;
   common::RecentIds seen_;
-  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace
