@@ -39,8 +39,8 @@ std::optional<std::chrono::milliseconds> RetryDelay(const net::HttpResponse& res
                                                     int attempts_made, const RetryPolicy& policy);
 
 // A request with, when `json_body` is not empty, `Content-Type: application/json;
-// charset=utf-8`; 10 s to connect, 30 s in all, answers up to 1 MiB. For platforms whose credential travels in the URL
-// (WeChat's access_token) or in a header of their own.
+// charset=utf-8`; 10 s to connect, 30 s in all, answers up to 1 MiB. For platforms whose credential
+// travels in the URL (WeChat's access_token) or in a header of their own.
 net::HttpRequest JsonRequest(std::string method, std::string url, std::string json_body = {});
 
 // A request with `Authorization: Bearer <token>` and, when `json_body` is not empty,
