@@ -110,8 +110,9 @@ class WeComBotSocketTest : public ::testing::Test {
     clock_.Advance(step);
   }
 
-  util::SimulatedClock clock_;
+  // The I/O threads first, so that they outlive the clock: its pending timers hold executors.
   test::IoThreads io_;
+  util::SimulatedClock clock_;
   std::shared_ptr<test::ScriptedTransport> transport_ = std::make_shared<test::ScriptedTransport>();
   test::RecordingHost host_;
   std::unique_ptr<PlatformAdapter> adapter_;
@@ -281,8 +282,9 @@ class WeComBotWebhookTest : public ::testing::Test {
     return util::ParseJson(*common::WeChatDecrypt(key_, encrypt, ""))->as_object();
   }
 
-  util::SimulatedClock clock_;
+  // The I/O threads first, so that they outlive the clock: its pending timers hold executors.
   test::IoThreads io_;
+  util::SimulatedClock clock_;
   test::RecordingHost host_;
   std::unique_ptr<PlatformAdapter> adapter_;
   std::string key_;
