@@ -315,9 +315,10 @@ util::Result<void> CheckDeliverable(const domain::OutgoingMessage& message) {
         break;  // dropped, as LangBot does: replies are already tied to the asker
       case ElementType::kImage:
         if (!IsHttpUrl(e.url)) {
+          // Replies are markdown / stream text: an image goes as a link to where it lives.
           return Invalid(where +
-                         ": the WeCom AI bot adapter sends images only as links (an http(s) "
-                         "url); uploading base64 images is not implemented");
+                         ": the WeCom AI bot takes images here only as an http(s) url "
+                         "(sent as a link in the reply text); send the image's url");
         }
         shows_something = true;
         break;
