@@ -26,4 +26,8 @@ std::string Base64Encode(std::string_view bytes);
 bool TimestampWithin(std::string_view unix_seconds, util::TimePoint now,
                      std::chrono::seconds window);
 
+// Percent-encoding of a URL query value: RFC 3986's unreserved characters kept, every other byte
+// %XX, so a value (a secret, a session id) cannot change the query around it.
+std::string QueryEscape(std::string_view value);
+
 }  // namespace sb::platforms::common

@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "platforms/common/json_fields.hpp"
+#include "platforms/common/signatures.hpp"
 #include "util/utf8.hpp"
 
 namespace sb::platforms::kook {
@@ -122,29 +123,12 @@ std::string EncodeResume(std::int64_t last_sn) {
   return util::SerializeJson(JsonObject{{"s", kSignalResume}, {"sn", last_sn}});
 }
 
-namespace {
-
-// Session ids are UUID-like; anything else is percent-encoded so it cannot change the query.
-std::string QueryEscape(std::string_view value) {
-  std::string out;
-  for (unsigned char c : value) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += fmt::format("%{:02X}", c);
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
 std::string GatewayConnectUrl(std::string_view url, std::string_view session_id,
                               std::int64_t last_sn) {
   std::string out(url);
   if (session_id.empty()) return out;
   out += out.find('?') == std::string::npos ? '?' : '&';
-  out += fmt::format("resume=1&sn={}&session_id={}", last_sn, QueryEscape(session_id));
+  out += fmt::format("resume=1&sn={}&session_id={}", last_sn, common::QueryEscape(session_id));
   return out;
 }
 

@@ -19,6 +19,7 @@
 #include "platforms/common/recent_ids.hpp"
 #include "platforms/common/rest_call.hpp"
 #include "platforms/common/send_once.hpp"
+#include "platforms/common/signatures.hpp"
 #include "platforms/common/wechat_callback.hpp"
 #include "platforms/common/wechat_crypto.hpp"
 #include "platforms/coroutine_group.hpp"
@@ -56,22 +57,6 @@ using AnswerOnce = util::CallOnce<WebhookAnswer>;
 
 WebhookAnswer Text(int status, std::string body) { return {status, "text/plain", std::move(body)}; }
 WebhookAnswer Success() { return Text(200, "success"); }  // "received; do not retry"
-
-std::string PercentEncode(std::string_view s) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-        c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
 
 // One message in drop mode, from its first delivery until its reply went out (or was pushed).
 struct Delivery {
@@ -490,7 +475,7 @@ class Core : public common::AdapterCore<Core> {
   asio::awaitable<util::Result<common::IssuedToken>> FetchToken() {
     auto request = common::JsonRequest(
         "GET", base_ + "/cgi-bin/token?grant_type=client_credential&appid=" +
-                   PercentEncode(app_id_) + "&secret=" + PercentEncode(app_secret_));
+                   common::QueryEscape(app_id_) + "&secret=" + common::QueryEscape(app_secret_));
     auto response = co_await common::SendWithRetry(*context_.http, std::move(request));
     if (!response) {
       co_return util::Fail(response.error().code,

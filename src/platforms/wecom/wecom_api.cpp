@@ -94,50 +94,24 @@ std::string EncodeUpload(std::string_view boundary, std::string_view file_name,
   return body;
 }
 
-std::string QueryEscape(std::string_view value) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : value) {
-    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-        c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
 WeComApi::WeComApi(std::shared_ptr<net::HttpClient> http, const util::Clock& clock,
                    std::string base, std::string corp_id, std::string secret)
     : http_(std::move(http)),
       clock_(clock),
       base_(std::move(base)),
       corp_id_(std::move(corp_id)),
-      secret_(std::move(secret)) {}
+      secret_(std::move(secret)),
+      tokens_(
+          clock_, [this] { return FetchToken(); }, kTokenMargin) {}
 
 std::string WeComApi::WithToken(std::string_view path, std::string_view token) const {
   const char joint = path.find('?') == std::string_view::npos ? '?' : '&';
   return fmt::format("{}{}{}access_token={}", base_, path, joint, QueryEscape(token));
 }
 
-void WeComApi::Forget(const std::string& token) {
-  std::lock_guard lock(mu_);
-  if (token_ == token) token_.clear();
-}
+asio::awaitable<util::Result<std::string>> WeComApi::Token() { return tokens_.Get(); }
 
-asio::awaitable<util::Result<std::string>> WeComApi::Token() {
-  {
-    std::lock_guard lock(mu_);
-    if (!token_.empty() && clock_.Now() < token_expires_) co_return token_;
-  }
-  co_return co_await FetchToken();
-}
-
-asio::awaitable<util::Result<std::string>> WeComApi::FetchToken() {
-  const auto requested = clock_.Now();
+asio::awaitable<util::Result<common::IssuedToken>> WeComApi::FetchToken() {
   auto response = co_await http_->Send(
       Request("GET", fmt::format("{}/gettoken?corpid={}&corpsecret={}", base_,
                                  QueryEscape(corp_id_), QueryEscape(secret_))));
@@ -156,13 +130,8 @@ asio::awaitable<util::Result<std::string>> WeComApi::FetchToken() {
   if (token.empty()) {
     co_return util::Fail(ErrorCode::kUpstreamFailed, "WeCom gettoken answered no access_token");
   }
-  const auto lifetime =
-      std::chrono::seconds(common::IntField(answer->body, "expires_in").value_or(7200));
-  std::lock_guard lock(mu_);
-  token_ = token;
-  token_expires_ =
-      requested + (lifetime > 2 * kTokenMargin ? lifetime - kTokenMargin : lifetime / 2);
-  co_return token;
+  co_return common::IssuedToken{
+      token, std::chrono::seconds(common::IntField(answer->body, "expires_in").value_or(7200))};
 }
 
 asio::awaitable<util::Result<util::JsonObject>> WeComApi::PostJson(std::string path,

@@ -15,6 +15,8 @@
 #include <string_view>
 
 #include "net/http_message.hpp"
+#include "platforms/common/access_token.hpp"
+#include "platforms/common/signatures.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
@@ -44,8 +46,7 @@ util::Error Refusal(std::string_view what, const ApiAnswer& answer);
 // filename and filelength. The Content-Type is "multipart/form-data; boundary=<boundary>".
 std::string EncodeUpload(std::string_view boundary, std::string_view file_name,
                          std::string_view bytes);
-// Percent-encoding of a query value (RFC 3986 unreserved characters kept).
-std::string QueryEscape(std::string_view value);
+using common::QueryEscape;  // kept under this name for the codec's callers and tests
 
 struct Media {
   std::string bytes;
@@ -81,8 +82,8 @@ class WeComApi {
   boost::asio::awaitable<util::Result<Media>> FetchUrl(std::string url, std::size_t max_bytes);
 
  private:
-  boost::asio::awaitable<util::Result<std::string>> FetchToken();
-  void Forget(const std::string& token);
+  boost::asio::awaitable<util::Result<common::IssuedToken>> FetchToken();
+  void Forget(const std::string& token) { tokens_.Invalidate(token); }
   std::string WithToken(std::string_view path, std::string_view token) const;
 
   const std::shared_ptr<net::HttpClient> http_;
@@ -90,10 +91,7 @@ class WeComApi {
   const std::string base_;
   const std::string corp_id_;
   const std::string secret_;
-
-  std::mutex mu_;
-  std::string token_;                // guarded by mu_; empty = none cached
-  util::TimePoint token_expires_{};  // guarded by mu_
+  common::AccessTokenCache tokens_;
 };
 
 }  // namespace sb::platforms::wecom
