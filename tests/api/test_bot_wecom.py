@@ -15,8 +15,8 @@ import json
 import time
 import unittest
 
-from harness import ServerTestCase
-from fake_clients import FakeProvider, wait_until
+from fake_clients import wait_until
+from platform_case import PlatformCase
 from wecom_fake import FakeWeComClient
 
 CORPID = "wwe2etest0000000001"
@@ -29,61 +29,41 @@ PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4
                        "hQGAhKmMIQAAAABJRU5ErkJggg==")
 
 
-class WeComBotTest(ServerTestCase):
-    llm = None
+class WeComBotTest(PlatformCase):
+    adapter = "wecom"
+    pipeline_name = "wecom"
+    model_abilities = ["chat", "vision"]
     wecom = None
 
     @classmethod
     def setUpClass(cls):
-        cls.llm = FakeProvider()
         cls.wecom = FakeWeComClient()
         try:
             cls.wecom.config(corpid=CORPID, secret=SECRET, token=TOKEN, encoding_aes_key=AES_KEY,
                              agent_id=AGENT)
             super().setUpClass()
         except Exception:
-            cls.llm.stop()
             cls.wecom.stop()
             raise
 
     @classmethod
     def tearDownClass(cls):
         super().tearDownClass()
-        cls.llm.stop()
         cls.wecom.stop()
 
     def setUp(self):
-        self.llm.reset()
+        super().setUp()
         self.wecom.reset()
 
     # Helpers
 
-    def pipeline(self):
-        provider = self.make_provider(base_url=self.llm.base + "/v1", api_keys=["sk-good-1"])
-        model = self.make_model(provider, name="gpt-test", abilities=["chat", "vision"])
-        return self.make_pipeline(name="wecom", config={
-            "ai": {"local-agent": {"model": {"primary": model, "fallbacks": []}}},
-            "output": {"misc": {"quote-origin": False}}})
-
     def bot(self, secret=SECRET):
-        uuid = self.make_bot(adapter="wecom", enable=True, use_pipeline_uuid=self.pipeline(),
-                             config={"corpid": CORPID, "secret": secret, "token": TOKEN,
-                                     "EncodingAESKey": AES_KEY,
-                                     "api_base_url": self.wecom.base + "/cgi-bin"})
-        self.addCleanup(lambda: self.as_user("DELETE", "/api/v1/platform/bots/" + uuid))
-        return uuid
+        return self.platform_bot({"corpid": CORPID, "secret": secret, "token": TOKEN,
+                                  "EncodingAESKey": AES_KEY,
+                                  "api_base_url": self.wecom.base + "/cgi-bin"})
 
     def url(self, bot):
         return "http://127.0.0.1:%d/bots/%s" % (self.srv.port, bot)
-
-    def status(self, bot):
-        return self.ok("GET", "/api/v1/platform/bots/" + bot)["bot"]
-
-    def running(self, bot):
-        data = wait_until(lambda: self.status(bot)["runtime"]["status"] == "running"
-                          and self.status(bot), 10)
-        self.assertTrue(data, "bot did not reach running: %r" % self.status(bot))
-        return data
 
     def say(self, bot, text, **opts):
         body = dict({"url": self.url(bot), "from": USER, "content": text}, **opts)
@@ -94,11 +74,7 @@ class WeComBotTest(ServerTestCase):
         self.assertTrue(got, "expected %d sends, got %r" % (count, self.wecom.sent()))
         return got
 
-    def logs(self, bot):
-        return self.ok("POST", "/api/v1/platform/bots/%s/logs" % bot,
-                       {"from_index": -1, "max_count": 1000})["logs"]
-
-    def send(self, bot, body):
+    def send_body(self, bot, body):
         return self.as_key("POST", "/api/v1/platform/bots/%s/send_message" % bot, body)[:2]
 
     def assertNoSecrets(self, text):
@@ -143,7 +119,7 @@ class WeComBotTest(ServerTestCase):
     def test_send_message_to_a_person_text_cut_images_and_no_groups(self):
         bot = self.bot()
         self.running(bot)
-        status, data = self.send(bot, {"target_type": "person",
+        status, data = self.send_body(bot, {"target_type": "person",
                                        "target_id": "%s|%d" % (USER, AGENT),
                                        "message_chain": [{"type": "Plain", "text": "hi"}]})
         data = self.assertOk(status, data)
@@ -151,15 +127,15 @@ class WeComBotTest(ServerTestCase):
         self.assertEqual(sent[0]["body"]["text"]["content"], "hi")
         self.assertEqual(data.get("message_id"), sent[0]["msgid"])
         # WeCom app chats have no groups.
-        status, data = self.send(bot, {"target_type": "group", "target_id": "g1",
+        status, data = self.send_body(bot, {"target_type": "group", "target_id": "g1",
                                        "message_chain": [{"type": "Plain", "text": "x"}]})
         self.assertError(status, data, 400, "no groups")
-        status, data = self.send(bot, {"target_type": "person", "target_id": USER,
+        status, data = self.send_body(bot, {"target_type": "person", "target_id": USER,
                                        "message_chain": [{"type": "Plain", "text": "x"}]})
         self.assertError(status, data, 400, "<userid>|<agentid>")
         # 3000 bytes of CJK go out in two messages of at most 2048 bytes; the image is uploaded.
         long = "好" * 1000
-        status, data = self.send(bot, {"target_type": "person",
+        status, data = self.send_body(bot, {"target_type": "person",
                                        "target_id": "%s|%d" % (USER, AGENT),
                                        "message_chain": [
                                            {"type": "Plain", "text": long},
@@ -179,7 +155,7 @@ class WeComBotTest(ServerTestCase):
         # The session form names the user as the callbacks do; the agent is learned from them.
         self.say(bot, "remember me")
         self.wait_sent(5)
-        status, data = self.send(bot, {"target_type": "person", "target_id": "u" + USER,
+        status, data = self.send_body(bot, {"target_type": "person", "target_id": "u" + USER,
                                        "message_chain": [{"type": "Plain", "text": "again"}]})
         self.assertOk(status, data)
         self.assertEqual(self.wait_sent(6)[5]["body"]["agentid"], AGENT)
@@ -225,7 +201,7 @@ class WeComBotTest(ServerTestCase):
         # A refusal that is not about the token is not retried.
         self.wecom.control("POST", "/_control/fail", {"path": "/message/send", "errcode": 45009,
                                                       "errmsg": "api freq out of limit"})
-        status, data = self.send(bot, {"target_type": "person",
+        status, data = self.send_body(bot, {"target_type": "person",
                                        "target_id": "%s|%d" % (USER, AGENT),
                                        "message_chain": [{"type": "Plain", "text": "x"}]})
         self.assertNotEqual(status, 200, data)

@@ -17,8 +17,8 @@ import json
 import time
 import unittest
 
-from harness import ServerTestCase
-from fake_clients import FakeProvider, wait_until
+from fake_clients import wait_until
+from platform_case import PlatformCase
 from wecom_fake import FakeWeComClient
 
 CORPID = "wwcse2etest00000001"
@@ -31,62 +31,42 @@ PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4
                        "hQGAhKmMIQAAAABJRU5ErkJggg==")
 
 
-class WeComCsBotTest(ServerTestCase):
-    llm = None
+class WeComCsBotTest(PlatformCase):
+    adapter = "wecomcs"
+    pipeline_name = "wecomcs"
+    model_abilities = ["chat", "vision"]
     wecom = None
 
     @classmethod
     def setUpClass(cls):
-        cls.llm = FakeProvider()
         cls.wecom = FakeWeComClient()
         try:
             cls.wecom.config(corpid=CORPID, kf_secret=KF_SECRET, token=TOKEN,
                              encoding_aes_key=AES_KEY, kf_accounts=[KFID])
             super().setUpClass()
         except Exception:
-            cls.llm.stop()
             cls.wecom.stop()
             raise
 
     @classmethod
     def tearDownClass(cls):
         super().tearDownClass()
-        cls.llm.stop()
         cls.wecom.stop()
 
     def setUp(self):
-        self.llm.reset()
+        super().setUp()
         self.wecom.reset()
         self.wecom.config(page_size=1000)
 
     # Helpers
 
-    def pipeline(self):
-        provider = self.make_provider(base_url=self.llm.base + "/v1", api_keys=["sk-good-1"])
-        model = self.make_model(provider, name="gpt-test", abilities=["chat", "vision"])
-        return self.make_pipeline(name="wecomcs", config={
-            "ai": {"local-agent": {"model": {"primary": model, "fallbacks": []}}},
-            "output": {"misc": {"quote-origin": False}}})
-
     def bot(self):
-        uuid = self.make_bot(adapter="wecomcs", enable=True, use_pipeline_uuid=self.pipeline(),
-                             config={"corpid": CORPID, "secret": KF_SECRET, "token": TOKEN,
-                                     "EncodingAESKey": AES_KEY,
-                                     "api_base_url": self.wecom.base + "/cgi-bin"})
-        self.addCleanup(lambda: self.as_user("DELETE", "/api/v1/platform/bots/" + uuid))
-        return uuid
+        return self.platform_bot({"corpid": CORPID, "secret": KF_SECRET, "token": TOKEN,
+                                  "EncodingAESKey": AES_KEY,
+                                  "api_base_url": self.wecom.base + "/cgi-bin"})
 
     def url(self, bot):
         return "http://127.0.0.1:%d/bots/%s" % (self.srv.port, bot)
-
-    def status(self, bot):
-        return self.ok("GET", "/api/v1/platform/bots/" + bot)["bot"]
-
-    def running(self, bot):
-        data = wait_until(lambda: self.status(bot)["runtime"]["status"] == "running"
-                          and self.status(bot), 10)
-        self.assertTrue(data, "bot did not reach running: %r" % self.status(bot))
-        return data
 
     def customer_says(self, bot, text, notify=True, **opts):
         body = dict({"external_userid": CUSTOMER, "open_kfid": KFID, "content": text}, **opts)
@@ -99,14 +79,8 @@ class WeComCsBotTest(ServerTestCase):
         self.assertTrue(got, "expected %d sends, got %r" % (count, self.wecom.sent()))
         return got
 
-    def logs(self, bot):
-        return self.ok("POST", "/api/v1/platform/bots/%s/logs" % bot,
-                       {"from_index": -1, "max_count": 1000})["logs"]
-
-    def send(self, bot, target, text):
-        return self.as_key("POST", "/api/v1/platform/bots/%s/send_message" % bot, {
-            "target_type": "person", "target_id": target,
-            "message_chain": [{"type": "Plain", "text": text}]})[:2]
+    def send_text(self, bot, target, text):
+        return self.send(bot, "person", target, text)[:2]
 
     # Tests
 
@@ -200,16 +174,16 @@ class WeComCsBotTest(ServerTestCase):
     def test_send_message_in_both_forms_and_token_expiry_mid_send(self):
         bot = self.bot()
         self.running(bot)
-        status, data = self.send(bot, "u" + CUSTOMER, "before any message")
+        status, data = self.send_text(bot, "u" + CUSTOMER, "before any message")
         self.assertNotEqual(status, 200, data)
         self.assertIn("<external_userid>|<open_kfid>", json.dumps(data))
         self.customer_says(bot, "hi")
         self.wait_sent(1)
-        status, data = self.send(bot, "u" + CUSTOMER, "session form")
+        status, data = self.send_text(bot, "u" + CUSTOMER, "session form")
         data = self.assertOk(status, data)
         self.assertTrue(data.get("message_id"))
         self.wecom.control("POST", "/_control/expire_tokens", {})
-        status, data = self.send(bot, "%s|%s" % (CUSTOMER, KFID), "explicit form")
+        status, data = self.send_text(bot, "%s|%s" % (CUSTOMER, KFID), "explicit form")
         self.assertOk(status, data)
         sent = self.wait_sent(3)
         self.assertEqual([s["body"]["text"]["content"] for s in sent[1:]],
