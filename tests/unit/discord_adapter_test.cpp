@@ -580,9 +580,12 @@ TEST_F(DiscordAdapterTest, AnUnavailableGatewayEndpointIsRetriedWithBackoff) {
   EXPECT_EQ(http_->calls().size(), 1u);
   Advance(1300ms);  // the first step is 1 s, +-20 %
   ASSERT_TRUE(Eventually([&] { return http_->calls().size() == 2; }));
-  Advance(1500ms);  // the second is about 2 s: not yet
+  // The second step (2 s +-20 %) counts from when the first timer fired, which the simulated
+  // clock may still report as its own deadline (0.8 s at the earliest): due at 2.4 s at the
+  // earliest and 3.7 s at the latest.
+  Advance(1000ms);  // t = 2.3 s: not yet
   EXPECT_EQ(http_->calls().size(), 2u);
-  Advance(1000ms);
+  Advance(1500ms);  // t = 3.8 s
   ASSERT_TRUE(Eventually([&] { return transport_->count() == 1; }));
   EXPECT_EQ(http_->calls().size(), 3u);
 }
