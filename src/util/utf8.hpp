@@ -17,4 +17,9 @@ bool IsValidUtf8(std::string_view text);
 // one too.
 std::string ToValidUtf8(std::string_view text);
 
+// Decodes the code point at byte `i` of `s` into `cp` and returns its byte length. A stray or
+// truncated byte decodes as itself, one byte long, so a walk over any bytes always advances.
+//   for (std::size_t i = 0; i < s.size();) { char32_t cp; i += NextCodePoint(s, i, cp); ... }
+std::size_t NextCodePoint(std::string_view s, std::size_t i, char32_t& cp);
+
 }  // namespace sb::util

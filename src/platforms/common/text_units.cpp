@@ -15,37 +15,6 @@ std::size_t Step(std::string_view text, std::size_t pos, TextUnit unit, std::siz
 
 }  // namespace
 
-std::size_t NextCodePoint(std::string_view s, std::size_t i, char32_t& cp) {
-  const auto b = static_cast<unsigned char>(s[i]);
-  std::size_t n = 1;
-  if (b >= 0xF0 && b < 0xF8) {
-    n = 4;
-    cp = b & 0x07;
-  } else if (b >= 0xE0 && b < 0xF0) {
-    n = 3;
-    cp = b & 0x0F;
-  } else if (b >= 0xC0 && b < 0xE0) {
-    n = 2;
-    cp = b & 0x1F;
-  } else {
-    cp = b;
-    return 1;
-  }
-  if (i + n > s.size()) {
-    cp = b;
-    return 1;
-  }
-  for (std::size_t k = 1; k < n; ++k) {
-    const auto c = static_cast<unsigned char>(s[i + k]);
-    if ((c & 0xC0) != 0x80) {
-      cp = b;
-      return 1;
-    }
-    cp = (cp << 6) | (c & 0x3F);
-  }
-  return n;
-}
-
 std::size_t TextLength(std::string_view utf8, TextUnit unit) {
   std::size_t total = 0;
   for (std::size_t pos = 0; pos < utf8.size();) {

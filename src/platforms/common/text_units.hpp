@@ -11,13 +11,14 @@
 #include <string_view>
 #include <vector>
 
+#include "util/utf8.hpp"
+
 namespace sb::platforms::common {
 
 enum class TextUnit { kCodePoint, kUtf16 };
 
-// Decodes the code point at byte `i` of `s` into `cp` and returns its byte length. A stray or
-// truncated byte decodes as itself, one byte long, so the walk always advances.
-std::size_t NextCodePoint(std::string_view s, std::size_t i, char32_t& cp);
+// Decodes the code point at byte `i` (see util/utf8.hpp).
+using util::NextCodePoint;
 
 // 2 for a code point outside the Basic Multilingual Plane, else 1.
 inline std::size_t Utf16Units(char32_t cp) { return cp >= 0x10000 ? 2 : 1; }

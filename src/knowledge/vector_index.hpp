@@ -1,0 +1,63 @@
+// Nearest passages by cosine similarity, for one knowledge base: an approximate HNSW graph
+// (Debian's hnswlib) over L2-normalised float vectors, with exact search below a size where the
+// graph does not pay. Built in memory from the vectors stored in the database; never the
+// source of truth.
+//   VectorIndex index(256);
+//   index.Add(chunk_id, vector);
+//   for (auto [id, score] : index.Search(query, 10)) ...   // best first, score in [-1, 1]
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace sb::knowledge {
+
+struct ScoredId {
+  std::int64_t id = 0;
+  float score = 0;  // cosine similarity
+};
+
+struct VectorIndexOptions {
+  std::size_t m = 16;  // graph degree
+  std::size_t ef_construction = 200;
+  std::size_t ef_search = 64;       // raised to k when k is larger
+  std::size_t exact_below = 2'000;  // vectors; fewer are searched exactly
+};
+
+// Thread-safe: searches run concurrently; Add and Remove take the index exclusively.
+class VectorIndex {
+ public:
+  explicit VectorIndex(std::size_t dimensions, VectorIndexOptions options = {});
+  ~VectorIndex();
+  VectorIndex(const VectorIndex&) = delete;
+  VectorIndex& operator=(const VectorIndex&) = delete;
+
+  std::size_t dimensions() const;
+  std::size_t size() const;  // live vectors
+
+  // Adds, or replaces the vector of an id already present. `vector` must have dimensions()
+  // values (else ignored and false); it is normalised here. An all-zero vector is refused.
+  bool Add(std::int64_t id, std::span<const float> vector);
+  // No-op for an unknown id.
+  void Remove(std::int64_t id);
+
+  // Up to k ids, best first (approximate above exact_below).
+  std::vector<ScoredId> Search(std::span<const float> query, std::size_t k) const;
+  // The same by brute force (for small sets, and as the reference for recall).
+  std::vector<ScoredId> ExactSearch(std::span<const float> query, std::size_t k) const;
+  // The cosine similarity of the stored vector of `id` and `query`; nullopt for an unknown id.
+  std::optional<float> Similarity(std::int64_t id, std::span<const float> query) const;
+
+  // Approximate heap bytes held (vectors, graph, id maps).
+  std::size_t MemoryBytes() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sb::knowledge
