@@ -95,8 +95,8 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
     if (sep == std::string::npos || sep == 0 || sep + 2 >= name.size()) continue;
     const std::string section = Lower(name.substr(0, sep));
     const std::string key = Lower(name.substr(sep + 2));
-    static const char* kSections[] = {"api",     "database", "auth",    "space", "plugins",
-                                      "network", "llm",      "runtime", "system"};
+    static const char* kSections[] = {"api",     "database", "auth",      "space",   "plugins",
+                                      "network", "llm",      "knowledge", "runtime", "system"};
     if (std::find(std::begin(kSections), std::end(kSections), section) == std::end(kSections)) {
       continue;
     }
@@ -157,6 +157,11 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
   llm.Read("max_attempts", c.llm.max_attempts);
   llm.Read("max_response_bytes", c.llm.max_response_bytes);
   take(llm);
+  SectionReader kb(root, "knowledge");
+  kb.Read("max_upload_bytes", c.knowledge.max_upload_bytes);
+  kb.Read("embedding_batch_size", c.knowledge.embedding_batch_size);
+  kb.Read("context_budget_chars", c.knowledge.context_budget_chars);
+  take(kb);
   SectionReader rt(root, "runtime");
   rt.Read("max_concurrent_pipelines", c.runtime.max_concurrent_pipelines);
   rt.Read("max_queued_messages", c.runtime.max_queued_messages);
@@ -211,6 +216,11 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
   range(c.llm.idle_timeout_seconds >= 1, "llm.idle_timeout_seconds must be positive");
   range(c.llm.max_attempts >= 1 && c.llm.max_attempts <= 10, "llm.max_attempts must be 1..10");
   range(c.llm.max_response_bytes >= 1024, "llm.max_response_bytes must be at least 1024");
+  range(c.knowledge.max_upload_bytes >= 1024, "knowledge.max_upload_bytes must be at least 1024");
+  range(c.knowledge.embedding_batch_size >= 1 && c.knowledge.embedding_batch_size <= 2048,
+        "knowledge.embedding_batch_size must be 1..2048");
+  range(c.knowledge.context_budget_chars >= 100,
+        "knowledge.context_budget_chars must be at least 100");
   range(c.network.proxy.empty() || c.network.proxy.rfind("http://", 0) == 0,
         "network.proxy must be an http:// URL");
   range(c.runtime.max_concurrent_pipelines >= 1 && c.runtime.max_concurrent_pipelines <= 100000,
@@ -282,6 +292,12 @@ std::string RenderConfig(const Config& c) {
   out << YAML::Key << "idle_timeout_seconds" << YAML::Value << c.llm.idle_timeout_seconds;
   out << YAML::Key << "max_attempts" << YAML::Value << c.llm.max_attempts;
   out << YAML::Key << "max_response_bytes" << YAML::Value << c.llm.max_response_bytes;
+  out << YAML::EndMap;
+  out << YAML::Key << "knowledge" << YAML::Comment("knowledge bases") << YAML::Value
+      << YAML::BeginMap;
+  out << YAML::Key << "max_upload_bytes" << YAML::Value << c.knowledge.max_upload_bytes;
+  out << YAML::Key << "embedding_batch_size" << YAML::Value << c.knowledge.embedding_batch_size;
+  out << YAML::Key << "context_budget_chars" << YAML::Value << c.knowledge.context_budget_chars;
   out << YAML::EndMap;
   out << YAML::Key << "runtime" << YAML::Comment("running bots") << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "max_concurrent_pipelines" << YAML::Value

@@ -73,6 +73,13 @@ struct LlmConfig {
   std::size_t max_response_bytes = 16 * 1024 * 1024;
 };
 
+// Knowledge bases: uploads, ingestion and what the local agent gives the model.
+struct KnowledgeConfig {
+  std::size_t max_upload_bytes = 10 * 1024 * 1024;  // also bounded by api.body_limit_bytes
+  int embedding_batch_size = 32;                    // passages per embedding call
+  std::size_t context_budget_chars = 6000;          // retrieved text added to one message
+};
+
 // Running bots: how many messages go through pipelines at once and what is refused for load.
 struct RuntimeConfig {
   int max_concurrent_pipelines = 64;  // runs in flight over all bots (one per session at a time)
@@ -102,6 +109,7 @@ struct Config {
   PluginsConfig plugins;
   NetworkConfig network;
   LlmConfig llm;
+  KnowledgeConfig knowledge;
   RuntimeConfig runtime;
   SystemConfig system;
 };

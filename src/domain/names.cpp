@@ -1,5 +1,6 @@
 #include "domain/bot_log.hpp"
 #include "domain/catalogue.hpp"
+#include "domain/knowledge.hpp"
 #include "domain/model.hpp"
 #include "domain/task.hpp"
 
@@ -21,6 +22,20 @@ const char* LogLevelName(LogLevel level) {
       return "error";
   }
   return "info";
+}
+
+const char* FileStatusName(FileStatus status) {
+  switch (status) {
+    case FileStatus::kPending:
+      return "pending";
+    case FileStatus::kProcessing:
+      return "processing";
+    case FileStatus::kCompleted:
+      return "completed";
+    case FileStatus::kFailed:
+      return "failed";
+  }
+  return "pending";
 }
 
 const char* TaskStatusName(TaskStatus status) {

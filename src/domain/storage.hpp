@@ -6,6 +6,7 @@
 #include "domain/bot.hpp"
 #include "domain/bot_log.hpp"
 #include "domain/conversation.hpp"
+#include "domain/knowledge.hpp"
 #include "domain/model.hpp"
 #include "domain/pipeline.hpp"
 #include "domain/plugin.hpp"
@@ -29,6 +30,7 @@ class Storage {
   virtual ApiKeyRepository& api_keys() = 0;
   virtual SettingsRepository& settings() = 0;
   virtual PluginRepository& plugins() = 0;
+  virtual KnowledgeRepository& knowledge() = 0;
 };
 
 }  // namespace sb::domain

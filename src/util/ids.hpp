@@ -58,10 +58,18 @@ struct BotIdTag {
 struct PipelineIdTag {
   static constexpr const char* kName = "pipeline uuid";
 };
+struct KnowledgeBaseIdTag {
+  static constexpr const char* kName = "knowledge base uuid";
+};
+struct KnowledgeFileIdTag {
+  static constexpr const char* kName = "file id";
+};
 
 using ProviderId = TypedId<ProviderIdTag>;
 using ModelId = TypedId<ModelIdTag>;
 using BotId = TypedId<BotIdTag>;
 using PipelineId = TypedId<PipelineIdTag>;
+using KnowledgeBaseId = TypedId<KnowledgeBaseIdTag>;
+using KnowledgeFileId = TypedId<KnowledgeFileIdTag>;
 
 }  // namespace sb::util

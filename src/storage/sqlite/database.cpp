@@ -88,6 +88,14 @@ Statement& Statement::Bind(int index, std::string_view value) {
   return *this;
 }
 
+Statement& Statement::BindBlob(int index, std::span<const std::byte> bytes) {
+  static const std::byte kEmpty{};
+  const void* data = bytes.empty() ? &kEmpty : bytes.data();
+  const int rc = sqlite3_bind_blob64(stmt_, index, data, bytes.size(), SQLITE_TRANSIENT);
+  if (rc != SQLITE_OK && bind_error_ == 0) bind_error_ = rc;
+  return *this;
+}
+
 Statement& Statement::BindNull(int index) {
   const int rc = sqlite3_bind_null(stmt_, index);
   if (rc != SQLITE_OK && bind_error_ == 0) bind_error_ = rc;
@@ -128,6 +136,13 @@ std::string Statement::Text(int column) const {
   if (text == nullptr) return {};
   const int size = sqlite3_column_bytes(stmt_, column);
   return std::string(reinterpret_cast<const char*>(text), static_cast<std::size_t>(size));
+}
+
+std::span<const std::byte> Statement::Blob(int column) const {
+  const void* data = sqlite3_column_blob(stmt_, column);
+  if (data == nullptr) return {};
+  const int size = sqlite3_column_bytes(stmt_, column);
+  return {static_cast<const std::byte*>(data), static_cast<std::size_t>(size)};
 }
 
 bool Statement::FailedOnUnique() const {

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -46,6 +47,8 @@ class Statement {
   }
   Statement& Bind(int index, const char* value) { return Bind(index, std::string_view(value)); }
   Statement& BindNull(int index);
+  // Raw bytes (vectors), copied by SQLite; an empty span stores an empty blob, not NULL.
+  Statement& BindBlob(int index, std::span<const std::byte> bytes);
   template <typename T>
   Statement& Bind(int index, const std::optional<T>& value) {
     return value ? Bind(index, *value) : BindNull(index);
@@ -61,6 +64,8 @@ class Statement {
   int Int(int column) const { return static_cast<int>(Int64(column)); }
   double Double(int column) const;
   std::string Text(int column) const;
+  // A BLOB column's bytes, valid until the next Step or the Statement's end.
+  std::span<const std::byte> Blob(int column) const;
 
   // The extended result code of the last failed Step/Run (0 if none): lets a repository turn a
   // constraint it did not pre-check into the code its contract promises.

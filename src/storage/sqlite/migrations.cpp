@@ -191,6 +191,62 @@ ALTER TABLE users ADD COLUMN token_generation INTEGER NOT NULL DEFAULT 0;
 -- The admin's leave for a plugin to reach the network (its manifest must also ask for it).
 ALTER TABLE plugins ADD COLUMN allow_network INTEGER NOT NULL DEFAULT 0;
 )sql"},
+    {6, R"sql(
+-- Knowledge bases (issue 17), in LangBot's shape: the engine and its settings as JSON.
+-- chunk_generation moves with every change of the base's chunks, so an in-memory vector index
+-- built at another generation is known to be stale.
+CREATE TABLE knowledge_bases (
+  uuid                TEXT PRIMARY KEY NOT NULL,
+  name                TEXT NOT NULL,
+  description         TEXT NOT NULL DEFAULT '',
+  emoji               TEXT NOT NULL DEFAULT '',
+  engine              TEXT NOT NULL,
+  creation_settings   TEXT NOT NULL DEFAULT '{}',
+  retrieval_settings  TEXT NOT NULL DEFAULT '{}',
+  chunk_generation    INTEGER NOT NULL DEFAULT 0,
+  created_at          INTEGER NOT NULL,
+  updated_at          INTEGER NOT NULL
+);
+CREATE INDEX knowledge_bases_created ON knowledge_bases (created_at);
+
+CREATE TABLE knowledge_files (
+  uuid         TEXT PRIMARY KEY NOT NULL,
+  base_uuid    TEXT NOT NULL REFERENCES knowledge_bases (uuid) ON DELETE CASCADE,
+  file_name    TEXT NOT NULL,
+  extension    TEXT NOT NULL DEFAULT '',
+  storage_key  TEXT NOT NULL DEFAULT '',
+  size_bytes   INTEGER NOT NULL DEFAULT 0,
+  status       TEXT NOT NULL CHECK (status IN ('pending', 'processing', 'completed', 'failed')),
+  error        TEXT NOT NULL DEFAULT '',
+  chunk_count  INTEGER NOT NULL DEFAULT 0,
+  task_id      INTEGER NOT NULL DEFAULT 0,
+  created_at   INTEGER NOT NULL,
+  updated_at   INTEGER NOT NULL
+);
+CREATE INDEX knowledge_files_base ON knowledge_files (base_uuid, created_at);
+CREATE INDEX knowledge_files_unfinished ON knowledge_files (status)
+  WHERE status IN ('pending', 'processing');
+
+-- Searchable chunks have a vector (float32, little-endian) and a row in knowledge_fts with the
+-- same rowid; parents (parent-child mode) have neither and are returned in their children's place.
+CREATE TABLE knowledge_chunks (
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+  base_uuid   TEXT NOT NULL REFERENCES knowledge_bases (uuid) ON DELETE CASCADE,
+  file_uuid   TEXT NOT NULL REFERENCES knowledge_files (uuid) ON DELETE CASCADE,
+  parent_id   INTEGER REFERENCES knowledge_chunks (id) ON DELETE CASCADE,
+  ordinal     INTEGER NOT NULL,
+  text        TEXT NOT NULL,
+  vector      BLOB
+);
+CREATE INDEX knowledge_chunks_file ON knowledge_chunks (file_uuid);
+CREATE INDEX knowledge_chunks_base ON knowledge_chunks (base_uuid, id) WHERE vector IS NOT NULL;
+CREATE INDEX knowledge_chunks_parent ON knowledge_chunks (parent_id) WHERE parent_id IS NOT NULL;
+
+-- The keyword side: the chunk's text with CJK characters spaced apart (knowledge/
+-- retrieval_scoring.hpp), rowid = knowledge_chunks.id. Kept in step by the repository.
+CREATE VIRTUAL TABLE knowledge_fts USING fts5(
+  text, base_uuid UNINDEXED, tokenize = 'unicode61 remove_diacritics 2');
+)sql"},
 };
 
 constexpr const char* kCreateMigrationsTable = R"sql(

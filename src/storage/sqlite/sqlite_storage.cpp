@@ -87,7 +87,8 @@ SqliteStorage::SqliteStorage(std::unique_ptr<Database> db, util::SecretBox secre
       users_(*db_),
       api_keys_(*db_),
       settings_(*db_),
-      plugins_(*db_) {}
+      plugins_(*db_),
+      knowledge_(*db_) {}
 
 SqliteStorage::~SqliteStorage() { Close(); }
 

@@ -13,6 +13,7 @@
 #include "storage/sqlite/bot_repository.hpp"
 #include "storage/sqlite/conversation_repository.hpp"
 #include "storage/sqlite/database.hpp"
+#include "storage/sqlite/knowledge_repository.hpp"
 #include "storage/sqlite/model_repository.hpp"
 #include "storage/sqlite/pipeline_repository.hpp"
 #include "storage/sqlite/plugin_repository.hpp"
@@ -49,6 +50,7 @@ class SqliteStorage final : public domain::Storage {
   domain::ApiKeyRepository& api_keys() override { return api_keys_; }
   domain::SettingsRepository& settings() override { return settings_; }
   domain::PluginRepository& plugins() override { return plugins_; }
+  domain::KnowledgeRepository& knowledge() override { return knowledge_; }
 
  private:
   SqliteStorage(std::unique_ptr<Database> db, util::SecretBox secrets);
@@ -66,6 +68,7 @@ class SqliteStorage final : public domain::Storage {
   SqliteApiKeyRepository api_keys_;
   SqliteSettingsRepository settings_;
   SqlitePluginRepository plugins_;
+  SqliteKnowledgeRepository knowledge_;
 };
 
 }  // namespace sb::storage::sqlite
