@@ -20,6 +20,7 @@ import zlib
 PDF_LINE_CHARS = 80  # Helvetica 11 pt: about this many characters fit between the margins
 PDF_MARGIN_TOP = 742
 PDF_LEADING = 14
+PDF_MAX_LINES = 50  # from y=742 down to the bottom margin, 14 pt apart
 DOCX_MIME = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 # Words that make_html(noise=True) hides in <script>, <style> and a comment: text extraction must
@@ -69,6 +70,9 @@ def _page_content(text):
     lines = []
     for line in text.split("\n"):
         lines.extend(_wrap(line, PDF_LINE_CHARS))
+    if len(lines) > PDF_MAX_LINES:  # readers drop text below the page's edge
+        raise ValueError("a page holds %d lines, this one has %d: split the text over more "
+                         "pages" % (PDF_MAX_LINES, len(lines)))
     ops = [b"BT", b"/F1 11 Tf", b"%d TL" % PDF_LEADING, b"72 %d Td" % PDF_MARGIN_TOP]
     for i, line in enumerate(lines):
         ops.append(pdf_string(line) + (b" Tj" if i == 0 else b" '"))  # ' = next line, show
@@ -101,7 +105,8 @@ def assemble_pdf(objects, root=1, trailer_extra=b""):
 
 
 def make_pdf(pages, compress=False, title=None):
-    """A valid PDF 1.4, one page per string in `pages` (\\n starts a line, long lines wrap).
+    """A valid PDF 1.4, one page per string in `pages` (\\n starts a line, long lines wrap; at
+    most PDF_MAX_LINES lines a page, ValueError beyond).
 
     Objects: 1 catalog, 2 pages, 3 the Helvetica font, then page and content pairs; with
     `compress` the content streams are FlateDecode. `title` goes into the Info dictionary."""

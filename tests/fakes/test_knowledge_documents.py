@@ -119,6 +119,9 @@ class PdfTest(unittest.TestCase):
             kd.pdf_string("中文")
         with self.assertRaises(ValueError):
             kd.make_pdf([])
+        kd.make_pdf(["\n".join("line %d" % i for i in range(kd.PDF_MAX_LINES))])
+        with self.assertRaises(ValueError):  # would fall off the bottom of the page
+            kd.make_pdf(["\n".join("line %d" % i for i in range(kd.PDF_MAX_LINES + 1))])
 
     @unittest.skipUnless(shutil.which("pdftotext"), "pdftotext (poppler-utils) not installed")
     def test_pdftotext_reads_it(self):
