@@ -6,6 +6,7 @@ documented wire protocol) and a signed callback receiver for the `webhook` adapt
     slack = FakeSlack()                  # tests/fakes/fake_slack.py
     line = FakeLine()                    # tests/fakes/fake_line.py
     agents = FakeAgents()                # tests/fakes/fake_agents.py (Dify, n8n)
+    emb = FakeEmbeddings()               # tests/fakes/fake_embeddings.py (OpenAI embeddings)
     cb = CallbackReceiver(secret)        # where a webhook bot POSTs its replies
 """
 
@@ -78,6 +79,44 @@ class FakeAgents(_FakeProcess):
 
     def requests(self):
         return self.control("GET", "/_control/requests")
+
+
+class FakeEmbeddings(_FakeProcess):
+    """tests/fakes/fake_embeddings.py: OpenAI /v1/embeddings with deterministic word-hash vectors
+    (models embed-test, and embed-test-random whose vectors never match another text's)."""
+    script = "fake_embeddings.py"
+    banner = "FAKE_EMBEDDINGS_PORT"
+    api_key = "sk-embed-test"
+
+    @property
+    def base_url(self):
+        return self.base + "/v1"
+
+    def calls(self):
+        """{count, ok, failed, batch_sizes, inputs_total, max_in_flight, calls: [...]}"""
+        return self.control("GET", "/_control/calls")
+
+    def fail(self, **spec):
+        """status, times, marker, retry_after, quota, close (see fake_embeddings.py)."""
+        return self.control("POST", "/_control/fail", spec)
+
+    def configure(self, **fields):
+        """api_key, models, mode ("semantic"|"random"), latency_ms, default_dimensions, ..."""
+        if "api_key" in fields:
+            self.api_key = fields["api_key"]
+        return self.control("POST", "/_control/config", fields)
+
+    def vector(self, text, model=None, dimensions=None):
+        body = {"input": text}
+        if model:
+            body["model"] = model
+        if dimensions:
+            body["dimensions"] = dimensions
+        return self.control("POST", "/_control/vector", body)["embedding"]
+
+    def reset(self):
+        self.control("POST", "/_control/reset", {})
+        self.__dict__.pop("api_key", None)  # back to the start-up key, like the fake
 
 
 class FakeTelegram(_FakeProcess):
