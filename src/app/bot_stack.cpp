@@ -180,6 +180,11 @@ void BotStack::SetPluginHooks(domain::PluginHooks* hooks) {
   parts_->debug_agent.SetPluginHooks(hooks);
 }
 
+void BotStack::SetKnowledge(domain::KnowledgeRetriever* retriever, std::size_t budget_chars) {
+  parts_->agent.SetKnowledge(retriever, budget_chars);
+  parts_->debug_agent.SetKnowledge(retriever, budget_chars);
+}
+
 void BotStack::Flush() {
   parts_->runtime.CommitLogs();
   parts_->memory.Flush();

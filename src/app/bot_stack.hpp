@@ -12,6 +12,7 @@
 
 #include "app/core.hpp"
 #include "domain/debug_chat.hpp"
+#include "domain/knowledge.hpp"
 #include "domain/llm.hpp"
 #include "domain/plugin_hooks.hpp"
 #include "util/blocking_executor.hpp"
@@ -44,6 +45,8 @@ class BotStack {
 
   // Plugins reach both the bots' pipelines and the debug chat. Before Start; outlives the stack.
   void SetPluginHooks(domain::PluginHooks* hooks);
+  // Knowledge bases for the local agent of bots and the debug chat; before Start.
+  void SetKnowledge(domain::KnowledgeRetriever* retriever, std::size_t budget_chars);
 
   runtime::BotRuntimeManager& runtime();
   domain::DebugChat& debug_chat();

@@ -27,6 +27,7 @@
 #include "plugins/plugin_manager.hpp"
 #include "runtime/bot_runtime_manager.hpp"
 #include "services/config_schema.hpp"
+#include "services/knowledge_service.hpp"
 #include "services/model_resolver.hpp"
 #include "services/model_test_service.hpp"
 #include "util/blocking_executor.hpp"
@@ -133,6 +134,16 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
                                                        core.requesters(), gateway_options);
   services::ModelTestService model_tests(core.models(), core.providers(), core.storage().models(),
                                          *gateway, blocking_executor);
+  services::KnowledgeOptions knowledge_options;
+  knowledge_options.files_dir = core.data_dir() / "files";
+  knowledge_options.max_upload_bytes = cfg.knowledge.max_upload_bytes;
+  knowledge_options.embedding_batch_size =
+      static_cast<std::size_t>(cfg.knowledge.embedding_batch_size);
+  knowledge_options.limits.max_input_bytes = cfg.knowledge.max_upload_bytes;
+  util::SystemClock knowledge_clock;
+  auto knowledge = std::make_unique<services::KnowledgeService>(
+      core.storage().knowledge(), core.tasks(), core.models(), *gateway, knowledge_clock,
+      knowledge_options);
   auto bot_stack = std::make_unique<BotStack>(core, io->get_executor(), http_client, websockets,
                                               *gateway, blocking_executor);
   BotStack& bots = *bot_stack;
@@ -216,6 +227,7 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
                               .count()};
   ctx.debug_chat = &bots.debug_chat();
   ctx.plugins = plugin_manager.get();
+  ctx.knowledge = knowledge.get();
   http::api::RegisterAllRoutes(router, ctx);
 
   const http::ConsoleHandler console(*console_files);
@@ -246,6 +258,10 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   std::vector<std::thread> io_threads;
   for (int i = 0; i < cfg.api.io_threads; ++i) io_threads.emplace_back([&io] { io->run(); });
   bots.SetPluginHooks(plugin_manager.get());
+  bots.SetKnowledge(knowledge.get(), cfg.knowledge.context_budget_chars);
+  if (auto started = knowledge->Start(); !started) {
+    spdlog::error("knowledge bases: cannot resume ingestion: {}", started.error().message);
+  }
   plugin_manager->Start();
   bots.Start();
   ready = true;
@@ -281,6 +297,7 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   // Bots stop after the API (a webhook call in flight still finds its bot), closing every
   // platform connection; pipeline runs still waiting on a model end with the gateway's cancel.
   bots.Stop(std::chrono::seconds(cfg.api.shutdown_grace_seconds));
+  knowledge->Stop();  // a file being ingested stays "processing" and resumes at the next start
   plugin_manager->Stop();
   gateway->CancelAll();
   server->CloseConnections();
@@ -292,7 +309,8 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   // before the context: their destructors deregister from its services, which die with it (under
   // AddressSanitizer each SIGTERM ended in a heap-use-after-free here). Plain objects that
   // suspended coroutines may still point at (router, metrics, core, ...) stay until the end.
-  bot_stack.reset();       // runners, adapters and their timers
+  bot_stack.reset();  // runners, adapters and their timers
+  knowledge.reset();
   plugin_manager.reset();  // its supervisor's timers and processes
   marketplace.reset();     // shares the HTTP client
   signals.reset();

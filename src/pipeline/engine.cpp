@@ -430,6 +430,9 @@ void PipelineEngine::Finish(std::shared_ptr<Run> run, util::Result<AgentReply> r
     run->done(std::move(outcome));
     return;
   }
+  for (const auto& note : result->notes) {
+    Log(*run, LogLevel::kInfo, note + " (" + outcome.session_id + ")");
+  }
   const auto binding = domain::PluginBinding::FromPipelineConfig(config);
   if (plugins_ && plugins_->Listens(binding, "reply_ready")) {
     // Plugins may edit the reply before the output rules shape it.

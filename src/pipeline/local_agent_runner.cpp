@@ -8,6 +8,8 @@
 #include <memory>
 #include <optional>
 
+#include "util/utf8.hpp"
+
 namespace sb::pipeline {
 namespace {
 
@@ -61,6 +63,15 @@ AgentSettings ReadAgentSettings(const util::JsonObject& config) {
   if (auto it = agent->find("max-round"); it != agent->end() && it->value().is_int64()) {
     s.max_rounds = static_cast<int>(std::clamp<std::int64_t>(it->value().as_int64(), 0, 1000));
   }
+  if (auto it = agent->find("knowledge-bases"); it != agent->end() && it->value().is_array()) {
+    for (const auto& v : it->value().as_array()) {
+      if (v.is_string() && !v.as_string().empty()) s.knowledge_bases.emplace_back(v.as_string());
+    }
+  } else if (auto one = agent->find("knowledge-base");
+             one != agent->end() && one->value().is_string() && !one->value().as_string().empty() &&
+             one->value().as_string() != "__none__") {
+    s.knowledge_bases.emplace_back(one->value().as_string());
+  }
   if (auto it = agent->find("prompt"); it != agent->end() && it->value().is_array()) {
     for (const auto& p : it->value().as_array()) {
       if (!p.is_object()) continue;
@@ -99,6 +110,10 @@ struct LocalAgentRunner::Call {
   // Set when a plugin rewrote the prompt (before_model_request): sent instead of prompt,
   // history and the user's message.
   std::optional<std::vector<domain::ChatMessage>> rewritten;
+  // The user's text with retrieved passages, sent in place of the message's text (memory keeps
+  // the message as the user wrote it).
+  std::optional<std::string> with_knowledge;
+  std::vector<std::string> notes;
 };
 
 namespace {
@@ -202,6 +217,7 @@ void LocalAgentRunner::Run(const util::JsonObject& pipeline_config, AgentInput i
   auto history = memory_.Load(call->key, call->settings.max_rounds);
   if (!history) return call->done(tl::unexpected(history.error()));
   for (auto& turn : *history) call->history.push_back(std::move(turn.message));
+  AddKnowledge(*call);
   if (plugins_ && plugins_->Listens(call->binding, "before_model_request")) {
     std::vector<domain::ChatMessage> all = call->settings.prompt;
     all.insert(all.end(), call->history.begin(), call->history.end());
@@ -239,6 +255,15 @@ void LocalAgentRunner::TryModel(std::shared_ptr<Call> call, std::size_t index) {
   request.messages = call->settings.prompt;
   request.messages.insert(request.messages.end(), call->history.begin(), call->history.end());
   domain::ChatMessage user = call->user;
+  if (call->with_knowledge) {
+    // The passages and the question replace the message's text; its images stay.
+    std::vector<domain::ContentPart> parts{
+        {domain::ContentPart::Kind::kText, *call->with_knowledge, {}}};
+    for (auto& part : user.content) {
+      if (part.kind != domain::ContentPart::Kind::kText) parts.push_back(std::move(part));
+    }
+    user.content = std::move(parts);
+  }
   // A model without vision gets a note in place of each image rather than a refusal.
   const bool vision = std::find(route->abilities.begin(), route->abilities.end(), "vision") !=
                       route->abilities.end();
@@ -286,7 +311,7 @@ void LocalAgentRunner::TryModel(std::shared_ptr<Call> call, std::size_t index) {
                     return RunTools(call, index, std::move(asked));
                   }
                   if (r) {
-                    AgentReply reply{r->content, uuid, r->usage};
+                    AgentReply reply{r->content, uuid, r->usage, call->notes};
                     blocking_.Post([this, call, reply = std::move(reply)]() mutable {
                       Remember(call, std::move(reply));
                     });
@@ -347,6 +372,74 @@ void LocalAgentRunner::Remember(const std::shared_ptr<Call>& call, AgentReply re
                  stored.error().message);
   }
   call->done(std::move(reply));
+}
+
+// On a thread that may block: the passages of the pipeline's knowledge bases for this message.
+// A failed retrieval costs the message its passages, not its answer.
+void LocalAgentRunner::AddKnowledge(Call& call) {
+  const auto& bases = call.settings.knowledge_bases;
+  if (bases.empty()) return;
+  const std::string text = TextOf(call.user);
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) return;
+  if (!knowledge_) {
+    call.notes.push_back("knowledge bases are configured but this server has none available");
+    return;
+  }
+  auto passages = knowledge_->RetrieveForMessage(bases, text);
+  if (!passages) {
+    call.notes.push_back("knowledge retrieval failed, answered without it: " +
+                         passages.error().message);
+    return;
+  }
+  if (passages->empty()) {
+    call.notes.push_back("knowledge: no passage scored above the threshold; answered without");
+    return;
+  }
+  std::size_t used = 0;
+  std::string augmented = WithKnowledge(text, *passages, knowledge_budget_, &used);
+  if (used == 0) {
+    call.notes.push_back(
+        fmt::format("knowledge: the best passage is longer than the context budget ({} characters, "
+                    "knowledge.context_budget_chars); answered without",
+                    knowledge_budget_));
+    return;
+  }
+  std::string note = fmt::format("knowledge: {} passage(s) given to the model:", used);
+  for (std::size_t i = 0; i < used; ++i) {
+    note +=
+        fmt::format("{} {} ({:.2f})", i ? "," : "", (*passages)[i].file_name, (*passages)[i].score);
+  }
+  call.notes.push_back(std::move(note));
+  call.with_knowledge = std::move(augmented);
+}
+
+std::string WithKnowledge(const std::string& user_text,
+                          const std::vector<domain::RetrievedPassage>& passages,
+                          std::size_t budget_chars, std::size_t* used) {
+  std::string context;
+  std::size_t spent = 0;
+  std::size_t count = 0;
+  for (const auto& p : passages) {
+    std::size_t length = 0;
+    for (std::size_t i = 0; i < p.text.size();) {
+      char32_t cp = 0;
+      i += util::NextCodePoint(p.text, i, cp);
+      ++length;
+    }
+    if (spent + length > budget_chars) break;
+    spent += length;
+    ++count;
+    if (!context.empty()) context += "\n\n";
+    context += fmt::format("[{}] (from {})\n{}", count, p.file_name, p.text);
+  }
+  if (used) *used = count;
+  if (count == 0) return {};
+  return fmt::format(
+      "The following are relevant context entries retrieved from the knowledge base. \n"
+      "Please use them to answer the user's message. \n"
+      "Respond in the same language as the user's input.\n\n"
+      "<context>\n{}\n</context>\n\n<user_message>\n{}\n</user_message>\n",
+      context, user_text);
 }
 
 }  // namespace sb::pipeline

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "domain/conversation.hpp"
+#include "domain/knowledge.hpp"
 #include "domain/llm.hpp"
 #include "domain/plugin_hooks.hpp"
 #include "util/blocking_executor.hpp"
@@ -27,6 +28,9 @@ struct AgentReply {
   std::string text;
   std::string model_uuid;  // the model that answered (a fallback when the primary failed)
   domain::Usage usage;
+  // What the runner did on the way that the bot's event log should show (knowledge retrieval:
+  // which files, which scores).
+  std::vector<std::string> notes;
 };
 
 // The `ai.local-agent` settings of a pipeline config, read leniently (LangBot wrote `model` as a
@@ -34,7 +38,8 @@ struct AgentReply {
 struct AgentSettings {
   std::vector<std::string> models;  // primary first, then fallbacks
   int max_rounds = 10;
-  std::vector<domain::ChatMessage> prompt;  // system (and example) messages, in order
+  std::vector<domain::ChatMessage> prompt;   // system (and example) messages, in order
+  std::vector<std::string> knowledge_bases;  // uuids; LangBot's older single `knowledge-base` too
 };
 AgentSettings ReadAgentSettings(const util::JsonObject& pipeline_config);
 
@@ -56,10 +61,19 @@ class LocalAgentRunner {
   void SetPluginHooks(domain::PluginHooks* hooks) { plugins_ = hooks; }
   static constexpr int kMaxToolRounds = 5;
 
+  // Passages from the pipeline's knowledge bases go with each message, at most `budget_chars`
+  // characters of them, best first; the model is told their source files. Before Run; may be
+  // null (knowledge bases are then ignored, and the event log says so).
+  void SetKnowledge(domain::KnowledgeRetriever* retriever, std::size_t budget_chars) {
+    knowledge_ = retriever;
+    knowledge_budget_ = budget_chars;
+  }
+
  private:
   struct Call;
   void TryModel(std::shared_ptr<Call> call, std::size_t index);
   void Remember(const std::shared_ptr<Call>& call, AgentReply reply);
+  void AddKnowledge(Call& call);
   void RunTools(std::shared_ptr<Call> call, std::size_t index, domain::ChatMessage request);
 
   domain::LlmGateway& gateway_;
@@ -68,6 +82,15 @@ class LocalAgentRunner {
   util::BlockingExecutor& blocking_;
   const util::Clock& clock_;
   domain::PluginHooks* plugins_ = nullptr;
+  domain::KnowledgeRetriever* knowledge_ = nullptr;
+  std::size_t knowledge_budget_ = 6000;
 };
+
+// The user's message with retrieved passages, in LangBot's wording (the model is told to use
+// them and to answer in the user's language), each passage numbered and named by its file; at
+// most `budget_chars` characters of passages. Empty when no passage fits.
+std::string WithKnowledge(const std::string& user_text,
+                          const std::vector<domain::RetrievedPassage>& passages,
+                          std::size_t budget_chars, std::size_t* used = nullptr);
 
 }  // namespace sb::pipeline

@@ -15,6 +15,7 @@
 #include "http/router.hpp"
 #include "services/auth_service.hpp"
 #include "services/bot_service.hpp"
+#include "services/knowledge_service.hpp"
 #include "services/model_service.hpp"
 #include "services/model_test_service.hpp"
 #include "services/pipeline_service.hpp"
@@ -56,8 +57,9 @@ struct ApiContext {
   Metrics& metrics;
   std::function<bool()> ready;  // /readyz
   ApiOptions options;
-  domain::DebugChat* debug_chat = nullptr;   // the console's debug chat; null: routes absent
-  domain::PluginManager* plugins = nullptr;  // null: the plugin routes are absent
+  domain::DebugChat* debug_chat = nullptr;          // the console's debug chat; null: routes absent
+  domain::PluginManager* plugins = nullptr;         // null: the plugin routes are absent
+  services::KnowledgeService* knowledge = nullptr;  // null: the knowledge and file routes absent
 };
 
 void RegisterSystemRoutes(Router& router, ApiContext& ctx);
@@ -69,6 +71,7 @@ void RegisterBotRoutes(Router& router, ApiContext& ctx);
 void RegisterPipelineRoutes(Router& router, ApiContext& ctx);
 void RegisterDebugChatRoutes(Router& router, ApiContext& ctx);
 void RegisterPluginRoutes(Router& router, ApiContext& ctx);
+void RegisterKnowledgeRoutes(Router& router, ApiContext& ctx);
 
 void RegisterAllRoutes(Router& router, ApiContext& ctx);
 

@@ -115,6 +115,7 @@ void RegisterAllRoutes(Router& router, ApiContext& ctx) {
   RegisterPipelineRoutes(router, ctx);
   RegisterDebugChatRoutes(router, ctx);
   RegisterPluginRoutes(router, ctx);
+  RegisterKnowledgeRoutes(router, ctx);
 }
 
 }  // namespace sb::http::api

@@ -5,6 +5,7 @@
 #include "http/api/api.hpp"
 #include "http/api/field_reader.hpp"
 #include "http/api/handler_support.hpp"
+#include "http/multipart.hpp"
 
 namespace sb::http::api {
 namespace {
@@ -47,41 +48,15 @@ Response TaskId(const Request& req, const util::Result<std::int64_t>& task) {
   return JsonOk(util::JsonObject{{"task_id", *task}});
 }
 
-// The package of a multipart/form-data upload (the first part with a filename, else one named
-// "file"), or the raw body when it is not multipart.
+// The package of a multipart/form-data upload, or the raw body when it is not multipart.
 util::Result<std::string> PackageOf(const Request& req) {
-  const std::string_view type = req.Header("content-type");
-  if (type.find("multipart/form-data") == std::string_view::npos) {
+  if (req.Header("content-type").find("multipart/form-data") == std::string_view::npos) {
     if (req.body.empty()) return util::Fail(ErrorCode::kInvalidArgument, "the package is missing");
     return req.body;
   }
-  auto at = type.find("boundary=");
-  if (at == std::string_view::npos) {
-    return util::Fail(ErrorCode::kInvalidArgument, "multipart body without a boundary");
-  }
-  std::string boundary(type.substr(at + 9));
-  if (auto semi = boundary.find(';'); semi != std::string::npos) boundary.resize(semi);
-  if (boundary.size() >= 2 && boundary.front() == '"')
-    boundary = boundary.substr(1, boundary.size() - 2);
-  const std::string delimiter = "--" + boundary;
-  const std::string_view body = req.body;
-  std::size_t pos = body.find(delimiter);
-  while (pos != std::string_view::npos) {
-    pos += delimiter.size();
-    if (body.substr(pos, 2) == "--") break;  // the closing delimiter
-    const auto headers_end = body.find("\r\n\r\n", pos);
-    if (headers_end == std::string_view::npos) break;
-    const std::string_view headers = body.substr(pos, headers_end - pos);
-    const auto data_start = headers_end + 4;
-    const auto next = body.find("\r\n" + delimiter, data_start);
-    if (next == std::string_view::npos) break;
-    if (headers.find("filename=") != std::string_view::npos ||
-        headers.find("name=\"file\"") != std::string_view::npos) {
-      return std::string(body.substr(data_start, next - data_start));
-    }
-    pos = next + 2;
-  }
-  return util::Fail(ErrorCode::kInvalidArgument, "the multipart body has no file part");
+  auto file = UploadedFile(req);
+  if (!file) return tl::unexpected(file.error());
+  return std::string(file->bytes);
 }
 
 int IntQuery(const Request& req, std::string_view name, int fallback, bool& bad) {
