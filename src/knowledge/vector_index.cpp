@@ -57,19 +57,25 @@ std::optional<std::vector<float>> Normalised(std::span<const float> in) {
   return out;
 }
 
-// Vectors by slot, in blocks that never move (block b holds kFirstBlock << b vectors), so the
-// graph can keep a pointer to each vector instead of a second copy of it: at 256 dimensions that
-// halves the memory of a large index.
+// Vectors by slot, in blocks that never move, so the graph can keep a pointer to each vector
+// instead of a second copy of it (at 256 dimensions that halves the memory of a large index).
+// Blocks double in size from kFirstBlock vectors until one holds kBigBlockBytes, then stay that
+// size: small indexes stay small, and a large one wastes at most one block.
 class VectorStore {
  public:
-  explicit VectorStore(std::size_t dimensions) : dimensions_(dimensions) {}
+  explicit VectorStore(std::size_t dimensions) : dimensions_(dimensions) {
+    const std::size_t vector_bytes = std::max<std::size_t>(dimensions, 1) * sizeof(float);
+    while ((kFirstBlock << doubling_blocks_) * vector_bytes < kBigBlockBytes) ++doubling_blocks_;
+    big_block_ = kFirstBlock << doubling_blocks_;
+    doubling_slots_ = kFirstBlock * ((std::size_t{1} << doubling_blocks_) - 1);
+  }
 
-  std::size_t capacity() const { return capacity_; }
   std::size_t bytes() const { return capacity_ * dimensions_ * sizeof(float); }
 
   void Reserve(std::size_t slots) {
     while (capacity_ < slots) {
-      const std::size_t vectors = kFirstBlock << blocks_.size();
+      const std::size_t b = blocks_.size();
+      const std::size_t vectors = b < doubling_blocks_ ? kFirstBlock << b : big_block_;
       blocks_.push_back(std::make_unique<float[]>(vectors * dimensions_));
       capacity_ += vectors;
     }
@@ -77,16 +83,26 @@ class VectorStore {
 
   float* At(std::uint32_t slot) { return const_cast<float*>(std::as_const(*this).At(slot)); }
   const float* At(std::uint32_t slot) const {
-    // Blocks 0..b-1 hold kFirstBlock * (2^b - 1) slots.
-    const std::size_t q = slot / kFirstBlock + 1;
-    const std::size_t block = std::bit_width(q) - 1;
-    const std::size_t offset = slot - kFirstBlock * ((std::size_t{1} << block) - 1);
+    std::size_t block = 0;
+    std::size_t offset = 0;
+    if (slot < doubling_slots_) {
+      // Blocks 0..b-1 hold kFirstBlock * (2^b - 1) slots.
+      block = std::bit_width(std::size_t{slot} / kFirstBlock + 1) - 1;
+      offset = slot - kFirstBlock * ((std::size_t{1} << block) - 1);
+    } else {
+      block = doubling_blocks_ + (slot - doubling_slots_) / big_block_;
+      offset = (slot - doubling_slots_) % big_block_;
+    }
     return blocks_[block].get() + offset * dimensions_;
   }
 
  private:
   static constexpr std::size_t kFirstBlock = 16;
+  static constexpr std::size_t kBigBlockBytes = std::size_t{1} << 20;
   std::size_t dimensions_;
+  std::size_t doubling_blocks_ = 0;  // blocks that double; the ones after are big_block_ each
+  std::size_t big_block_ = 0;
+  std::size_t doubling_slots_ = 0;
   std::size_t capacity_ = 0;
   std::vector<std::unique_ptr<float[]>> blocks_;
 };
@@ -211,10 +227,11 @@ struct VectorIndex::Impl {
     return out;
   }
 
-  // Grows the graph geometrically so that one more point fits.
+  // Grows the graph geometrically (by half: hnswlib keeps ~200 bytes per place) so that one
+  // more point fits.
   void MakeRoomInGraph() {
     if (graph->cur_element_count < graph->max_elements_) return;
-    graph->resizeIndex(std::max(kMinGraphCapacity, graph->max_elements_ * 2));
+    graph->resizeIndex(std::max(kMinGraphCapacity, graph->max_elements_ * 3 / 2));
   }
 
   void AddToGraph(std::uint32_t slot) {
@@ -225,7 +242,7 @@ struct VectorIndex::Impl {
   }
 
   void BuildGraph() {
-    graph = std::make_unique<Graph>(&space, std::max(kMinGraphCapacity, slots() * 2), options.m,
+    graph = std::make_unique<Graph>(&space, std::max(kMinGraphCapacity, slots() * 3 / 2), options.m,
                                     options.ef_construction);
     graph->setEf(options.ef_search);
     for (std::uint32_t slot = 0; slot < slots(); ++slot) {
