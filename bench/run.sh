@@ -36,4 +36,14 @@ node web/scripts/budget.mjs --binary "$build_dir/switchboard" --out "$out" || ec
   echo
   "$build_dir/bench/sb_plugin_bench examples/plugins/greeter"
 } | python3 bench/write_section.py "$out" plugin-bench
+
+{
+  echo "### Knowledge index (issue 17) — $today"
+  echo
+  echo "Command: \`make bench\` (\`$build_dir/bench/sb_knowledge_bench\`): the knowledge-base"
+  echo "vector index (hnswlib HNSW graph over our own vector store) in-process, one thread; synthetic"
+  echo "embeddings in gaussian clusters; recall against the index's own brute-force search."
+  echo
+  "$build_dir/bench/sb_knowledge_bench"
+} | python3 bench/write_section.py "$out" knowledge-bench
 echo "wrote $out"

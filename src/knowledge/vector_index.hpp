@@ -21,14 +21,19 @@ struct ScoredId {
   float score = 0;  // cosine similarity
 };
 
+// Defaults tuned with bench/knowledge_bench.cpp and the unit test's worst case (20,000 points
+// uniform on the 64-dimensional sphere: recall@10 0.71 at ef_search 64, 0.965 at 256). On
+// clustered 256-dimensional data (100,000 vectors) ef_construction 100 builds twice as fast as
+// 200 at the same recall (1.0), and ef_search 256 keeps p99 search near 1.3 ms on this machine.
 struct VectorIndexOptions {
-  std::size_t m = 16;  // graph degree
-  std::size_t ef_construction = 200;
-  std::size_t ef_search = 64;       // raised to k when k is larger
+  std::size_t m = 16;  // graph degree (2m links per vector at the bottom level); at least 2
+  std::size_t ef_construction = 100;
+  std::size_t ef_search = 256;      // raised to k when k is larger
   std::size_t exact_below = 2'000;  // vectors; fewer are searched exactly
 };
 
-// Thread-safe: searches run concurrently; Add and Remove take the index exclusively.
+// Thread-safe: searches run concurrently; Add and Remove take the index exclusively, and a
+// waiting Add or Remove goes before searches that arrive after it (no writer starvation).
 class VectorIndex {
  public:
   explicit VectorIndex(std::size_t dimensions, VectorIndexOptions options = {});
@@ -40,16 +45,19 @@ class VectorIndex {
   std::size_t size() const;  // live vectors
 
   // Adds, or replaces the vector of an id already present. `vector` must have dimensions()
-  // values (else ignored and false); it is normalised here. An all-zero vector is refused.
+  // values (else ignored and false); it is normalised here. An all-zero vector, or one with a
+  // NaN or infinity, is refused (false; a refused replacement keeps the old vector).
   bool Add(std::int64_t id, std::span<const float> vector);
   // No-op for an unknown id.
   void Remove(std::int64_t id);
 
-  // Up to k ids, best first (approximate above exact_below).
+  // Up to k ids, best first, ties by smaller id (approximate above exact_below). Empty for a
+  // query of the wrong size, all zero or not finite.
   std::vector<ScoredId> Search(std::span<const float> query, std::size_t k) const;
   // The same by brute force (for small sets, and as the reference for recall).
   std::vector<ScoredId> ExactSearch(std::span<const float> query, std::size_t k) const;
-  // The cosine similarity of the stored vector of `id` and `query`; nullopt for an unknown id.
+  // The cosine similarity of the stored vector of `id` and `query`; nullopt for an unknown id
+  // or a query Search would refuse.
   std::optional<float> Similarity(std::int64_t id, std::span<const float> query) const;
 
   // Approximate heap bytes held (vectors, graph, id maps).
