@@ -46,4 +46,14 @@ node web/scripts/budget.mjs --binary "$build_dir/switchboard" --out "$out" || ec
   echo
   "$build_dir/bench/sb_knowledge_bench"
 } | python3 bench/write_section.py "$out" knowledge-bench
+
+{
+  echo "### Knowledge ingestion and retrieval (issue 17) — $today"
+  echo
+  echo "Command: \`make bench\` (\`$build_dir/bench/sb_knowledge_ingest_bench 8\`): KnowledgeService"
+  echo "on a real SQLite file (FTS5), the real parser, chunker and vector index, and an embedder"
+  echo "that answers at once (word-hash vectors), so the figures are Switchboard's own cost."
+  echo
+  "$build_dir/bench/sb_knowledge_ingest_bench" 8
+} | python3 bench/write_section.py "$out" knowledge-ingest-bench
 echo "wrote $out"
