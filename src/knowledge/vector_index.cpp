@@ -1,6 +1,13 @@
 #include "knowledge/vector_index.hpp"
 
 // hnswlib.h defines non-inline functions (cpuid, AVXCapable): include it in this file only.
+// hnswlib 0.6.2 computes its prefetch addresses from the link one past the end of a list: a read
+// of up to 3 bytes past an allocation whose size is 1 mod 4, which every allocator rounds up to 8,
+// and whose value only feeds a prefetch. AddressSanitizer still reports it, so its builds go
+// without hnswlib's SSE paths (prefetches only: distances are ours).
+#if defined(__SANITIZE_ADDRESS__)
+#define NO_MANUAL_VECTORIZATION
+#endif
 #include <hnswlib/hnswlib.h>
 #include <pthread.h>
 
@@ -19,7 +26,8 @@ namespace {
 
 // The build targets baseline x86-64; the dot product is where search spends its time, so it is
 // cloned for the wider vector units and picked at load time.
-#if defined(__x86_64__) && defined(__GNUC__)
+// (Not under ThreadSanitizer, whose instrumented ifunc resolver would run before its runtime.)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__SANITIZE_THREAD__)
 #define SB_DOT_CLONES [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
 #else
 #define SB_DOT_CLONES
