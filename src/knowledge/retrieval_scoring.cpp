@@ -81,13 +81,15 @@ std::string KeywordQuery(std::string_view query, std::size_t max_terms) {
   }
   flush_word();
   flush_phrase();
-  // Duplicates add nothing to an OR.
-  std::sort(terms.begin(), terms.end());
-  terms.erase(std::unique(terms.begin(), terms.end()), terms.end());
+  // In the query's order; a repeated term adds nothing to an OR.
   std::string out;
-  for (const auto& t : terms) {
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    if (std::find(terms.begin(), terms.begin() + static_cast<std::ptrdiff_t>(i), terms[i]) !=
+        terms.begin() + static_cast<std::ptrdiff_t>(i)) {
+      continue;
+    }
     if (!out.empty()) out += " OR ";
-    out += t;
+    out += terms[i];
   }
   return out;
 }

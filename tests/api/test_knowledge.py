@@ -195,8 +195,10 @@ class KnowledgeRoutesTest(KnowledgeCase):
         for name, (task, file_uuid) in tasks.items():
             self.assertEqual(got[file_uuid]["status"], "completed", got[file_uuid])
             self.assertGreater(got[file_uuid]["chunk_count"], 0)
-            t = self.ok("GET", "/api/v1/system/tasks/%d" % task)
-            self.assertEqual(t["status"] if "status" in t else t["task"]["status"], "succeeded")
+            t = self.ok("GET", "/api/v1/system/tasks/%d" % task)["task"]
+            self.assertEqual(t["status"], "succeeded", t)
+            self.assertEqual(t["task_context"]["metadata"]["embedded"],
+                             t["task_context"]["metadata"]["chunks"])
         for word, name in (("zanzibarite", "notes"), ("quokkafield", "guide"),
                            ("brontovale", "page"), ("xylophant", "report"),
                            ("glimmerbeck", "memo")):
@@ -252,10 +254,9 @@ class KnowledgeRoutesTest(KnowledgeCase):
                 continue
             self.assertEqual(f["status"], "failed", (name, f))
             self.assertIn(fragment.lower(), f["error"].lower(), (name, f))
-            t = self.ok("GET", "/api/v1/system/tasks/%d" % task)
-            t = t.get("task", t)
+            t = self.ok("GET", "/api/v1/system/tasks/%d" % task)["task"]
             self.assertEqual(t["status"], "failed", t)
-            self.assertTrue(t["exception"], t)
+            self.assertEqual(t["runtime"]["exception"], f["error"], t)
         hits = self.retrieve(kb, "fernwhistle")
         self.assertEqual(hits[0]["metadata"]["file_id"], good)
 
@@ -321,8 +322,7 @@ class KnowledgeRoutesTest(KnowledgeCase):
         task = data["task_id"]
 
         def finished():
-            t = self.ok("GET", "/api/v1/system/tasks/%d" % task)
-            t = t.get("task", t)
+            t = self.ok("GET", "/api/v1/system/tasks/%d" % task)["task"]
             return t if t["status"] in ("succeeded", "failed") else None
         t = wait_until(finished, 30)
         self.assertEqual(t["status"], "succeeded", t)

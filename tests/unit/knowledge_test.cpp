@@ -43,14 +43,15 @@ TEST(KeywordText, SpacesCjkCharactersAndKeepsLatinWords) {
 }
 
 TEST(KeywordQuery, QuotesEveryTermSoNothingIsFtsSyntax) {
-  EXPECT_EQ(knowledge::KeywordQuery("reset the router"), "\"reset\" OR \"router\" OR \"the\"");
-  EXPECT_EQ(knowledge::KeywordQuery("ZQ-7781-K"), "\"7781\" OR \"K\" OR \"ZQ\"");
+  EXPECT_EQ(knowledge::KeywordQuery("reset the router"), "\"reset\" OR \"the\" OR \"router\"");
+  EXPECT_EQ(knowledge::KeywordQuery("ZQ-7781-K"), "\"ZQ\" OR \"7781\" OR \"K\"");
   // FTS5 operators and quotes in the query are just separators.
   EXPECT_EQ(knowledge::KeywordQuery("a\" OR NEAR(b* c) ^d"),
-            "\"NEAR\" OR \"OR\" OR \"a\" OR \"b\" OR \"c\" OR \"d\"");
+            "\"a\" OR \"OR\" OR \"NEAR\" OR \"b\" OR \"c\" OR \"d\"");
   // A CJK run is a phrase of single characters; punctuation ends it.
   EXPECT_EQ(knowledge::KeywordQuery("知识库。检索"), "\"知 识 库\" OR \"检 索\"");
   EXPECT_EQ(knowledge::KeywordQuery("  ...  "), "");
+  EXPECT_EQ(knowledge::KeywordQuery("tea, Tea, tea"), "\"tea\" OR \"Tea\"");
   std::string many;
   for (int i = 0; i < 100; ++i) many += "w" + std::to_string(i) + " ";
   const std::string q = knowledge::KeywordQuery(many, 5);
