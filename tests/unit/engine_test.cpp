@@ -37,7 +37,7 @@ class FakeRunner final : public Runner {
       if (error) {
         done(util::Fail(ErrorCode::kUpstreamFailed, *error));
       } else {
-        done(AgentReply{reply, "m-1", {}});
+        done(AgentReply{reply, "m-1", {}, {}});
       }
     };
     if (async) {

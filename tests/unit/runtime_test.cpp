@@ -167,7 +167,7 @@ class ReplyRunner final : public pipeline::Runner {
       std::unique_lock lock(mu);
       cv.wait_for(lock, 3s, [&] { return !hold.load(); });
     }
-    done(pipeline::AgentReply{"echo: " + text, "m", {}});
+    done(pipeline::AgentReply{"echo: " + text, "m", {}, {}});
   }
   std::atomic<bool> hold{false};
   std::mutex mu;
