@@ -190,6 +190,31 @@ TEST(Pdf, TextOfEveryPage) {
   EXPECT_LT(text.find("handbook"), text.find("xylophonist"));
 }
 
+TEST(Pdf, TwoColumnsInReadingOrder) {
+  // The content stream interleaves the columns line by line, as some generators write them.
+  std::string content = "BT /F1 11 Tf ";
+  const char* left[] = {"Left column starts here and", "continues on the second line",
+                        "and ends on the third."};
+  const char* right[] = {"Right column has its own", "sentence that runs on",
+                         "to its end as well."};
+  for (int i = 0; i < 3; ++i) {
+    const std::string y = std::to_string(700 - 14 * i);
+    content += "1 0 0 1 72 " + y + " Tm (" + left[i] + ") Tj ";
+    content += "1 0 0 1 330 " + y + " Tm (" + right[i] + ") Tj ";
+  }
+  content += "ET";
+  const std::string pdf = test::MakePdfFromObjects(
+      {"<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+       "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+       "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> "
+       ">> /Contents 5 0 R >>",
+       "<< /Length " + std::to_string(content.size()) + " >>\nstream\n" + content + "\nendstream"},
+      "/Root 1 0 R");
+  EXPECT_EQ(TextOf(DocumentType::kPdf, pdf),
+            "Left column starts here and\ncontinues on the second line\nand ends on the third.\n\n"
+            "Right column has its own\nsentence that runs on\nto its end as well.");
+}
+
 TEST(Pdf, DamagedFilesGiveClearErrors) {
   const std::string pdf = test::MakePdf({"Some text that will be lost."});
   for (const std::string& bad : {pdf.substr(0, 20), pdf.substr(0, pdf.size() / 2),
