@@ -54,19 +54,19 @@ void ExpectWellFormed(std::string_view text, const std::vector<TextChunk>& chunk
   }
 }
 
-TEST(Chunker, WhitespaceOnlyGivesNothing) {
+TEST(KnowledgeChunker, WhitespaceOnlyGivesNothing) {
   EXPECT_TRUE(SplitIntoChunks("", {}).empty());
   EXPECT_TRUE(SplitIntoChunks(" \n\n\t ", {}).empty());
 }
 
-TEST(Chunker, ShortTextIsOneTrimmedChunk) {
+TEST(KnowledgeChunker, ShortTextIsOneTrimmedChunk) {
   const auto chunks = SplitIntoChunks("\n  Hello there.  \n", {.chunk_size = 100, .overlap = 10});
   ASSERT_EQ(chunks.size(), 1u);
   EXPECT_EQ(chunks[0].text, "Hello there.");
   EXPECT_EQ(chunks[0].offset, 3u);
 }
 
-TEST(Chunker, PrefersParagraphThenSentenceThenSpace) {
+TEST(KnowledgeChunker, PrefersParagraphThenSentenceThenSpace) {
   // A paragraph break inside the window wins over later sentence ends.
   std::string text = "Alpha beta gamma delta. Epsilon zeta.\n\nEta theta iota. Kappa lambda mu nu.";
   auto chunks = SplitIntoChunks(text, {.chunk_size = 60, .overlap = 0});
@@ -94,7 +94,7 @@ TEST(Chunker, PrefersParagraphThenSentenceThenSpace) {
   ExpectWellFormed(text, chunks, 30);
 }
 
-TEST(Chunker, OverlapStartsAtASentenceOrWord) {
+TEST(KnowledgeChunker, OverlapStartsAtASentenceOrWord) {
   std::string text;
   for (int k = 0; k < 40; ++k) text += "Sentence number " + std::to_string(k) + " is here. ";
   const auto chunks = SplitIntoChunks(text, {.chunk_size = 100, .overlap = 30});
@@ -109,7 +109,7 @@ TEST(Chunker, OverlapStartsAtASentenceOrWord) {
   }
 }
 
-TEST(Chunker, CjkAndEmojiCountAsOneCharacter) {
+TEST(KnowledgeChunker, CjkAndEmojiCountAsOneCharacter) {
   std::string text;
   for (int k = 0; k < 30; ++k) text += "我们喜欢知识库。";  // 8 code points, 24 bytes
   auto chunks = SplitIntoChunks(text, {.chunk_size = 20, .overlap = 5});
@@ -128,7 +128,7 @@ TEST(Chunker, CjkAndEmojiCountAsOneCharacter) {
   EXPECT_EQ(CodePoints(chunks[0].text), 7u);
 }
 
-TEST(Chunker, PathologicalOptionsStillProgress) {
+TEST(KnowledgeChunker, PathologicalOptionsStillProgress) {
   const std::string text = "ab cd. \xE4\xBD\xA0\xE5\xA5\xBD ef\n\ngh \xF0\x9F\x98\x80 ij.";
   for (std::size_t size : {0u, 1u, 2u, 3u, 5u}) {
     for (std::size_t overlap : {0u, 1u, 2u, 5u, 100u}) {
@@ -148,7 +148,7 @@ TEST(Chunker, PathologicalOptionsStillProgress) {
   ExpectWellFormed(bad, SplitIntoChunks(bad, {.chunk_size = 2, .overlap = 1}), 2);
 }
 
-TEST(Chunker, UniqueSentenceInTheMiddleIsWhole) {
+TEST(KnowledgeChunker, UniqueSentenceInTheMiddleIsWhole) {
   std::string text;
   while (text.size() < 100'000) {
     text += "The quick brown fox jumps over the lazy dog near the riverbank. ";
@@ -164,7 +164,7 @@ TEST(Chunker, UniqueSentenceInTheMiddleIsWhole) {
   EXPECT_GE(whole, 1);
 }
 
-TEST(Chunker, ParentChild) {
+TEST(KnowledgeChunker, ParentChild) {
   std::string text;
   for (int k = 0; k < 50; ++k) {
     text += "Paragraph " + std::to_string(k) + " starts. It has two sentences here.\n\n";
@@ -181,7 +181,7 @@ TEST(Chunker, ParentChild) {
   }
 }
 
-TEST(Chunker, TenMegabytesQuickly) {
+TEST(KnowledgeChunker, TenMegabytesQuickly) {
   std::string text;
   text.reserve(10u << 20);
   int k = 0;

@@ -31,7 +31,7 @@ bool Contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
 
-TEST(DocumentTypes, FromExtensionThenMime) {
+TEST(KnowledgeDocumentTypes, FromExtensionThenMime) {
   EXPECT_EQ(DocumentTypeFor("Manual.PDF"), DocumentType::kPdf);
   EXPECT_EQ(DocumentTypeFor("notes.markdown"), DocumentType::kMarkdown);
   EXPECT_EQ(DocumentTypeFor("a.htm"), DocumentType::kHtml);
@@ -45,24 +45,24 @@ TEST(DocumentTypes, FromExtensionThenMime) {
   EXPECT_STREQ(MimeTypeOf(DocumentType::kMarkdown), "text/markdown");
 }
 
-TEST(PlainText, NormalisesLinesAndParagraphs) {
+TEST(KnowledgePlainText, NormalisesLinesAndParagraphs) {
   EXPECT_EQ(
       TextOf(DocumentType::kText, "\xEF\xBB\xBF  first line\r\nsecond  \r\n\r\n\r\n\n third\r\n\n"),
       "first line\nsecond\n\n third");
 }
 
-TEST(PlainText, Utf16WithBomIsConverted) {
+TEST(KnowledgePlainText, Utf16WithBomIsConverted) {
   const std::string utf16le("\xFF\xFEh\0i\0 \0\xAC\x20", 10);  // "hi €"
   EXPECT_EQ(TextOf(DocumentType::kText, utf16le), "hi \xE2\x82\xAC");
 }
 
-TEST(PlainText, NotUtf8IsRefused) {
+TEST(KnowledgePlainText, NotUtf8IsRefused) {
   const auto error = ErrorOf(DocumentType::kText, "caf\xE9 au lait");  // Latin-1
   EXPECT_EQ(error.code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(error.message, "the file is not UTF-8 text");
 }
 
-TEST(PlainText, EmptyOrBlankHasNoText) {
+TEST(KnowledgePlainText, EmptyOrBlankHasNoText) {
   for (const char* blank : {"", " \n\t\r\n  "}) {
     const auto error = ErrorOf(DocumentType::kText, blank);
     EXPECT_EQ(error.code, ErrorCode::kInvalidArgument);
@@ -70,7 +70,7 @@ TEST(PlainText, EmptyOrBlankHasNoText) {
   }
 }
 
-TEST(Limits, InputAndOutputSizes) {
+TEST(KnowledgeLimits, InputAndOutputSizes) {
   DocumentLimits limits;
   limits.max_input_bytes = 100;
   auto error = ErrorOf(DocumentType::kText, std::string(101, 'a'), limits);
@@ -83,7 +83,7 @@ TEST(Limits, InputAndOutputSizes) {
   EXPECT_EQ(error.message, "the document's text is larger than 1 KiB");
 }
 
-TEST(Markdown, KeepsTextDropsMarkup) {
+TEST(KnowledgeMarkdown, KeepsTextDropsMarkup) {
   const std::string md =
       "# Install *Guide* #\n"
       "Run the **installer** with `--fast_mode` and read [the docs](https://example.com/docs "
@@ -124,7 +124,7 @@ TEST(Markdown, KeepsTextDropsMarkup) {
   }
 }
 
-TEST(Markdown, HostileLinesStayLinear) {
+TEST(KnowledgeMarkdown, HostileLinesStayLinear) {
   // Thousands of unclosed brackets, backticks and angle brackets on one line: each search is
   // remembered, so this is linear rather than quadratic.
   std::string md;
@@ -136,7 +136,7 @@ TEST(Markdown, HostileLinesStayLinear) {
   EXPECT_EQ(text.substr(0, 14), "[<![ * [<![ * ") << text.substr(0, 100);
 }
 
-TEST(Html, TextWithoutScriptsStylesAndComments) {
+TEST(KnowledgeHtml, TextWithoutScriptsStylesAndComments) {
   const std::string html =
       "<!DOCTYPE html><html><head><title>Page title</title><style>p { color: red }</style>"
       "<meta charset=\"utf-8\"></head><body>"
@@ -157,7 +157,7 @@ TEST(Html, TextWithoutScriptsStylesAndComments) {
             "Second\nline\n\none\ntwo\n\na1 b1\na2 b2\n\n  code\n    indented\n\nquoted gt");
 }
 
-TEST(Html, MalformedInputGivesTextNotHangs) {
+TEST(KnowledgeHtml, MalformedInputGivesTextNotHangs) {
   EXPECT_EQ(TextOf(DocumentType::kHtml, "<p>open <b>never closed <i>still text"),
             "open never closed still text");
   EXPECT_EQ(TextOf(DocumentType::kHtml, "a < b and c<3 <p>next"), "a < b and c<3\n\nnext");
@@ -180,7 +180,7 @@ TEST(Html, MalformedInputGivesTextNotHangs) {
   }
 }
 
-TEST(Pdf, TextOfEveryPage) {
+TEST(KnowledgePdf, TextOfEveryPage) {
   const std::string pdf = test::MakePdf(
       {"Welcome to the handbook.\nSecond line here.", "The xylophonist appears only on page two."});
   const std::string text = TextOf(DocumentType::kPdf, pdf);
@@ -190,7 +190,7 @@ TEST(Pdf, TextOfEveryPage) {
   EXPECT_LT(text.find("handbook"), text.find("xylophonist"));
 }
 
-TEST(Pdf, TwoColumnsInReadingOrder) {
+TEST(KnowledgePdf, TwoColumnsInReadingOrder) {
   // The content stream interleaves the columns line by line, as some generators write them.
   std::string content = "BT /F1 11 Tf ";
   const char* left[] = {"Left column starts here and", "continues on the second line",
@@ -215,7 +215,7 @@ TEST(Pdf, TwoColumnsInReadingOrder) {
             "Right column has its own\nsentence that runs on\nto its end as well.");
 }
 
-TEST(Pdf, DamagedFilesGiveClearErrors) {
+TEST(KnowledgePdf, DamagedFilesGiveClearErrors) {
   const std::string pdf = test::MakePdf({"Some text that will be lost."});
   for (const std::string& bad : {pdf.substr(0, 20), pdf.substr(0, pdf.size() / 2),
                                  std::string("%PDF-1.4\n") + std::string(5000, '\x07'),
@@ -228,7 +228,7 @@ TEST(Pdf, DamagedFilesGiveClearErrors) {
             "the file is not a PDF (no %PDF header)");
 }
 
-TEST(Pdf, EncryptedIsRefused) {
+TEST(KnowledgePdf, EncryptedIsRefused) {
   // A standard security handler whose password check fails for the empty user password.
   const std::string pdf = test::MakePdfFromObjects(
       {"<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
@@ -242,7 +242,7 @@ TEST(Pdf, EncryptedIsRefused) {
   EXPECT_TRUE(Contains(error.message, "encrypted")) << error.message;
 }
 
-TEST(Pdf, PageLimit) {
+TEST(KnowledgePdf, PageLimit) {
   std::vector<std::string> pages;
   for (int k = 0; k < 12; ++k) pages.push_back("page " + std::to_string(k));
   const std::string pdf = test::MakePdf(pages);
@@ -255,7 +255,7 @@ TEST(Pdf, PageLimit) {
   EXPECT_TRUE(Contains(TextOf(DocumentType::kPdf, pdf, limits), "page 11"));
 }
 
-TEST(Pdf, DeadlineBetweenPages) {
+TEST(KnowledgePdf, DeadlineBetweenPages) {
   std::vector<std::string> pages(50, "filler");
   DocumentLimits limits;
   limits.deadline = std::chrono::milliseconds(0);
@@ -264,7 +264,7 @@ TEST(Pdf, DeadlineBetweenPages) {
   EXPECT_EQ(error.message, "reading the document took more than 0 s");
 }
 
-TEST(Pdf, SelfReferencingPageTreeFinishes) {
+TEST(KnowledgePdf, SelfReferencingPageTreeFinishes) {
   const std::string pdf = test::MakePdfFromObjects(
       {"<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [2 0 R 3 0 R] /Count 2 >>",
        "<< /Type /Pages /Parent 2 0 R /Kids [3 0 R 2 0 R] /Count 2 >>"},
@@ -278,7 +278,7 @@ TEST(Pdf, SelfReferencingPageTreeFinishes) {
             "the document has no text (a scanned PDF needs text recognition first)");
 }
 
-TEST(Pdf, PageTreeLoopingBackBesideARealPage) {
+TEST(KnowledgePdf, PageTreeLoopingBackBesideARealPage) {
   const std::string content = "BT /F1 12 Tf 72 720 Td (Loopy but readable) Tj ET";
   const std::string pdf = test::MakePdfFromObjects(
       {"<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [2 0 R 4 0 R 2 0 R] /Count 3 >>",
@@ -295,7 +295,7 @@ TEST(Pdf, PageTreeLoopingBackBesideARealPage) {
   EXPECT_EQ(*result, "Loopy but readable");
 }
 
-TEST(Docx, ParagraphsTabsBreaksAndTables) {
+TEST(KnowledgeDocx, ParagraphsTabsBreaksAndTables) {
   const std::string xml =
       R"(<?xml version="1.0" encoding="UTF-8"?>)"
       R"(<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>)"
@@ -312,20 +312,20 @@ TEST(Docx, ParagraphsTabsBreaksAndTables) {
             "r2c1 \tr2c2\n\nAfter the table, quixotic.");
 }
 
-TEST(Docx, GeneratedDocument) {
+TEST(KnowledgeDocx, GeneratedDocument) {
   const std::string text =
       TextOf(DocumentType::kDocx, test::MakeDocx({"First paragraph <1>.", "Zymurgy is brewing."}));
   EXPECT_EQ(text, "First paragraph <1>.\n\nZymurgy is brewing.");
 }
 
-TEST(Docx, ZipWithoutDocumentPart) {
+TEST(KnowledgeDocx, ZipWithoutDocumentPart) {
   const auto error = ErrorOf(DocumentType::kDocx,
                              test::MakeZip({{"hello.txt", "just a zip"}, {"a/b.xml", "<a/>"}}));
   EXPECT_EQ(error.code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(error.message, "not a DOCX document (no word/document.xml)");
 }
 
-TEST(Docx, NotAZipAndBadXml) {
+TEST(KnowledgeDocx, NotAZipAndBadXml) {
   auto error = ErrorOf(DocumentType::kDocx, "PK\x03\x04 truncated nonsense");
   EXPECT_EQ(error.code, ErrorCode::kInvalidArgument);
   EXPECT_TRUE(Contains(error.message, "DOCX")) << error.message;
@@ -336,7 +336,7 @@ TEST(Docx, NotAZipAndBadXml) {
   EXPECT_TRUE(Contains(error.message, "bad XML")) << error.message;
 }
 
-TEST(Docx, ZipBombStopsAtTheLimit) {
+TEST(KnowledgeDocx, ZipBombStopsAtTheLimit) {
   // 96 MiB of XML whitespace inside a DOCX of about 100 KiB.
   const std::string head =
       R"(<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>x</w:t></w:r></w:p>)";
@@ -351,7 +351,7 @@ TEST(Docx, ZipBombStopsAtTheLimit) {
   EXPECT_EQ(error.message, "the DOCX inflates past 64 MiB");
 }
 
-TEST(Docx, TooManyEntriesBeforeTheDocument) {
+TEST(KnowledgeDocx, TooManyEntriesBeforeTheDocument) {
   std::vector<std::pair<std::string, std::string>> entries;
   for (int k = 0; k < 10'050; ++k) entries.emplace_back("junk/" + std::to_string(k), "");
   for (auto& part : test::DocxParts(test::DocxDocumentXml({"late"}))) entries.push_back(part);
@@ -360,7 +360,7 @@ TEST(Docx, TooManyEntriesBeforeTheDocument) {
   EXPECT_EQ(error.message, "the DOCX has more than 10000 parts before word/document.xml");
 }
 
-TEST(Docx, TextBoxFallbackReadOnce) {
+TEST(KnowledgeDocx, TextBoxFallbackReadOnce) {
   const std::string xml =
       R"(<w:document xmlns:w="w" xmlns:mc="mc"><w:body><w:p><w:r><mc:AlternateContent>)"
       R"(<mc:Choice><w:t>boxed</w:t></mc:Choice><mc:Fallback><w:t>boxed</w:t></mc:Fallback>)"
