@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <iterator>
+#include <random>
 #include <string>
 
 #include "knowledge/chunker.hpp"
@@ -86,6 +90,12 @@ TEST(KnowledgeChunker, PrefersParagraphThenSentenceThenSpace) {
   EXPECT_EQ(chunks[0].text, "Version 3.14159 released today");
   ExpectWellFormed(text, chunks, 30);
 
+  // A sentence may end after a closing quote.
+  text = "He said \"stop here.\" Then everyone went home early that day.";
+  chunks = SplitIntoChunks(text, {.chunk_size = 40, .overlap = 0});
+  EXPECT_EQ(chunks[0].text, "He said \"stop here.\"");
+  ExpectWellFormed(text, chunks, 40);
+
   // No space at all: cut anywhere, exactly at the size.
   text = std::string(100, 'x');
   chunks = SplitIntoChunks(text, {.chunk_size = 30, .overlap = 0});
@@ -143,9 +153,46 @@ TEST(KnowledgeChunker, PathologicalOptionsStillProgress) {
   ASSERT_EQ(ones.size(), 3u);
   EXPECT_EQ(ones[2].text, "\xE4\xBD\xA0");
   EXPECT_EQ(ones[2].offset, 3u);
+  // An absurd size is the whole text; an absurd overlap is clamped.
+  const auto whole = SplitIntoChunks(text, {.chunk_size = SIZE_MAX, .overlap = SIZE_MAX});
+  ASSERT_EQ(whole.size(), 1u);
+  EXPECT_EQ(whole[0].text, text);
   // Invalid UTF-8 never stalls.
   const std::string bad = "\xFF\xFE\x80 abc \xC3";
   ExpectWellFormed(bad, SplitIntoChunks(bad, {.chunk_size = 2, .overlap = 1}), 2);
+}
+
+TEST(KnowledgeChunker, RandomTextsKeepTheInvariants) {
+  const char* tokens[] = {"word",
+                          "longerword",
+                          " ",
+                          " ",
+                          "\n",
+                          "\n\n",
+                          ". ",
+                          "! ",
+                          "?",
+                          "\xE4\xBD\xA0\xE5\xA5\xBD",
+                          "\xE3\x80\x82",
+                          "\xF0\x9F\x98\x80",
+                          "\t",
+                          "\"",
+                          "e.g.",
+                          "\xEF\xBC\x81"};
+  std::mt19937 random(17);
+  for (int round = 0; round < 300; ++round) {
+    std::string text;
+    const int length = static_cast<int>(random() % 400);
+    for (int k = 0; k < length; ++k) text += tokens[random() % std::size(tokens)];
+    const std::size_t size = random() % 80;
+    const std::size_t overlap = random() % 90;
+    const auto chunks = SplitIntoChunks(text, {.chunk_size = size, .overlap = overlap});
+    ExpectWellFormed(text, chunks, size);
+    if (HasFailure()) {
+      ADD_FAILURE() << "round " << round << " size " << size << " overlap " << overlap;
+      return;
+    }
+  }
 }
 
 TEST(KnowledgeChunker, UniqueSentenceInTheMiddleIsWhole) {

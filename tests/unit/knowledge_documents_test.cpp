@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <iterator>
+#include <random>
 #include <string>
 
 #include "knowledge/document_text.hpp"
 #include "support/make_documents.hpp"
+#include "util/utf8.hpp"
 
 namespace sb::knowledge {
 namespace {
@@ -177,6 +180,34 @@ TEST(KnowledgeHtml, MalformedInputGivesTextNotHangs) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
   if (!result) {
     EXPECT_EQ(result.error().code, ErrorCode::kInvalidArgument);
+  }
+}
+
+TEST(KnowledgeHtml, RandomTagSoupNeverBreaks) {
+  const char* tokens[] = {"<",    ">",     "\"",     "'",        "&amp;",     "&#x41;",
+                          "&",    "<p>",   "</p>",   "<script>", "</script>", "<!--",
+                          "-->",  "<pre>", "</pre>", "<head>",   "<body>",    "<a href=\"",
+                          "word", " ",     "\n",     "[",        "](",        ")",
+                          "`",    "**",    "_",      "# ",       "```\n",     "\xC3\xA9"};
+  std::mt19937 random(17);
+  for (int round = 0; round < 300; ++round) {
+    std::string soup;
+    const int length = static_cast<int>(random() % 300);
+    for (int k = 0; k < length; ++k) soup += tokens[random() % std::size(tokens)];
+    for (DocumentType type : {DocumentType::kHtml, DocumentType::kMarkdown}) {
+      auto text = ExtractText(type, soup);
+      if (text) {
+        EXPECT_FALSE(text->empty());
+        EXPECT_EQ(text->find("\n\n\n"), std::string::npos);
+        EXPECT_TRUE(util::IsValidUtf8(*text));
+      } else {
+        EXPECT_EQ(text.error().message, "the document has no text");
+      }
+    }
+    if (HasFailure()) {
+      ADD_FAILURE() << "round " << round << ": " << soup;
+      return;
+    }
   }
 }
 
