@@ -120,7 +120,7 @@ class InlineText {
     } else {
       return 0;
     }
-    if (end == std::string_view::npos) return 0;
+    if (end == std::string_view::npos || end - close > kMaxLinkText) return 0;
     const std::string_view label = s_.substr(i + 1, close - i - 1);
     if (image || depth_ > 0) {
       out_ += label;

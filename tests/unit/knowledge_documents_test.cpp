@@ -171,6 +171,9 @@ TEST(KnowledgeHtml, MalformedInputGivesTextNotHangs) {
   EXPECT_EQ(TextOf(DocumentType::kHtml, "x <a href=\"unterminated>link text</a> y"),
             "x link text y");
   EXPECT_EQ(TextOf(DocumentType::kHtml, "end <a href=x"), "end");
+  EXPECT_EQ(TextOf(DocumentType::kHtml, "<p class=x it's>apostrophe</p><p>later's text</p>"),
+            "apostrophe\n\nlater's text");
+  EXPECT_EQ(TextOf(DocumentType::kHtml, "<a title = \"x > y\" href='a>b'>spaced</a>"), "spaced");
   // Pathological nesting and repetition stay linear.
   std::string hostile;
   for (int k = 0; k < 100000; ++k) hostile += "<template><a \"<noscript>&#x;&amp<";
