@@ -35,6 +35,12 @@ std::string_view LocalName(const char* name) {
 // The inflated word/document.xml, or why it cannot be had.
 util::Result<std::string> ReadDocumentPart(std::string_view bytes, const DocumentLimits& limits,
                                            const Deadline& deadline) {
+  // Word saves a password-protected document (and the old .doc format) as an OLE compound file.
+  if (bytes.substr(0, 8) == std::string_view("\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1", 8)) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "the DOCX is password-protected or an old .doc file; save it as an unprotected "
+                ".docx");
+  }
   std::unique_ptr<archive, ArchiveCloser> zip(archive_read_new());
   if (!zip) return Fail(ErrorCode::kInternal, "cannot allocate a zip reader");
   archive_read_support_format_zip(zip.get());

@@ -263,9 +263,9 @@ util::Result<std::string> MarkdownText(std::string_view bytes) {
       out += "\n\n";
       continue;
     }
-    if (text[0] == '[' && text.find("]:") != std::string_view::npos &&
-        text.find("]:") < kMaxLinkText && text.find(' ') > text.find("]:")) {
-      continue;  // [ref]: https://target "title"
+    if (const auto label_end = text.find(']');
+        text[0] == '[' && label_end < kMaxLinkText && text.compare(label_end, 2, "]:") == 0) {
+      continue;  // [a ref]: https://target "title"
     }
     if (IsTableSeparator(text)) continue;
     std::size_t hashes = 0;

@@ -106,6 +106,7 @@ TEST(KnowledgeMarkdown, KeepsTextDropsMarkup) {
       "|---|:---:|\n"
       "| cell 1 | cell 2 |\n"
       "[docs]: https://example.com/ref\n"
+      "[the other ref]: https://example.com/other \"Title\"\n"
       "Setext heading\n"
       "==============\n"
       "closing paragraph with [ref link][docs]\n";
@@ -121,8 +122,9 @@ TEST(KnowledgeMarkdown, KeepsTextDropsMarkup) {
   EXPECT_TRUE(Contains(text, "\n\nint main() { return a_b * 2; }\n\n")) << text;
   EXPECT_TRUE(Contains(text, "col a | col b\ncell 1 | cell 2")) << text;
   EXPECT_TRUE(Contains(text, "closing paragraph with ref link")) << text;
-  for (const char* noise : {"#", "**", "](", "https://example.com/docs", "img/flux.png", "<span",
-                            "```", "cpp", "|---", "https://example.com/ref", "===", "~~"}) {
+  for (const char* noise :
+       {"#", "**", "](", "https://example.com/docs", "img/flux.png", "<span", "```", "cpp", "|---",
+        "https://example.com/ref", "other", "===", "~~"}) {
     EXPECT_FALSE(Contains(text, noise)) << noise << " in:\n" << text;
   }
 }
@@ -365,6 +367,11 @@ TEST(KnowledgeDocx, NotAZipAndBadXml) {
   EXPECT_TRUE(Contains(error.message, "DOCX")) << error.message;
   error = ErrorOf(DocumentType::kDocx, "plain text, not a zip");
   EXPECT_EQ(error.code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(error.message, "the DOCX cannot be read (not a zip file)");
+  error = ErrorOf(DocumentType::kDocx,
+                  std::string("\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1", 8) + std::string(504, '\0'));
+  EXPECT_EQ(error.code, ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(error.message, "password-protected")) << error.message;
   error = ErrorOf(DocumentType::kDocx, test::MakeZip(test::DocxParts("<w:document><w:body><w:p>")));
   EXPECT_EQ(error.code, ErrorCode::kInvalidArgument);
   EXPECT_TRUE(Contains(error.message, "bad XML")) << error.message;
