@@ -392,6 +392,20 @@ TEST(KnowledgeDocx, ZipBombStopsAtTheLimit) {
   EXPECT_EQ(error.message, "the DOCX inflates past 64 MiB");
 }
 
+TEST(KnowledgeDocx, LimitsOfAnOrdinaryDocument) {
+  const std::string docx = test::MakeDocx(std::vector<std::string>(100, "A paragraph of text."));
+  DocumentLimits limits;
+  limits.max_docx_xml_bytes = 1024;
+  auto error = ErrorOf(DocumentType::kDocx, docx, limits);
+  EXPECT_EQ(error.code, ErrorCode::kPayloadTooLarge);
+  EXPECT_EQ(error.message, "the DOCX inflates past 1 KiB");
+  limits = {};
+  limits.deadline = std::chrono::milliseconds(0);
+  error = ErrorOf(DocumentType::kDocx, docx, limits);
+  EXPECT_EQ(error.code, ErrorCode::kPayloadTooLarge);
+  EXPECT_EQ(error.message, "reading the document took more than 0 s");
+}
+
 TEST(KnowledgeDocx, TooManyEntriesBeforeTheDocument) {
   std::vector<std::pair<std::string, std::string>> entries;
   for (int k = 0; k < 10'050; ++k) entries.emplace_back("junk/" + std::to_string(k), "");
