@@ -16,6 +16,20 @@ bool IsSpace(char32_t c) {
 }
 bool IsLatinSentenceEnd(char32_t c) { return c == '.' || c == '!' || c == '?'; }
 bool IsCjkSentenceEnd(char32_t c) { return c == 0x3002 || c == 0xFF01 || c == 0xFF1F; }
+// A quote or bracket that may close a sentence: `He said "stop." Then` ends after the quote.
+bool IsCloser(char32_t c) {
+  return c == '"' || c == '\'' || c == ')' || c == ']' || c == 0x201D || c == 0x2019 ||
+         c == 0x300D || c == 0x300F || c == 0xFF09;
+}
+// Whether a sentence ends just before code point k of `cps`.
+bool EndsSentence(const std::vector<char32_t>& cps, std::size_t k) {
+  const char32_t before = cps[k - 1];
+  if (IsCjkSentenceEnd(before)) return true;
+  const bool latin = IsLatinSentenceEnd(before) ||
+                     (IsCloser(before) && k >= 2 &&
+                      (IsLatinSentenceEnd(cps[k - 2]) || IsCjkSentenceEnd(cps[k - 2])));
+  return latin && (k == cps.size() || IsSpace(cps[k]));
+}
 
 // The byte just past the whitespace starting at `i`.
 std::size_t SkipSpace(std::string_view text, std::size_t i) {
@@ -47,7 +61,10 @@ std::size_t TrimEnd(std::string_view text, std::size_t begin, std::size_t end) {
 }  // namespace
 
 std::vector<TextChunk> SplitIntoChunks(std::string_view text, const ChunkOptions& options) {
-  const std::size_t size = std::max<std::size_t>(1, options.chunk_size);
+  // No chunk holds more code points than the text has bytes; clamping there also keeps size + 2
+  // from overflowing for an absurd chunk_size.
+  const std::size_t size =
+      std::clamp<std::size_t>(options.chunk_size, 1, std::max<std::size_t>(1, text.size()));
   const std::size_t overlap = std::min(options.overlap, size / 2);
   // A cut at a preferred boundary is taken only this far in, so every chunk moves on by at least
   // size / 4 code points past its overlap (for size >= 4; by one for tiny sizes).
@@ -80,7 +97,7 @@ std::vector<TextChunk> SplitIntoChunks(std::string_view text, const ChunkOptions
         const char32_t here = cps[k];
         if (here == '\n' && k + 1 < cps.size() && cps[k + 1] == '\n' && !IsSpace(before)) {
           paragraph = k;
-        } else if ((IsLatinSentenceEnd(before) && IsSpace(here)) || IsCjkSentenceEnd(before)) {
+        } else if (EndsSentence(cps, k)) {
           sentence = k;
         } else if (IsSpace(here) && !IsSpace(before)) {
           space = k;
@@ -112,7 +129,9 @@ std::vector<TextChunk> SplitIntoChunks(std::string_view text, const ChunkOptions
         } else if (IsSpace(cps[k - 1])) {
           std::size_t b = k - 1;
           while (b > 0 && IsSpace(cps[b])) --b;
-          if (sentence_start == 0 && IsLatinSentenceEnd(cps[b])) sentence_start = k;
+          if (sentence_start == 0 && !IsSpace(cps[b]) && EndsSentence(cps, b + 1)) {
+            sentence_start = k;
+          }
           if (word_start == 0) word_start = k;
         }
       }

@@ -16,6 +16,10 @@ namespace sb::knowledge {
 struct ChunkOptions {
   std::size_t chunk_size = 512;  // characters; at least 1
   std::size_t overlap = 50;      // characters; less than chunk_size (clamped)
+  // How the clamping guarantees progress: overlap is at most chunk_size / 2, and a cut at a
+  // preferred boundary is taken only past overlap + chunk_size / 4, so each chunk starts at least
+  // a quarter chunk after the previous one (one character for tiny sizes) and the output is at
+  // most about four times the input whatever the options.
 };
 
 struct TextChunk {

@@ -149,7 +149,12 @@ util::Result<std::string> ExtractText(DocumentType type, std::string_view bytes,
     return Fail(ErrorCode::kPayloadTooLarge,
                 "the document's text is larger than " + detail::SizeText(limits.max_text_bytes));
   }
-  if (text.empty()) return Fail(ErrorCode::kInvalidArgument, "the document has no text");
+  if (text.empty()) {
+    return Fail(ErrorCode::kInvalidArgument,
+                type == DocumentType::kPdf
+                    ? "the document has no text (a scanned PDF needs text recognition first)"
+                    : "the document has no text");
+  }
   return text;
 }
 

@@ -1,7 +1,8 @@
 // DOCX text: the zip is read from memory with libarchive, word/document.xml inflated with a cap
 // (a zip bomb stops at max_docx_xml_bytes, after inflating no more than that), and its text runs
 // taken with pugixml: paragraphs, tabs, line breaks, and tables row by row (cells separated by a
-// tab). Deleted text (w:delText) and field codes (w:instrText) are not text.
+// tab). Deleted text (w:delText), field codes (w:instrText) and the duplicate of a text box for
+// old readers (mc:Fallback) are not text.
 #include <archive.h>
 #include <archive_entry.h>
 
@@ -34,6 +35,12 @@ std::string_view LocalName(const char* name) {
 // The inflated word/document.xml, or why it cannot be had.
 util::Result<std::string> ReadDocumentPart(std::string_view bytes, const DocumentLimits& limits,
                                            const Deadline& deadline) {
+  // Word saves a password-protected document (and the old .doc format) as an OLE compound file.
+  if (bytes.substr(0, 8) == std::string_view("\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1", 8)) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "the DOCX is password-protected or an old .doc file; save it as an unprotected "
+                ".docx");
+  }
   std::unique_ptr<archive, ArchiveCloser> zip(archive_read_new());
   if (!zip) return Fail(ErrorCode::kInternal, "cannot allocate a zip reader");
   archive_read_support_format_zip(zip.get());
@@ -41,7 +48,8 @@ util::Result<std::string> ReadDocumentPart(std::string_view bytes, const Documen
     return Fail(ErrorCode::kInvalidArgument, "the DOCX cannot be read (not a zip file)");
   }
   archive_entry* entry = nullptr;
-  for (int count = 0; count < kMaxZipEntries; ++count) {
+  int entries_seen = 0;
+  for (; entries_seen < kMaxZipEntries; ++entries_seen) {
     const int r = archive_read_next_header(zip.get(), &entry);
     if (r == ARCHIVE_EOF) break;
     if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
@@ -65,6 +73,11 @@ util::Result<std::string> ReadDocumentPart(std::string_view bytes, const Documen
       if (deadline.Passed()) return tl::unexpected(deadline.Error());
     }
     return xml;
+  }
+  if (entries_seen >= kMaxZipEntries) {
+    return Fail(ErrorCode::kInvalidArgument, "the DOCX has more than " +
+                                                 std::to_string(kMaxZipEntries) +
+                                                 " parts before word/document.xml");
   }
   return Fail(ErrorCode::kInvalidArgument, "not a DOCX document (no word/document.xml)");
 }
@@ -96,7 +109,8 @@ class BodyText {
  private:
   static bool Skipped(pugi::xml_node node) {
     const std::string_view name = LocalName(node.name());
-    return name == "delText" || name == "instrText";
+    // mc:Fallback repeats an mc:Choice (text boxes) for older readers: read it once.
+    return name == "delText" || name == "instrText" || name == "Fallback";
   }
 
   void Enter(pugi::xml_node node) {
@@ -106,6 +120,8 @@ class BodyText {
       out_ += node.text().get();
     } else if (name == "tab") {
       out_ += '\t';
+    } else if (name == "noBreakHyphen") {
+      out_ += '-';
     } else if (name == "br" || name == "cr") {
       out_ += '\n';
     } else if (name == "tc") {

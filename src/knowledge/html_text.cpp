@@ -140,13 +140,16 @@ class HtmlExtractor {
       return i + 1;
     }
     if (last_gt_ == std::string_view::npos || last_gt_ < i) return n;  // never closed: no text left
-    // The tag's end: the first '>' outside a quoted attribute value (a quote never closed is text).
+    // The tag's end: the first '>' outside a quoted attribute value. A quote opens a value only
+    // right after '=' (so `<p it's>` ends at its '>'), and one never closed is ignored.
     std::size_t j = k;
+    char before = 0;  // the last non-space character of the tag so far
     while (j < n && s_[j] != '>') {
       const char q = s_[j];
-      if ((q == '"' && j < last_dquote_) || (q == '\'' && j < last_squote_)) {
+      if (before == '=' && ((q == '"' && j < last_dquote_) || (q == '\'' && j < last_squote_))) {
         j = s_.find(q, j + 1);
       }
+      if (!IsSpace(s_[j])) before = s_[j];
       ++j;
     }
     const std::size_t end = j >= n ? n : j + 1;

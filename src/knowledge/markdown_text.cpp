@@ -120,7 +120,7 @@ class InlineText {
     } else {
       return 0;
     }
-    if (end == std::string_view::npos) return 0;
+    if (end == std::string_view::npos || end - close > kMaxLinkText) return 0;
     const std::string_view label = s_.substr(i + 1, close - i - 1);
     if (image || depth_ > 0) {
       out_ += label;
@@ -263,9 +263,9 @@ util::Result<std::string> MarkdownText(std::string_view bytes) {
       out += "\n\n";
       continue;
     }
-    if (text[0] == '[' && text.find("]:") != std::string_view::npos &&
-        text.find("]:") < kMaxLinkText && text.find(' ') > text.find("]:")) {
-      continue;  // [ref]: https://target "title"
+    if (const auto label_end = text.find(']');
+        text[0] == '[' && label_end < kMaxLinkText && text.compare(label_end, 2, "]:") == 0) {
+      continue;  // [a ref]: https://target "title"
     }
     if (IsTableSeparator(text)) continue;
     std::size_t hashes = 0;

@@ -1,6 +1,7 @@
-// PDF text through poppler-cpp, page by page, with the page count and the deadline checked
-// between pages. Poppler reports damaged files on stderr; that goes to a sink that drops it (the
-// caller gets one clear error instead).
+// PDF text through poppler-cpp in reading order (columns one after the other, as pdftotext
+// does), page by page, with the page count and the deadline checked between pages. Poppler
+// reports damaged files on stderr; that goes to a sink that drops it (the caller gets one clear
+// error instead).
 #include <poppler-document.h>
 #include <poppler-global.h>
 #include <poppler-page.h>
@@ -49,7 +50,7 @@ util::Result<std::string> PdfText(std::string_view bytes, const DocumentLimits& 
     std::unique_ptr<poppler::page> page(doc->create_page(i));
     if (!page) continue;  // a damaged page: the others may still be readable
     const poppler::byte_array utf8 =
-        page->text(poppler::rectf(), poppler::page::raw_order_layout).to_utf8();
+        page->text(poppler::rectf(), poppler::page::non_raw_non_physical_layout).to_utf8();
     if (!out.empty()) out += "\n\n";
     out.append(utf8.data(), utf8.size());
     if (out.size() > limits.max_text_bytes) {

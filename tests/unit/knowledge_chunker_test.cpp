@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <iterator>
+#include <random>
 #include <string>
 
 #include "knowledge/chunker.hpp"
@@ -54,19 +58,19 @@ void ExpectWellFormed(std::string_view text, const std::vector<TextChunk>& chunk
   }
 }
 
-TEST(Chunker, WhitespaceOnlyGivesNothing) {
+TEST(KnowledgeChunker, WhitespaceOnlyGivesNothing) {
   EXPECT_TRUE(SplitIntoChunks("", {}).empty());
   EXPECT_TRUE(SplitIntoChunks(" \n\n\t ", {}).empty());
 }
 
-TEST(Chunker, ShortTextIsOneTrimmedChunk) {
+TEST(KnowledgeChunker, ShortTextIsOneTrimmedChunk) {
   const auto chunks = SplitIntoChunks("\n  Hello there.  \n", {.chunk_size = 100, .overlap = 10});
   ASSERT_EQ(chunks.size(), 1u);
   EXPECT_EQ(chunks[0].text, "Hello there.");
   EXPECT_EQ(chunks[0].offset, 3u);
 }
 
-TEST(Chunker, PrefersParagraphThenSentenceThenSpace) {
+TEST(KnowledgeChunker, PrefersParagraphThenSentenceThenSpace) {
   // A paragraph break inside the window wins over later sentence ends.
   std::string text = "Alpha beta gamma delta. Epsilon zeta.\n\nEta theta iota. Kappa lambda mu nu.";
   auto chunks = SplitIntoChunks(text, {.chunk_size = 60, .overlap = 0});
@@ -86,6 +90,12 @@ TEST(Chunker, PrefersParagraphThenSentenceThenSpace) {
   EXPECT_EQ(chunks[0].text, "Version 3.14159 released today");
   ExpectWellFormed(text, chunks, 30);
 
+  // A sentence may end after a closing quote.
+  text = "He said \"stop here.\" Then everyone went home early that day.";
+  chunks = SplitIntoChunks(text, {.chunk_size = 40, .overlap = 0});
+  EXPECT_EQ(chunks[0].text, "He said \"stop here.\"");
+  ExpectWellFormed(text, chunks, 40);
+
   // No space at all: cut anywhere, exactly at the size.
   text = std::string(100, 'x');
   chunks = SplitIntoChunks(text, {.chunk_size = 30, .overlap = 0});
@@ -94,7 +104,7 @@ TEST(Chunker, PrefersParagraphThenSentenceThenSpace) {
   ExpectWellFormed(text, chunks, 30);
 }
 
-TEST(Chunker, OverlapStartsAtASentenceOrWord) {
+TEST(KnowledgeChunker, OverlapStartsAtASentenceOrWord) {
   std::string text;
   for (int k = 0; k < 40; ++k) text += "Sentence number " + std::to_string(k) + " is here. ";
   const auto chunks = SplitIntoChunks(text, {.chunk_size = 100, .overlap = 30});
@@ -109,7 +119,7 @@ TEST(Chunker, OverlapStartsAtASentenceOrWord) {
   }
 }
 
-TEST(Chunker, CjkAndEmojiCountAsOneCharacter) {
+TEST(KnowledgeChunker, CjkAndEmojiCountAsOneCharacter) {
   std::string text;
   for (int k = 0; k < 30; ++k) text += "我们喜欢知识库。";  // 8 code points, 24 bytes
   auto chunks = SplitIntoChunks(text, {.chunk_size = 20, .overlap = 5});
@@ -128,7 +138,7 @@ TEST(Chunker, CjkAndEmojiCountAsOneCharacter) {
   EXPECT_EQ(CodePoints(chunks[0].text), 7u);
 }
 
-TEST(Chunker, PathologicalOptionsStillProgress) {
+TEST(KnowledgeChunker, PathologicalOptionsStillProgress) {
   const std::string text = "ab cd. \xE4\xBD\xA0\xE5\xA5\xBD ef\n\ngh \xF0\x9F\x98\x80 ij.";
   for (std::size_t size : {0u, 1u, 2u, 3u, 5u}) {
     for (std::size_t overlap : {0u, 1u, 2u, 5u, 100u}) {
@@ -143,12 +153,49 @@ TEST(Chunker, PathologicalOptionsStillProgress) {
   ASSERT_EQ(ones.size(), 3u);
   EXPECT_EQ(ones[2].text, "\xE4\xBD\xA0");
   EXPECT_EQ(ones[2].offset, 3u);
+  // An absurd size is the whole text; an absurd overlap is clamped.
+  const auto whole = SplitIntoChunks(text, {.chunk_size = SIZE_MAX, .overlap = SIZE_MAX});
+  ASSERT_EQ(whole.size(), 1u);
+  EXPECT_EQ(whole[0].text, text);
   // Invalid UTF-8 never stalls.
   const std::string bad = "\xFF\xFE\x80 abc \xC3";
   ExpectWellFormed(bad, SplitIntoChunks(bad, {.chunk_size = 2, .overlap = 1}), 2);
 }
 
-TEST(Chunker, UniqueSentenceInTheMiddleIsWhole) {
+TEST(KnowledgeChunker, RandomTextsKeepTheInvariants) {
+  const char* tokens[] = {"word",
+                          "longerword",
+                          " ",
+                          " ",
+                          "\n",
+                          "\n\n",
+                          ". ",
+                          "! ",
+                          "?",
+                          "\xE4\xBD\xA0\xE5\xA5\xBD",
+                          "\xE3\x80\x82",
+                          "\xF0\x9F\x98\x80",
+                          "\t",
+                          "\"",
+                          "e.g.",
+                          "\xEF\xBC\x81"};
+  std::mt19937 random(17);
+  for (int round = 0; round < 300; ++round) {
+    std::string text;
+    const int length = static_cast<int>(random() % 400);
+    for (int k = 0; k < length; ++k) text += tokens[random() % std::size(tokens)];
+    const std::size_t size = random() % 80;
+    const std::size_t overlap = random() % 90;
+    const auto chunks = SplitIntoChunks(text, {.chunk_size = size, .overlap = overlap});
+    ExpectWellFormed(text, chunks, size);
+    if (HasFailure()) {
+      ADD_FAILURE() << "round " << round << " size " << size << " overlap " << overlap;
+      return;
+    }
+  }
+}
+
+TEST(KnowledgeChunker, UniqueSentenceInTheMiddleIsWhole) {
   std::string text;
   while (text.size() < 100'000) {
     text += "The quick brown fox jumps over the lazy dog near the riverbank. ";
@@ -164,7 +211,7 @@ TEST(Chunker, UniqueSentenceInTheMiddleIsWhole) {
   EXPECT_GE(whole, 1);
 }
 
-TEST(Chunker, ParentChild) {
+TEST(KnowledgeChunker, ParentChild) {
   std::string text;
   for (int k = 0; k < 50; ++k) {
     text += "Paragraph " + std::to_string(k) + " starts. It has two sentences here.\n\n";
@@ -181,7 +228,7 @@ TEST(Chunker, ParentChild) {
   }
 }
 
-TEST(Chunker, TenMegabytesQuickly) {
+TEST(KnowledgeChunker, TenMegabytesQuickly) {
   std::string text;
   text.reserve(10u << 20);
   int k = 0;

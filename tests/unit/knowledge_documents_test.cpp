@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <iterator>
+#include <random>
 #include <string>
 
 #include "knowledge/document_text.hpp"
 #include "support/make_documents.hpp"
+#include "util/utf8.hpp"
 
 namespace sb::knowledge {
 namespace {
@@ -31,7 +34,7 @@ bool Contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
 
-TEST(DocumentTypes, FromExtensionThenMime) {
+TEST(KnowledgeDocumentTypes, FromExtensionThenMime) {
   EXPECT_EQ(DocumentTypeFor("Manual.PDF"), DocumentType::kPdf);
   EXPECT_EQ(DocumentTypeFor("notes.markdown"), DocumentType::kMarkdown);
   EXPECT_EQ(DocumentTypeFor("a.htm"), DocumentType::kHtml);
@@ -45,24 +48,24 @@ TEST(DocumentTypes, FromExtensionThenMime) {
   EXPECT_STREQ(MimeTypeOf(DocumentType::kMarkdown), "text/markdown");
 }
 
-TEST(PlainText, NormalisesLinesAndParagraphs) {
+TEST(KnowledgePlainText, NormalisesLinesAndParagraphs) {
   EXPECT_EQ(
       TextOf(DocumentType::kText, "\xEF\xBB\xBF  first line\r\nsecond  \r\n\r\n\r\n\n third\r\n\n"),
       "first line\nsecond\n\n third");
 }
 
-TEST(PlainText, Utf16WithBomIsConverted) {
+TEST(KnowledgePlainText, Utf16WithBomIsConverted) {
   const std::string utf16le("\xFF\xFEh\0i\0 \0\xAC\x20", 10);  // "hi €"
   EXPECT_EQ(TextOf(DocumentType::kText, utf16le), "hi \xE2\x82\xAC");
 }
 
-TEST(PlainText, NotUtf8IsRefused) {
+TEST(KnowledgePlainText, NotUtf8IsRefused) {
   const auto error = ErrorOf(DocumentType::kText, "caf\xE9 au lait");  // Latin-1
   EXPECT_EQ(error.code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(error.message, "the file is not UTF-8 text");
 }
 
-TEST(PlainText, EmptyOrBlankHasNoText) {
+TEST(KnowledgePlainText, EmptyOrBlankHasNoText) {
   for (const char* blank : {"", " \n\t\r\n  "}) {
     const auto error = ErrorOf(DocumentType::kText, blank);
     EXPECT_EQ(error.code, ErrorCode::kInvalidArgument);
@@ -70,7 +73,7 @@ TEST(PlainText, EmptyOrBlankHasNoText) {
   }
 }
 
-TEST(Limits, InputAndOutputSizes) {
+TEST(KnowledgeLimits, InputAndOutputSizes) {
   DocumentLimits limits;
   limits.max_input_bytes = 100;
   auto error = ErrorOf(DocumentType::kText, std::string(101, 'a'), limits);
@@ -83,7 +86,7 @@ TEST(Limits, InputAndOutputSizes) {
   EXPECT_EQ(error.message, "the document's text is larger than 1 KiB");
 }
 
-TEST(Markdown, KeepsTextDropsMarkup) {
+TEST(KnowledgeMarkdown, KeepsTextDropsMarkup) {
   const std::string md =
       "# Install *Guide* #\n"
       "Run the **installer** with `--fast_mode` and read [the docs](https://example.com/docs "
@@ -103,6 +106,7 @@ TEST(Markdown, KeepsTextDropsMarkup) {
       "|---|:---:|\n"
       "| cell 1 | cell 2 |\n"
       "[docs]: https://example.com/ref\n"
+      "[the other ref]: https://example.com/other \"Title\"\n"
       "Setext heading\n"
       "==============\n"
       "closing paragraph with [ref link][docs]\n";
@@ -118,13 +122,14 @@ TEST(Markdown, KeepsTextDropsMarkup) {
   EXPECT_TRUE(Contains(text, "\n\nint main() { return a_b * 2; }\n\n")) << text;
   EXPECT_TRUE(Contains(text, "col a | col b\ncell 1 | cell 2")) << text;
   EXPECT_TRUE(Contains(text, "closing paragraph with ref link")) << text;
-  for (const char* noise : {"#", "**", "](", "https://example.com/docs", "img/flux.png", "<span",
-                            "```", "cpp", "|---", "https://example.com/ref", "===", "~~"}) {
+  for (const char* noise :
+       {"#", "**", "](", "https://example.com/docs", "img/flux.png", "<span", "```", "cpp", "|---",
+        "https://example.com/ref", "other", "===", "~~"}) {
     EXPECT_FALSE(Contains(text, noise)) << noise << " in:\n" << text;
   }
 }
 
-TEST(Markdown, HostileLinesStayLinear) {
+TEST(KnowledgeMarkdown, HostileLinesStayLinear) {
   // Thousands of unclosed brackets, backticks and angle brackets on one line: each search is
   // remembered, so this is linear rather than quadratic.
   std::string md;
@@ -136,7 +141,7 @@ TEST(Markdown, HostileLinesStayLinear) {
   EXPECT_EQ(text.substr(0, 14), "[<![ * [<![ * ") << text.substr(0, 100);
 }
 
-TEST(Html, TextWithoutScriptsStylesAndComments) {
+TEST(KnowledgeHtml, TextWithoutScriptsStylesAndComments) {
   const std::string html =
       "<!DOCTYPE html><html><head><title>Page title</title><style>p { color: red }</style>"
       "<meta charset=\"utf-8\"></head><body>"
@@ -157,7 +162,7 @@ TEST(Html, TextWithoutScriptsStylesAndComments) {
             "Second\nline\n\none\ntwo\n\na1 b1\na2 b2\n\n  code\n    indented\n\nquoted gt");
 }
 
-TEST(Html, MalformedInputGivesTextNotHangs) {
+TEST(KnowledgeHtml, MalformedInputGivesTextNotHangs) {
   EXPECT_EQ(TextOf(DocumentType::kHtml, "<p>open <b>never closed <i>still text"),
             "open never closed still text");
   EXPECT_EQ(TextOf(DocumentType::kHtml, "a < b and c<3 <p>next"), "a < b and c<3\n\nnext");
@@ -168,6 +173,9 @@ TEST(Html, MalformedInputGivesTextNotHangs) {
   EXPECT_EQ(TextOf(DocumentType::kHtml, "x <a href=\"unterminated>link text</a> y"),
             "x link text y");
   EXPECT_EQ(TextOf(DocumentType::kHtml, "end <a href=x"), "end");
+  EXPECT_EQ(TextOf(DocumentType::kHtml, "<p class=x it's>apostrophe</p><p>later's text</p>"),
+            "apostrophe\n\nlater's text");
+  EXPECT_EQ(TextOf(DocumentType::kHtml, "<a title = \"x > y\" href='a>b'>spaced</a>"), "spaced");
   // Pathological nesting and repetition stay linear.
   std::string hostile;
   for (int k = 0; k < 100000; ++k) hostile += "<template><a \"<noscript>&#x;&amp<";
@@ -180,7 +188,35 @@ TEST(Html, MalformedInputGivesTextNotHangs) {
   }
 }
 
-TEST(Pdf, TextOfEveryPage) {
+TEST(KnowledgeHtml, RandomTagSoupNeverBreaks) {
+  const char* tokens[] = {"<",    ">",     "\"",     "'",        "&amp;",     "&#x41;",
+                          "&",    "<p>",   "</p>",   "<script>", "</script>", "<!--",
+                          "-->",  "<pre>", "</pre>", "<head>",   "<body>",    "<a href=\"",
+                          "word", " ",     "\n",     "[",        "](",        ")",
+                          "`",    "**",    "_",      "# ",       "```\n",     "\xC3\xA9"};
+  std::mt19937 random(17);
+  for (int round = 0; round < 300; ++round) {
+    std::string soup;
+    const int length = static_cast<int>(random() % 300);
+    for (int k = 0; k < length; ++k) soup += tokens[random() % std::size(tokens)];
+    for (DocumentType type : {DocumentType::kHtml, DocumentType::kMarkdown}) {
+      auto text = ExtractText(type, soup);
+      if (text) {
+        EXPECT_FALSE(text->empty());
+        EXPECT_EQ(text->find("\n\n\n"), std::string::npos);
+        EXPECT_TRUE(util::IsValidUtf8(*text));
+      } else {
+        EXPECT_EQ(text.error().message, "the document has no text");
+      }
+    }
+    if (HasFailure()) {
+      ADD_FAILURE() << "round " << round << ": " << soup;
+      return;
+    }
+  }
+}
+
+TEST(KnowledgePdf, TextOfEveryPage) {
   const std::string pdf = test::MakePdf(
       {"Welcome to the handbook.\nSecond line here.", "The xylophonist appears only on page two."});
   const std::string text = TextOf(DocumentType::kPdf, pdf);
@@ -190,11 +226,36 @@ TEST(Pdf, TextOfEveryPage) {
   EXPECT_LT(text.find("handbook"), text.find("xylophonist"));
 }
 
-TEST(Pdf, DamagedFilesGiveClearErrors) {
+TEST(KnowledgePdf, TwoColumnsInReadingOrder) {
+  // The content stream interleaves the columns line by line, as some generators write them.
+  std::string content = "BT /F1 11 Tf ";
+  const char* left[] = {"Left column starts here and", "continues on the second line",
+                        "and ends on the third."};
+  const char* right[] = {"Right column has its own", "sentence that runs on",
+                         "to its end as well."};
+  for (int i = 0; i < 3; ++i) {
+    const std::string y = std::to_string(700 - 14 * i);
+    content += "1 0 0 1 72 " + y + " Tm (" + left[i] + ") Tj ";
+    content += "1 0 0 1 330 " + y + " Tm (" + right[i] + ") Tj ";
+  }
+  content += "ET";
+  const std::string pdf = test::MakePdfFromObjects(
+      {"<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+       "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+       "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> "
+       ">> /Contents 5 0 R >>",
+       "<< /Length " + std::to_string(content.size()) + " >>\nstream\n" + content + "\nendstream"},
+      "/Root 1 0 R");
+  EXPECT_EQ(TextOf(DocumentType::kPdf, pdf),
+            "Left column starts here and\ncontinues on the second line\nand ends on the third.\n\n"
+            "Right column has its own\nsentence that runs on\nto its end as well.");
+}
+
+TEST(KnowledgePdf, DamagedFilesGiveClearErrors) {
   const std::string pdf = test::MakePdf({"Some text that will be lost."});
-  for (const std::string& bad :
-       {pdf.substr(0, 20), std::string("%PDF-1.4\n") + std::string(5000, '\x07'),
-        std::string("garbage, not a pdf at all")}) {
+  for (const std::string& bad : {pdf.substr(0, 20), pdf.substr(0, pdf.size() / 2),
+                                 std::string("%PDF-1.4\n") + std::string(5000, '\x07'),
+                                 std::string("garbage, not a pdf at all")}) {
     const auto error = ErrorOf(DocumentType::kPdf, bad);
     EXPECT_EQ(error.code, ErrorCode::kInvalidArgument);
     EXPECT_TRUE(Contains(error.message, "PDF")) << error.message;
@@ -203,7 +264,7 @@ TEST(Pdf, DamagedFilesGiveClearErrors) {
             "the file is not a PDF (no %PDF header)");
 }
 
-TEST(Pdf, EncryptedIsRefused) {
+TEST(KnowledgePdf, EncryptedIsRefused) {
   // A standard security handler whose password check fails for the empty user password.
   const std::string pdf = test::MakePdfFromObjects(
       {"<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
@@ -217,7 +278,7 @@ TEST(Pdf, EncryptedIsRefused) {
   EXPECT_TRUE(Contains(error.message, "encrypted")) << error.message;
 }
 
-TEST(Pdf, PageLimit) {
+TEST(KnowledgePdf, PageLimit) {
   std::vector<std::string> pages;
   for (int k = 0; k < 12; ++k) pages.push_back("page " + std::to_string(k));
   const std::string pdf = test::MakePdf(pages);
@@ -230,7 +291,7 @@ TEST(Pdf, PageLimit) {
   EXPECT_TRUE(Contains(TextOf(DocumentType::kPdf, pdf, limits), "page 11"));
 }
 
-TEST(Pdf, DeadlineBetweenPages) {
+TEST(KnowledgePdf, DeadlineBetweenPages) {
   std::vector<std::string> pages(50, "filler");
   DocumentLimits limits;
   limits.deadline = std::chrono::milliseconds(0);
@@ -239,7 +300,7 @@ TEST(Pdf, DeadlineBetweenPages) {
   EXPECT_EQ(error.message, "reading the document took more than 0 s");
 }
 
-TEST(Pdf, SelfReferencingPageTreeFinishes) {
+TEST(KnowledgePdf, SelfReferencingPageTreeFinishes) {
   const std::string pdf = test::MakePdfFromObjects(
       {"<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [2 0 R 3 0 R] /Count 2 >>",
        "<< /Type /Pages /Parent 2 0 R /Kids [3 0 R 2 0 R] /Count 2 >>"},
@@ -249,10 +310,28 @@ TEST(Pdf, SelfReferencingPageTreeFinishes) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   ASSERT_FALSE(result.has_value()) << *result;  // no page has any text
   EXPECT_EQ(result.error().code, ErrorCode::kInvalidArgument);
-  EXPECT_FALSE(result.error().message.empty());
+  EXPECT_EQ(result.error().message,
+            "the document has no text (a scanned PDF needs text recognition first)");
 }
 
-TEST(Docx, ParagraphsTabsBreaksAndTables) {
+TEST(KnowledgePdf, PageTreeLoopingBackBesideARealPage) {
+  const std::string content = "BT /F1 12 Tf 72 720 Td (Loopy but readable) Tj ET";
+  const std::string pdf = test::MakePdfFromObjects(
+      {"<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [2 0 R 4 0 R 2 0 R] /Count 3 >>",
+       "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+       "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> "
+       ">> /Contents 5 0 R >>",
+       "<< /Length " + std::to_string(content.size()) + " >>\nstream\n" + content + "\nendstream"},
+      "/Root 1 0 R");
+  const auto start = std::chrono::steady_clock::now();
+  auto result = ExtractText(DocumentType::kPdf, pdf);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  // Poppler skips the looping kids and reads the one real page.
+  ASSERT_TRUE(result.has_value()) << result.error().message;
+  EXPECT_EQ(*result, "Loopy but readable");
+}
+
+TEST(KnowledgeDocx, ParagraphsTabsBreaksAndTables) {
   const std::string xml =
       R"(<?xml version="1.0" encoding="UTF-8"?>)"
       R"(<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>)"
@@ -269,31 +348,36 @@ TEST(Docx, ParagraphsTabsBreaksAndTables) {
             "r2c1 \tr2c2\n\nAfter the table, quixotic.");
 }
 
-TEST(Docx, GeneratedDocument) {
+TEST(KnowledgeDocx, GeneratedDocument) {
   const std::string text =
       TextOf(DocumentType::kDocx, test::MakeDocx({"First paragraph <1>.", "Zymurgy is brewing."}));
   EXPECT_EQ(text, "First paragraph <1>.\n\nZymurgy is brewing.");
 }
 
-TEST(Docx, ZipWithoutDocumentPart) {
+TEST(KnowledgeDocx, ZipWithoutDocumentPart) {
   const auto error = ErrorOf(DocumentType::kDocx,
                              test::MakeZip({{"hello.txt", "just a zip"}, {"a/b.xml", "<a/>"}}));
   EXPECT_EQ(error.code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(error.message, "not a DOCX document (no word/document.xml)");
 }
 
-TEST(Docx, NotAZipAndBadXml) {
+TEST(KnowledgeDocx, NotAZipAndBadXml) {
   auto error = ErrorOf(DocumentType::kDocx, "PK\x03\x04 truncated nonsense");
   EXPECT_EQ(error.code, ErrorCode::kInvalidArgument);
   EXPECT_TRUE(Contains(error.message, "DOCX")) << error.message;
   error = ErrorOf(DocumentType::kDocx, "plain text, not a zip");
   EXPECT_EQ(error.code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(error.message, "the DOCX cannot be read (not a zip file)");
+  error = ErrorOf(DocumentType::kDocx,
+                  std::string("\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1", 8) + std::string(504, '\0'));
+  EXPECT_EQ(error.code, ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(error.message, "password-protected")) << error.message;
   error = ErrorOf(DocumentType::kDocx, test::MakeZip(test::DocxParts("<w:document><w:body><w:p>")));
   EXPECT_EQ(error.code, ErrorCode::kInvalidArgument);
   EXPECT_TRUE(Contains(error.message, "bad XML")) << error.message;
 }
 
-TEST(Docx, ZipBombStopsAtTheLimit) {
+TEST(KnowledgeDocx, ZipBombStopsAtTheLimit) {
   // 96 MiB of XML whitespace inside a DOCX of about 100 KiB.
   const std::string head =
       R"(<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>x</w:t></w:r></w:p>)";
@@ -308,12 +392,35 @@ TEST(Docx, ZipBombStopsAtTheLimit) {
   EXPECT_EQ(error.message, "the DOCX inflates past 64 MiB");
 }
 
-TEST(Docx, TooManyEntriesBeforeTheDocument) {
+TEST(KnowledgeDocx, LimitsOfAnOrdinaryDocument) {
+  const std::string docx = test::MakeDocx(std::vector<std::string>(100, "A paragraph of text."));
+  DocumentLimits limits;
+  limits.max_docx_xml_bytes = 1024;
+  auto error = ErrorOf(DocumentType::kDocx, docx, limits);
+  EXPECT_EQ(error.code, ErrorCode::kPayloadTooLarge);
+  EXPECT_EQ(error.message, "the DOCX inflates past 1 KiB");
+  limits = {};
+  limits.deadline = std::chrono::milliseconds(0);
+  error = ErrorOf(DocumentType::kDocx, docx, limits);
+  EXPECT_EQ(error.code, ErrorCode::kPayloadTooLarge);
+  EXPECT_EQ(error.message, "reading the document took more than 0 s");
+}
+
+TEST(KnowledgeDocx, TooManyEntriesBeforeTheDocument) {
   std::vector<std::pair<std::string, std::string>> entries;
   for (int k = 0; k < 10'050; ++k) entries.emplace_back("junk/" + std::to_string(k), "");
   for (auto& part : test::DocxParts(test::DocxDocumentXml({"late"}))) entries.push_back(part);
   const auto error = ErrorOf(DocumentType::kDocx, test::MakeZip(entries));
   EXPECT_EQ(error.code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(error.message, "the DOCX has more than 10000 parts before word/document.xml");
+}
+
+TEST(KnowledgeDocx, TextBoxFallbackReadOnce) {
+  const std::string xml =
+      R"(<w:document xmlns:w="w" xmlns:mc="mc"><w:body><w:p><w:r><mc:AlternateContent>)"
+      R"(<mc:Choice><w:t>boxed</w:t></mc:Choice><mc:Fallback><w:t>boxed</w:t></mc:Fallback>)"
+      R"(</mc:AlternateContent><w:t> non</w:t><w:noBreakHyphen/><w:t>stop</w:t></w:r></w:p></w:body></w:document>)";
+  EXPECT_EQ(TextOf(DocumentType::kDocx, test::MakeZip(test::DocxParts(xml))), "boxed non-stop");
 }
 
 }  // namespace
