@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <numeric>
 #include <random>
 #include <thread>
 
@@ -70,20 +71,30 @@ class InstantGateway final : public domain::LlmGateway {
   std::atomic<int> calls{0};
 };
 
+// Text from a vocabulary of 20,000 made-up words drawn with a Zipf-like law (a few words very
+// common, most rare), as in real prose, plus a code number per sentence.
+std::string Word(std::size_t rank) {
+  static const char* kSyllables[] = {"ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo",
+                                     "ze", "pa", "qu", "dr", "ex", "fi", "go", "hu"};
+  std::string w;
+  do {
+    w += kSyllables[rank % 16];
+    rank /= 16;
+  } while (rank > 0);
+  return w;
+}
+
 std::string Document(std::size_t bytes, std::mt19937& rng) {
-  static const char* kWords[] = {
-      "router",  "password", "reset",    "network", "printer", "invoice", "holiday", "office",
-      "account", "server",   "backup",   "meeting", "policy",  "refund",  "deliver", "order",
-      "client",  "manual",   "warranty", "battery", "screen",  "cable",   "signal",  "update",
-      "license", "payment",  "travel",   "expense", "laptop",  "desk",    "badge",   "parking"};
-  std::uniform_int_distribution<int> word(0, 31);
+  std::vector<double> weights(20000);
+  for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = 1.0 / std::pow(i + 1.0, 1.07);
+  std::discrete_distribution<std::size_t> word(weights.begin(), weights.end());
   std::uniform_int_distribution<int> sentence(6, 18);
   std::string out;
   int sentences = 0;
   while (out.size() < bytes) {
     const int n = sentence(rng);
     for (int i = 0; i < n; ++i) {
-      out += kWords[word(rng)];
+      out += Word(word(rng));
       out += i + 1 == n ? ". " : " ";
     }
     out += "code" + std::to_string(rng() % 100000) + ". ";
@@ -181,27 +192,44 @@ int main(int argc, char** argv) {
     const double ingest_s = std::chrono::duration<double>(Clock::now() - start).count();
     (void)task;
 
-    // Retrieval through the service: the first search builds nothing (the index followed the
-    // ingestion); hybrid runs the vector search, FTS5 and the passages' SQL.
-    std::vector<double> hybrid_ms, vector_ms, text_ms;
-    auto measure = [&](const char* type, std::vector<double>& out) {
-      for (int i = 0; i < 300; ++i) {
-        const std::string query =
-            fmt::format("how to reset the router password code{}", rng() % 100000);
-        const auto t0 = Clock::now();
-        auto hits =
-            kb.Retrieve(base->str(), query, util::JsonObject{{"search_type", type}, {"top_k", 5}});
-        out.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    // Retrieval through the service. The first search loads the vectors into an exact index;
+    // the HNSW graph is built on its own thread meanwhile and swapped in when ready.
+    std::uniform_int_distribution<std::size_t> pick(0, 3000);
+    auto query = [&] {
+      return fmt::format("how to {} the {} {} code{}", Word(pick(rng)), Word(pick(rng)),
+                         Word(pick(rng)), rng() % 100000);
+    };
+    auto t0 = Clock::now();
+    auto first = kb.Retrieve(base->str(), query(), util::JsonObject{{"search_type", "vector"}});
+    const double first_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (!first) {
+      fmt::print(stderr, "retrieve failed: {}\n", first.error().message);
+      return 1;
+    }
+    auto measure = [&](const char* type, int n) {
+      std::vector<double> out;
+      for (int i = 0; i < n; ++i) {
+        const auto start_query = Clock::now();
+        auto hits = kb.Retrieve(base->str(), query(),
+                                util::JsonObject{{"search_type", type}, {"top_k", 5}});
+        out.push_back(
+            std::chrono::duration<double, std::milli>(Clock::now() - start_query).count());
         if (!hits) {
           fmt::print(stderr, "retrieve failed: {}\n", hits.error().message);
           rc = 1;
-          return;
+          break;
         }
       }
+      return out;
     };
-    measure("hybrid", hybrid_ms);
-    measure("vector", vector_ms);
-    measure("full_text", text_ms);
+    const auto exact_ms = measure("vector", 50);
+    t0 = Clock::now();
+    while (!kb.IndexBuildsIdle()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const double graph_s = std::chrono::duration<double>(Clock::now() - t0).count() +
+                           std::accumulate(exact_ms.begin(), exact_ms.end(), 0.0) / 1000.0;
+    const auto vector_ms = measure("vector", 300);
+    const auto hybrid_ms = measure("hybrid", 300);
+    const auto text_ms = measure("full_text", 300);
     const long rss_after = RssKiB();
     kb.Stop();
 
@@ -210,14 +238,24 @@ int main(int argc, char** argv) {
                megabytes);
     fmt::print("| passages | {} |\n", chunks);
     fmt::print(
-        "| ingestion (parse, chunk, embed at zero latency, store, index) | {:.2f} s, "
+        "| ingestion (parse, chunk, embed at zero latency, store) | {:.2f} s, "
         "**{:.0f} chunks/s** |\n",
         ingest_s, chunks / ingest_s);
     fmt::print("| embedding calls | {} (batches of 64) |\n", gateway.calls.load());
-    for (auto [name, v] : {std::pair{"hybrid", &hybrid_ms}, std::pair{"vector", &vector_ms},
+    fmt::print("| first search after ingestion (loads the vectors, exact index) | {:.0f} ms |\n",
+               first_ms);
+    fmt::print(
+        "| `vector` while the HNSW graph builds (exact search), p50 / p99 | {:.2f} / {:.2f} "
+        "ms |\n",
+        Percentile(exact_ms, 0.5), Percentile(exact_ms, 0.99));
+    fmt::print("| HNSW graph built in the background after the first search | {:.1f} s |\n",
+               graph_s);
+    for (auto [name, v] : {std::pair{"vector", &vector_ms}, std::pair{"hybrid", &hybrid_ms},
                            std::pair{"full_text", &text_ms}}) {
-      fmt::print("| retrieve `{}` through the service, p50 / p99 | {:.2f} / {:.2f} ms |\n", name,
-                 Percentile(*v, 0.5), Percentile(*v, 0.99));
+      fmt::print(
+          "| `{}` through the service once the graph is in, p50 / p99 | {:.2f} / {:.2f} "
+          "ms |\n",
+          name, Percentile(*v, 0.5), Percentile(*v, 0.99));
     }
     fmt::print("| RSS growth over ingestion and searches | {:.0f} MiB |\n",
                (rss_after - rss_before) / 1024.0);

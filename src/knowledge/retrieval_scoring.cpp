@@ -24,6 +24,26 @@ bool IsWordPart(char32_t cp) {
   return (cp >= '0' && cp <= '9') || (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z');
 }
 
+// English words so common that matching them says nothing about a passage; left out of keyword
+// queries (unless the query has nothing else), as they match most passages of a base and make
+// FTS5 rank all of them.
+bool IsStopWord(std::string_view word) {
+  static constexpr std::string_view kWords[] = {
+      "a",     "about", "an",   "and",  "are",  "as",   "at",    "be",   "by",    "can",  "could",
+      "did",   "do",    "does", "for",  "from", "had",  "has",   "have", "he",    "her",  "his",
+      "how",   "i",     "if",   "in",   "is",   "it",   "its",   "me",   "my",    "no",   "not",
+      "of",    "on",    "or",   "our",  "she",  "so",   "that",  "the",  "their", "them", "then",
+      "there", "these", "they", "this", "to",   "us",   "was",   "we",   "were",  "what", "when",
+      "where", "which", "who",  "why",  "will", "with", "would", "you",  "your"};
+  if (word.size() > 5) return false;
+  std::string lower(word);
+  for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (auto w : kWords) {
+    if (w == lower) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string KeywordText(std::string_view text) {
@@ -48,10 +68,14 @@ std::string KeywordText(std::string_view text) {
 std::string KeywordQuery(std::string_view query, std::size_t max_terms) {
   const std::string valid = util::ToValidUtf8(query);
   std::vector<std::string> terms;
+  std::vector<std::string> stop_words;  // used only when the query has nothing else
   std::string word;    // a run of word characters outside CJK
   std::string phrase;  // a run of CJK characters, spaced apart
   auto flush_word = [&] {
-    if (!word.empty() && terms.size() < max_terms) terms.push_back('"' + word + '"');
+    if (!word.empty()) {
+      auto& list = IsStopWord(word) ? stop_words : terms;
+      if (list.size() < max_terms) list.push_back('"' + word + '"');
+    }
     word.clear();
   };
   auto flush_phrase = [&] {
@@ -81,6 +105,7 @@ std::string KeywordQuery(std::string_view query, std::size_t max_terms) {
   }
   flush_word();
   flush_phrase();
+  if (terms.empty()) terms = std::move(stop_words);
   // In the query's order; a repeated term adds nothing to an OR.
   std::string out;
   for (std::size_t i = 0; i < terms.size(); ++i) {

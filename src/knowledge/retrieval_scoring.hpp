@@ -25,8 +25,9 @@ namespace sb::knowledge {
 std::string KeywordText(std::string_view text);
 
 // An FTS5 MATCH expression for a user's query: its words and CJK phrases, each quoted (so no
-// character of the query is FTS5 syntax), joined by OR. Empty when the query has no word.
-// Bounded: at most `max_terms` terms.
+// character of the query is FTS5 syntax), joined by OR, in the query's order. Very common
+// English words ("the", "how", ...) are left out unless the query has nothing else. Empty when
+// the query has no word. Bounded: at most `max_terms` terms.
 std::string KeywordQuery(std::string_view query, std::size_t max_terms = 32);
 
 enum class SearchType { kVector, kFullText, kHybrid };

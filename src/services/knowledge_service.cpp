@@ -86,7 +86,10 @@ KnowledgeService::~KnowledgeService() { Stop(); }
 
 util::Result<void> KnowledgeService::Start() { return ingestion_->Start(); }
 
-void KnowledgeService::Stop() { ingestion_->Stop(); }
+void KnowledgeService::Stop() {
+  ingestion_->Stop();
+  indexes_.Stop();
+}
 
 util::Result<std::vector<domain::KnowledgeBase>> KnowledgeService::ListBases() {
   return repo_.ListBases();

@@ -79,6 +79,9 @@ class KnowledgeService final : public domain::KnowledgeRetriever {
                                                    const std::string& query,
                                                    const util::JsonObject& overrides);
 
+  // True while no vector index is being built in the background (benchmarks, tests).
+  bool IndexBuildsIdle() const { return indexes_.Idle(); }
+
   util::Result<std::vector<domain::RetrievedPassage>> RetrieveForMessage(
       const std::vector<std::string>& base_uuids, const std::string& query) override;
 

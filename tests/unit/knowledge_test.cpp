@@ -43,11 +43,14 @@ TEST(KeywordText, SpacesCjkCharactersAndKeepsLatinWords) {
 }
 
 TEST(KeywordQuery, QuotesEveryTermSoNothingIsFtsSyntax) {
-  EXPECT_EQ(knowledge::KeywordQuery("reset the router"), "\"reset\" OR \"the\" OR \"router\"");
+  // Very common words say nothing about a passage: left out, unless nothing else is left.
+  EXPECT_EQ(knowledge::KeywordQuery("How do I reset the router?"), "\"reset\" OR \"router\"");
+  EXPECT_EQ(knowledge::KeywordQuery("To be or not to be"),
+            "\"To\" OR \"be\" OR \"or\" OR \"not\" OR \"to\"");
   EXPECT_EQ(knowledge::KeywordQuery("ZQ-7781-K"), "\"ZQ\" OR \"7781\" OR \"K\"");
   // FTS5 operators and quotes in the query are just separators.
-  EXPECT_EQ(knowledge::KeywordQuery("a\" OR NEAR(b* c) ^d"),
-            "\"a\" OR \"OR\" OR \"NEAR\" OR \"b\" OR \"c\" OR \"d\"");
+  EXPECT_EQ(knowledge::KeywordQuery("x\" OR NEAR(b* c) ^d"),
+            "\"x\" OR \"NEAR\" OR \"b\" OR \"c\" OR \"d\"");
   // A CJK run is a phrase of single characters; punctuation ends it.
   EXPECT_EQ(knowledge::KeywordQuery("知识库。检索"), "\"知 识 库\" OR \"检 索\"");
   EXPECT_EQ(knowledge::KeywordQuery("  ...  "), "");

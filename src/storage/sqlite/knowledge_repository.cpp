@@ -402,8 +402,8 @@ util::Result<std::vector<domain::KeywordHit>> SqliteKnowledgeRepository::Keyword
   return db_.Read([&](Connection& c) {
     return ReadAll<domain::KeywordHit>(
         Query(c,
-              "SELECT rowid, bm25(knowledge_fts) FROM knowledge_fts WHERE knowledge_fts MATCH ? "
-              "AND base_uuid = ? ORDER BY bm25(knowledge_fts) LIMIT ?",
+              "SELECT rowid, rank FROM knowledge_fts WHERE knowledge_fts MATCH ? "
+              "AND base_uuid = ? ORDER BY rank LIMIT ?",
               match, base.str(), static_cast<std::int64_t>(limit)),
         [](const Statement& s) -> util::Result<domain::KeywordHit> {
           return domain::KeywordHit{s.Int64(0), s.Double(1)};
