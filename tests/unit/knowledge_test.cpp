@@ -5,11 +5,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "http/multipart.hpp"
 #include "knowledge/retrieval_scoring.hpp"
 #include "pipeline/local_agent_runner.hpp"
 #include "services/file_store.hpp"
+#include "services/knowledge_indexes.hpp"
 #include "storage/sqlite/sqlite_storage.hpp"
 #include "util/ids.hpp"
 
@@ -265,6 +267,60 @@ TEST_F(KnowledgeRepositoryTest, AFileDeletedMeanwhileIsNotCompletedAndUnfinished
   ASSERT_TRUE(repo().UpdateFileStatus(b));
   EXPECT_TRUE(repo().ListUnfinishedFiles()->empty());
   EXPECT_EQ(repo().GetFile(b.uuid)->error, "the PDF cannot be read");
+}
+
+TEST_F(KnowledgeRepositoryTest, IndexesLoadExactThenSwapInTheGraphAndFollowChanges) {
+  auto file = AddFile("many.txt");
+  std::vector<domain::NewChunk> chunks;
+  for (int i = 0; i < 300; ++i) {
+    std::vector<float> v(8, 0.0f);
+    v[i % 8] = 1.0f;
+    v[(i / 8) % 8] += 0.5f + static_cast<float>(i) / 1000.0f;
+    chunks.push_back(Searchable("chunk " + std::to_string(i), v));
+  }
+  auto stored = repo().CompleteFile(file.uuid, chunks, util::FromUnixMillis(1));
+  ASSERT_TRUE(stored);
+  knowledge::VectorIndexOptions graph;
+  graph.exact_below = 100;  // a graph once past 100 vectors
+  services::KnowledgeIndexes indexes(repo(), graph);
+  auto index = indexes.Get(base_.uuid);
+  ASSERT_TRUE(index && *index);
+  EXPECT_EQ((*index)->size(), 300u);
+  const auto query = chunks[42].vector;
+  EXPECT_EQ((*index)->Search(query, 1).front().id, stored->ids[42]);
+  for (int i = 0; i < 500 && !indexes.Idle(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(indexes.Idle());
+  auto swapped = indexes.Get(base_.uuid);
+  ASSERT_TRUE(swapped && *swapped);
+  EXPECT_NE(swapped->get(), index->get());  // the graph took the exact index's place
+  EXPECT_EQ((*swapped)->Search(query, 1).front().id, stored->ids[42]);
+
+  // A file this process adds or removes is applied in place.
+  auto more = AddFile("more.txt");
+  std::vector<float> odd(8, 0.0f);
+  odd[3] = -1.0f;
+  odd[5] = 1.0f;
+  auto added =
+      repo().CompleteFile(more.uuid, {Searchable("odd one", odd)}, util::FromUnixMillis(2));
+  ASSERT_TRUE(added);
+  indexes.Apply(base_.uuid, *added, {odd});
+  auto after = indexes.Get(base_.uuid);
+  EXPECT_EQ(after->get(), swapped->get());
+  EXPECT_EQ((*after)->Search(odd, 1).front().id, added->ids[0]);
+  auto removed = repo().DeleteFile(base_.uuid, more.uuid);
+  ASSERT_TRUE(removed);
+  indexes.Apply(base_.uuid, *removed, {});
+  EXPECT_NE((*indexes.Get(base_.uuid))->Search(odd, 1).front().id, added->ids[0]);
+
+  // A change made elsewhere (not applied here) moves the generation: the next Get reloads.
+  auto elsewhere = repo().DeleteFile(base_.uuid, file.uuid);
+  ASSERT_TRUE(elsewhere);
+  auto reloaded = indexes.Get(base_.uuid);
+  ASSERT_TRUE(reloaded);
+  EXPECT_EQ(*reloaded, nullptr);  // no vector left
+  indexes.Stop();
 }
 
 // ---- the local agent's prompt -------------------------------------------------------------
