@@ -216,10 +216,10 @@ class KnowledgeRoutesTest(KnowledgeCase):
     def test_a_unique_sentence_in_the_middle_of_a_200_kb_document(self):
         kb = self.base()
         filler = ["Paragraph %d talks about ordinary things like weather, tea and trains."
-                  % i for i in range(1600)]
-        filler.insert(800, "The secret rendezvous is at the old lighthouse on Kestrel Point.")
+                  % i for i in range(2900)]
+        filler.insert(1450, "The secret rendezvous is at the old lighthouse on Kestrel Point.")
         data = docs.make_text(filler)
-        self.assertGreater(len(data), 100 * 1024)
+        self.assertGreater(len(data), 200 * 1024)
         _, file_uuid = self.add(kb, "big.txt", data)
         files = self.settle(kb, timeout=120)
         self.assertEqual(files[file_uuid]["status"], "completed", files[file_uuid])
