@@ -50,12 +50,12 @@ bool Utf16WithBomToUtf8(std::string_view bytes, std::string& out) {
     if (u >= 0xD800 && u <= 0xDBFF && i + 3 < bytes.size()) {
       const char32_t v = unit(i + 2);
       if (v >= 0xDC00 && v <= 0xDFFF) {
-        detail::AppendUtf8(out, 0x10000 + ((u - 0xD800) << 10) + (v - 0xDC00));
+        util::AppendUtf8(out, 0x10000 + ((u - 0xD800) << 10) + (v - 0xDC00));
         i += 2;
         continue;
       }
     }
-    detail::AppendUtf8(out, u);  // a lone surrogate comes out as U+FFFD
+    util::AppendUtf8(out, u);  // a lone surrogate comes out as U+FFFD
   }
   return true;
 }
@@ -171,25 +171,6 @@ std::string SizeText(std::size_t bytes) {
   if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
   if (bytes >= (1u << 10) && bytes % (1u << 10) == 0) return std::to_string(bytes >> 10) + " KiB";
   return std::to_string(bytes) + " bytes";
-}
-
-void AppendUtf8(std::string& out, char32_t cp) {
-  if ((cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) cp = 0xFFFD;
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
 }
 
 std::string NormalizeText(std::string_view text) {

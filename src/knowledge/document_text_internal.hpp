@@ -9,6 +9,7 @@
 
 #include "knowledge/document_text.hpp"
 #include "util/error.hpp"
+#include "util/utf8.hpp"
 
 namespace sb::knowledge::detail {
 
@@ -28,8 +29,7 @@ class Deadline {
 // "64 MiB", "512 KiB", "100 bytes": limits named the way a person reads them.
 std::string SizeText(std::size_t bytes);
 
-// Appends the UTF-8 form of `cp` (U+FFFD for a surrogate or a value past U+10FFFF).
-void AppendUtf8(std::string& out, char32_t cp);
+using util::AppendUtf8;  // U+FFFD for a surrogate or a value past U+10FFFF
 
 // Decodes the character reference at `s[i]` == '&' ("&amp;", "&#233;", "&#x1F600;"): appends its
 // text to `out` and returns the bytes consumed, or 0 when it is not a reference we know.

@@ -89,7 +89,11 @@ util::Result<std::string> FileStore::Save(std::string_view original_name, std::s
     }
   }
   stem = std::move(safe_stem);
-  std::string key = stem + "_" + util::NewUuid().substr(0, 8);
+  // 16 hex digits of a random UUID (60 random bits): images are served without a credential, so
+  // a key must not be guessable from the name it was uploaded under.
+  std::string random = util::NewUuid();
+  std::erase(random, '-');
+  std::string key = stem + "_" + random.substr(0, 16);
   if (!ext.empty()) key.append(".").append(ext);
   if (auto made = util::CreatePrivateDirectories(dir_); !made) return tl::unexpected(made.error());
   const auto final_path = dir_ / key;

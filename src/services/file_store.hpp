@@ -1,10 +1,12 @@
 // Uploaded files (documents for knowledge bases, images for the console) kept under the data
-// directory, named by a key the server makes: the upload's sanitised name, 8 random hex digits
-// and its extension, as LangBot names them ("manual_3f9a01c2.pdf"). A key from a client is
-// checked before any path is built from it, so nothing is read or written outside the folder.
+// directory, named by a key the server makes: the upload's sanitised name, 16 random hex digits
+// and its extension, in LangBot's form with more randomness ("manual_3f9a01c2d41e4b07.pdf"). A key
+// from a client is checked before any path is built from it, so nothing is read or written outside
+// the folder.
 //   FileStore documents(data_dir / "files" / "documents");
-//   auto key = documents.Save("../../etc/Manual v2.PDF", bytes);   // "Manual v2_3f9a01c2.pdf"
-//   auto bytes = documents.Load(*key);
+//   auto key = documents.Save("../../etc/Manual v2.PDF", bytes);
+//   // *key == "Manual v2_3f9a01c2d41e4b07.pdf"
+//   auto bytes = documents.Load(*key, max_bytes);
 #pragma once
 
 #include <cstddef>

@@ -22,4 +22,8 @@ std::string ToValidUtf8(std::string_view text);
 //   for (std::size_t i = 0; i < s.size();) { char32_t cp; i += NextCodePoint(s, i, cp); ... }
 std::size_t NextCodePoint(std::string_view s, std::size_t i, char32_t& cp);
 
+// Appends the UTF-8 form of `cp`: U+FFFD for a surrogate or a value past U+10FFFF, so what it
+// writes is always well-formed.
+void AppendUtf8(std::string& out, char32_t cp);
+
 }  // namespace sb::util

@@ -13,6 +13,7 @@
 #include "services/file_store.hpp"
 #include "services/knowledge_indexes.hpp"
 #include "storage/sqlite/sqlite_storage.hpp"
+#include "support/temp_dir.hpp"
 #include "util/ids.hpp"
 
 namespace sb {
@@ -22,20 +23,7 @@ namespace fs = std::filesystem;
 using knowledge::Candidate;
 using knowledge::SearchType;
 
-class TempDir {
- public:
-  TempDir() : path_(fs::temp_directory_path() / ("sb-knowledge-test-" + util::NewUuid())) {
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using sb::test_support::TempDir;
 
 // ---- retrieval scoring --------------------------------------------------------------------
 

@@ -18,6 +18,7 @@
 #include "storage/sqlite/migrations.hpp"
 #include "storage/sqlite/row_codec.hpp"
 #include "storage/sqlite/sqlite_storage.hpp"
+#include "support/temp_dir.hpp"
 #include "util/clock.hpp"
 #include "util/ids.hpp"
 #include "util/json.hpp"
@@ -47,20 +48,7 @@ util::JsonObject Obj(const char* text) { return util::ParseJson(text).value().as
         << result_.error().message;                                                           \
   } while (0)
 
-class TempDir {
- public:
-  TempDir() : path_(fs::temp_directory_path() / ("sb-storage-test-" + util::NewUuid())) {
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using sb::test_support::TempDir;
 
 class StorageTest : public ::testing::Test {
  protected:

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "platforms/common/chain_builder.hpp"
+#include "util/utf8.hpp"
 
 namespace sb::platforms::satori {
 namespace {
@@ -49,23 +50,7 @@ bool NameChar(char c) {
 }
 bool Space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'; }
 
-void AppendUtf8(std::string& out, std::uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
+using util::AppendUtf8;
 
 // A character reference's code point ("#39", "#x27"); nullopt when malformed or not a
 // character (surrogates, beyond U+10FFFF, NUL).
@@ -350,7 +335,7 @@ std::string Unescape(std::string_view text) {
     } else if (ref == "apos") {
       out += '\'';
     } else if (auto cp = CharacterReference(ref)) {
-      AppendUtf8(out, *cp);
+      AppendUtf8(out, static_cast<char32_t>(*cp));
     } else {
       out += text[i++];
       continue;

@@ -11,6 +11,7 @@
 #include "platforms/common/text_units.hpp"
 #include "util/ascii.hpp"
 #include "util/crypto.hpp"
+#include "util/utf8.hpp"
 
 namespace sb::platforms::telegram {
 namespace {
@@ -32,23 +33,7 @@ using common::Utf16Length;
 
 std::size_t Units(char32_t cp) { return common::Utf16Units(cp); }
 
-void AppendUtf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
+using util::AppendUtf8;
 
 // byte_at[u] = the byte offset where UTF-16 unit u starts; npos for the second half of a pair.
 // One entry past the end, so an entity may end at the text's end.
