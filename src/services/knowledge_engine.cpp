@@ -228,10 +228,12 @@ JsonArray RetrievalSchema() {
   return fields;
 }
 
+JsonObject BuiltinEngineName() { return I18n("Switchboard built-in", "Switchboard 内置"); }
+
 JsonObject BuiltinEngineJson() {
   return JsonObject{
       {"plugin_id", kBuiltinEngineId},
-      {"name", I18n("Switchboard built-in", "Switchboard 内置")},
+      {"name", BuiltinEngineName()},
       {"description",
        I18n("Documents parsed, chunked and embedded here; vector, full-text and hybrid search.",
             "在本机解析、分块并嵌入文档；支持向量、全文与混合检索。")},

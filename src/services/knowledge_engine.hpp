@@ -52,6 +52,8 @@ util::Result<RetrievalSettings> ReadRetrievalSettings(const util::JsonObject& st
 
 // The `/knowledge/engines` entry, with both schemas.
 util::JsonObject BuiltinEngineJson();
+// Its name alone ({"en_US", "zh_Hans"}), for each base's `knowledge_engine`.
+util::JsonObject BuiltinEngineName();
 util::JsonArray CreationSchema();
 util::JsonArray RetrievalSchema();
 // The `/knowledge/parsers` entry.

@@ -17,20 +17,19 @@ using util::JsonArray;
 using util::JsonObject;
 
 JsonObject EncodeBase(const domain::KnowledgeBase& b) {
-  return JsonObject{
-      {"uuid", b.uuid.str()},
-      {"name", b.name},
-      {"description", b.description},
-      {"emoji", b.emoji},
-      {"created_at", util::FormatRfc3339(b.created_at)},
-      {"updated_at", util::FormatRfc3339(b.updated_at)},
-      {"knowledge_engine_plugin_id", b.engine},
-      {"collection_id", b.uuid.str()},
-      {"creation_settings", b.creation_settings},
-      {"retrieval_settings", b.retrieval_settings},
-      {"knowledge_engine", JsonObject{{"plugin_id", b.engine},
-                                      {"name", services::BuiltinEngineJson().at("name")},
-                                      {"capabilities", JsonArray{"doc_ingestion"}}}}};
+  return JsonObject{{"uuid", b.uuid.str()},
+                    {"name", b.name},
+                    {"description", b.description},
+                    {"emoji", b.emoji},
+                    {"created_at", util::FormatRfc3339(b.created_at)},
+                    {"updated_at", util::FormatRfc3339(b.updated_at)},
+                    {"knowledge_engine_plugin_id", b.engine},
+                    {"collection_id", b.uuid.str()},
+                    {"creation_settings", b.creation_settings},
+                    {"retrieval_settings", b.retrieval_settings},
+                    {"knowledge_engine", JsonObject{{"plugin_id", b.engine},
+                                                    {"name", services::BuiltinEngineName()},
+                                                    {"capabilities", JsonArray{"doc_ingestion"}}}}};
 }
 
 JsonObject EncodeFile(const domain::KnowledgeFile& f) {
