@@ -152,7 +152,14 @@ void KnowledgeIngestion::Process(const util::KnowledgeFileId& id) {
 
   file->status = FileStatus::kProcessing;
   file->updated_at = deps_.clock->Now();
-  if (auto r = deps_.repo->UpdateFileStatus(*file); !r) return;  // deleted meanwhile
+  if (auto r = deps_.repo->UpdateFileStatus(*file); !r) {
+    // Deleted meanwhile (or the database failed): the task says so rather than stay pending.
+    task.status = domain::TaskStatus::kCancelled;
+    task.current_action = r.error().code == ErrorCode::kNotFound ? "deleted" : "failed";
+    task.exception = r.error().code == ErrorCode::kNotFound ? "" : r.error().message;
+    (void)deps_.tasks->Save(task);
+    return;
+  }
   task.status = domain::TaskStatus::kRunning;
   task.current_action = "Parsing file";
   task.log += "Parsing " + file->file_name + "\n";
