@@ -60,7 +60,12 @@ class RouteAuthTest(ServerTestCase):
             "path": "callback/deeper",
             "session_type": "person",
             "author": "nobody",  # a plugin author with nothing installed
+            "file_id": unknown_uuid(),
+            "image_key": "nothing_0123456789abcdef.png",
         }
+        cls.ids["kb_uuid"] = create("/api/v1/knowledge/bases", {
+            "name": "kb", "knowledge_engine_plugin_id": "switchboard/builtin",
+            "creation_settings": {"embedding_model_uuid": cls.ids["embedding"]}})["uuid"]
 
     def fill(self, method, path):
         def param(m):

@@ -9,6 +9,7 @@
 #include "http/api/encoders.hpp"
 #include "http/api/field_reader.hpp"
 #include "http/api/handler_support.hpp"
+#include "http/api/monogram_icon.hpp"
 #include "services/config_schema.hpp"
 
 namespace sb::http::api {
@@ -112,6 +113,14 @@ void RegisterBotRoutes(Router& router, ApiContext& ctx) {
                 }
                 return JsonOk(util::JsonObject{{"adapter", e->descriptor}});
               }});
+  // Public, as in LangBot: the console shows it in an <img>, which sends no credential.
+  router.Add({"GET", "/api/v1/platform/adapters/{name}/icon", AuthClass::kNone,
+              [&ctx](Request& req) {
+                const auto* e = ctx.adapters.Find(req.PathParam("name"));
+                if (!e) return Fail(req, {util::ErrorCode::kNotFound, "adapter not found"});
+                return MonogramResponse(*e);
+              },
+              Execution::kInline});
 
   router.Add({"GET", "/api/v1/platform/bots", AuthClass::kEither, [&ctx](Request& req) {
                 auto list = ctx.bots.List();

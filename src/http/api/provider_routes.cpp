@@ -6,6 +6,7 @@
 #include "http/api/encoders.hpp"
 #include "http/api/field_reader.hpp"
 #include "http/api/handler_support.hpp"
+#include "http/api/monogram_icon.hpp"
 #include "http/api/rendered_cache.hpp"
 
 namespace sb::http::api {
@@ -47,6 +48,14 @@ void RegisterProviderRoutes(Router& router, ApiContext& ctx) {
          }
          return JsonOk(util::JsonObject{{"requester", e->descriptor}});
        }});
+  // Public, as in LangBot: the console shows it in an <img>, which sends no credential.
+  router.Add({"GET", "/api/v1/provider/requesters/{name}/icon", AuthClass::kNone,
+              [&ctx](Request& req) {
+                const auto* e = ctx.requesters.Find(req.PathParam("name"));
+                if (!e) return Fail(req, {util::ErrorCode::kNotFound, "requester not found"});
+                return MonogramResponse(*e);
+              },
+              Execution::kInline});
 
   // The hottest authenticated read: served from a rendering cached until providers or models
   // change, on the I/O thread.

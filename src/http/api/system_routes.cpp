@@ -52,6 +52,22 @@ void RegisterSystemRoutes(Router& router, ApiContext& ctx) {
               },
               Execution::kInline});
 
+  // LangBot's console asks for a pending user survey on every visit. This server runs none: the
+  // answer is always "no survey", and answering one is refused.
+  router.Add({"GET", "/api/v1/survey/pending", AuthClass::kUserOnly,
+              [](Request&) {
+                return JsonOk(util::JsonObject{{"survey", nullptr}});
+              },
+              Execution::kInline});
+  for (const char* path : {"/api/v1/survey/respond", "/api/v1/survey/dismiss"}) {
+    router.Add({"POST", path, AuthClass::kUserOnly,
+                [](Request& req) {
+                  return Fail(req, {util::ErrorCode::kInvalidArgument,
+                                    "Survey not available: this server runs no surveys"});
+                },
+                Execution::kInline});
+  }
+
   router.Add({"POST", "/api/v1/system/wizard/completed", AuthClass::kEither, [&ctx](Request& req) {
                 auto body = FieldReader::Parse(req.body, /*empty_ok=*/true);
                 if (!body) return Fail(req, body.error());

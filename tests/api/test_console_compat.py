@@ -1,0 +1,58 @@
+"""Routes LangBot 4.9.5's console calls that are not resources of their own (issue 18, part 5):
+the adapter and requester icons (our own monograms, public like LangBot's) and the user survey
+(this server runs none)."""
+
+import unittest
+import xml.etree.ElementTree as ET
+
+from harness import ServerTestCase
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+class ConsoleCompatTest(ServerTestCase):
+
+    def check_icon(self, path, label):
+        status, body, headers = self.req("GET", path)  # no credential: an <img> sends none
+        self.assertEqual(status, 200, (path, body))
+        self.assertEqual(headers["content-type"], "image/svg+xml")
+        self.assertIn("default-src 'none'", headers["content-security-policy"])
+        self.assertEqual(headers["x-content-type-options"], "nosniff")
+        self.assertNotIn("<script", body.lower())
+        root = ET.fromstring(body)  # well-formed, every character escaped
+        self.assertEqual(root.tag, SVG + "svg")
+        self.assertEqual(root.find(SVG + "title").text, label)
+        initials = root.find(SVG + "text").text
+        self.assertTrue(initials and len(initials) <= 2, initials)
+        return initials
+
+    def test_every_adapter_and_requester_has_an_icon(self):
+        adapters = self.ok("GET", "/api/v1/platform/adapters")["adapters"]
+        requesters = self.ok("GET", "/api/v1/provider/requesters")["requesters"]
+        self.assertGreater(len(adapters), 10)
+        colours = set()
+        for kind, entries in (("platform/adapters", adapters), ("provider/requesters", requesters)):
+            for e in entries:
+                path = "/api/v1/%s/%s/icon" % (kind, e["name"])
+                self.check_icon(path, e["label"]["en_US"])
+                colours.add(self.req("GET", path)[1].split('fill="')[1].split('"')[0])
+        self.assertGreater(len(colours), 10)  # a colour of each entry's own, not one for all
+        self.assertEqual(self.check_icon("/api/v1/platform/adapters/telegram/icon", "Telegram"),
+                         "TE")
+
+    def test_unknown_icons_are_404(self):
+        for path in ("/api/v1/platform/adapters/nope/icon",
+                     "/api/v1/provider/requesters/nope/icon",
+                     "/api/v1/platform/adapters/..%2F..%2Fetc/icon"):
+            status, body, _ = self.req("GET", path)
+            self.assertEqual(status, 404, (path, body))
+
+    def test_no_survey_is_ever_pending(self):
+        self.assertEqual(self.ok("GET", "/api/v1/survey/pending"), {"survey": None})
+        for path in ("/api/v1/survey/respond", "/api/v1/survey/dismiss"):
+            status, body, _ = self.as_user("POST", path, {"survey_id": "s1"})
+            self.assertError(status, body, 400, "Survey not available")
+
+
+if __name__ == "__main__":
+    unittest.main()
