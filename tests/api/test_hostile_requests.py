@@ -239,7 +239,12 @@ class HostileRequestsTest(ServerTestCase):
             "session_type": "person",
             "author": "nobody",
             "name": "nothing",
+            "file_id": "00000000-0000-4000-8000-000000000000",
+            "key": "nothing_0123456789abcdef.png",
         }
+        cls.ids["uuid"] = create("/api/v1/knowledge/bases", {
+            "name": "victim", "knowledge_engine_plugin_id": "switchboard/builtin",
+            "creation_settings": {"embedding_model_uuid": cls.ids["embedding"]}})["uuid"]
         with open(os.path.join(srv.data_dir, "jwt_secret"), "rb") as f:
             cls.jwt_secret = f.read().strip()
         cls.secrets = {

@@ -61,9 +61,9 @@ class RouteAuthTest(ServerTestCase):
             "session_type": "person",
             "author": "nobody",  # a plugin author with nothing installed
             "file_id": unknown_uuid(),
-            "image_key": "nothing_0123456789abcdef.png",
+            "key": "nothing_0123456789abcdef.png",
         }
-        cls.ids["kb_uuid"] = create("/api/v1/knowledge/bases", {
+        cls.ids["uuid"] = create("/api/v1/knowledge/bases", {
             "name": "kb", "knowledge_engine_plugin_id": "switchboard/builtin",
             "creation_settings": {"embedding_model_uuid": cls.ids["embedding"]}})["uuid"]
 

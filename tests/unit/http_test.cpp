@@ -304,6 +304,12 @@ TEST(RouteTable, EveryRegisteredRouteIsListedWithItsAuthClass) {
   ctx.debug_chat = &debug_chat;
   NoPlugins plugins;
   ctx.plugins = &plugins;
+  util::SystemClock clock;
+  services::KnowledgeOptions knowledge_options;
+  knowledge_options.files_dir = dir / "files";
+  services::KnowledgeService knowledge((*core)->storage().knowledge(), (*core)->tasks(),
+                                       (*core)->models(), gateway, clock, knowledge_options);
+  ctx.knowledge = &knowledge;
   api::RegisterAllRoutes(router, ctx);
 
   std::set<std::string> registered;
