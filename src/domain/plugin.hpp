@@ -73,6 +73,15 @@ struct PluginFile {
   std::string content_type;
 };
 
+// Whether plugins can run in this process, for LangBot's `/system/status/plugin-system`: the
+// plugin system is in the process itself, so "connected" means it has started and can start a
+// plugin (its sandbox works here, or the admin turned the sandbox off).
+struct PluginSystemStatus {
+  bool enabled = true;
+  bool connected = false;
+  std::string error = "ok";  // why it is not connected, for a person
+};
+
 // The plugin operations the API offers (install, upgrade and delete run as background tasks).
 // Blocking: call from the blocking pool. Thread-safe.
 class PluginManager {
@@ -104,6 +113,8 @@ class PluginManager {
   virtual util::Result<PluginFile> Icon(const PluginKey& key) = 0;
   // The marketplace's listing, for the console.
   virtual util::Result<util::Json> MarketplaceList(int page, int page_size) = 0;
+  // May probe the sandbox once (a short child process).
+  virtual PluginSystemStatus SystemStatus() = 0;
 };
 
 }  // namespace sb::domain

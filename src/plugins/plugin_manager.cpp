@@ -145,6 +145,7 @@ std::vector<domain::PluginKey> ProcessPluginManager::Bound(
 }
 
 void ProcessPluginManager::Start() {
+  started_ = true;
   RefreshCache();
   auto list = deps_.plugins->List();
   if (!list) {
@@ -160,7 +161,25 @@ void ProcessPluginManager::Start() {
   }
 }
 
-void ProcessPluginManager::Stop() { supervisor_.StopAll(); }
+void ProcessPluginManager::Stop() {
+  started_ = false;
+  supervisor_.StopAll();
+}
+
+domain::PluginSystemStatus ProcessPluginManager::SystemStatus() {
+  domain::PluginSystemStatus status;
+  if (!started_) {
+    status.error = "the plugin system is not running (the server is starting or stopping)";
+    return status;
+  }
+  if (auto sandbox = supervisor_.SandboxAvailable(); !sandbox) {
+    status.error = "no sandbox on this machine: " + sandbox.error().message +
+                   "; plugins do not run unless the admin sets plugins.sandbox: off";
+    return status;
+  }
+  status.connected = true;
+  return status;
+}
 
 domain::PluginView ProcessPluginManager::ViewOf(const domain::InstalledPlugin& plugin) const {
   domain::PluginView view;

@@ -8,6 +8,7 @@
 //   plugins.Stop();                               // at shutdown
 #pragma once
 
+#include <atomic>
 #include <boost/asio/any_io_executor.hpp>
 #include <chrono>
 #include <filesystem>
@@ -77,6 +78,7 @@ class ProcessPluginManager final : public domain::PluginManager,
 
   // domain::PluginManager
   util::Result<std::vector<domain::PluginView>> List() override;
+  domain::PluginSystemStatus SystemStatus() override;
   util::Result<domain::PluginView> Get(const domain::PluginKey& key) override;
   util::Result<std::int64_t> InstallFromMarketplace(const domain::PluginKey& key,
                                                     const std::string& version) override;
@@ -147,6 +149,7 @@ class ProcessPluginManager final : public domain::PluginManager,
   PluginManagerDeps deps_;
   PluginManagerOptions options_;
   PluginSupervisor supervisor_;
+  std::atomic<bool> started_{false};  // between Start and Stop
   std::mutex mu_;
   std::set<std::string> busy_;  // plugins with an operation running; guarded by mu_
   // Installed plugins as the message path sees them (no database read per message); rewritten

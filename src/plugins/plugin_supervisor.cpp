@@ -167,12 +167,11 @@ struct PluginSupervisor::Impl : std::enable_shared_from_this<Impl> {
       *description = "none (plugins.sandbox: off)";
       return launch;
     }
-    std::call_once(probe_once, [this] { probe = ProbeSandbox(options.sandbox); });
-    if (!probe) {
+    if (auto probed = Probe(); !probed) {
       return util::Fail(ErrorCode::kUnavailable,
                         fmt::format("no sandbox on this machine: {}; the plugin does not run "
                                     "unless the admin sets plugins.sandbox: off",
-                                    probe.error().message));
+                                    probed.error().message));
     }
     SandboxSpec spec;
     spec.package_dir = dir;
@@ -380,6 +379,12 @@ struct PluginSupervisor::Impl : std::enable_shared_from_this<Impl> {
   PluginCore& core;
   const SupervisorOptions options;
   const util::Clock& clock;
+  util::Result<void> Probe() {
+    if (!options.sandbox.enabled) return util::Ok();
+    std::call_once(probe_once, [this] { probe = ProbeSandbox(options.sandbox); });
+    return probe;
+  }
+
   std::once_flag probe_once;
   util::Result<void> probe;  // whether this machine gives a sandbox; set once, by probe_once
   std::atomic<std::uint64_t> launches{0};
@@ -474,6 +479,8 @@ void PluginSupervisor::Call(const domain::PluginKey& key, std::string action, ut
   }
   process->Call(std::move(action), std::move(data), deadline, std::move(done));
 }
+
+util::Result<void> PluginSupervisor::SandboxAvailable() { return impl_->Probe(); }
 
 PluginStatus PluginSupervisor::Status(const domain::PluginKey& key) const {
   std::lock_guard lock(impl_->mu);

@@ -120,6 +120,9 @@ class PluginSupervisor {
             std::chrono::milliseconds deadline, PluginProcess::Done done);
 
   PluginStatus Status(const domain::PluginKey& key) const;
+  // Ok when plugins can be started here: the sandbox is off, or this machine gives one (probed
+  // once, the first time a plugin starts or this is asked). Blocking the first time.
+  util::Result<void> SandboxAvailable();
   // nullopt unless running.
   std::optional<PluginCapabilities> Capabilities(const domain::PluginKey& key) const;
 

@@ -1,11 +1,11 @@
 """Routes LangBot 4.9.5's console calls that are not resources of their own (issue 18, part 5):
 the adapter and requester icons (our own monograms, public like LangBot's) and the user survey
-(this server runs none)."""
+(this server runs none), and the plugin system's state as LangBot reports it."""
 
 import unittest
 import xml.etree.ElementTree as ET
 
-from harness import ServerTestCase
+from harness import Server, ServerTestCase
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -52,6 +52,44 @@ class ConsoleCompatTest(ServerTestCase):
         for path in ("/api/v1/survey/respond", "/api/v1/survey/dismiss"):
             status, body, _ = self.as_user("POST", path, {"survey_id": "s1"})
             self.assertError(status, body, 400, "Survey not available")
+
+
+    def test_plugin_system_status_is_the_real_state(self):
+        status = self.ok("GET", "/api/v1/system/status/plugin-system")
+        self.assertEqual(set(status), {"is_enable", "is_connected", "plugin_connector_error"})
+        self.assertTrue(status["is_enable"])
+        if status["is_connected"]:
+            self.assertEqual(status["plugin_connector_error"], "ok")
+        else:  # a machine without a sandbox
+            self.assertIn("sandbox", status["plugin_connector_error"])
+        s, body, _ = self.as_key("GET", "/api/v1/system/status/plugin-system")
+        self.assertEqual(s, 401)  # user only, as in LangBot
+
+
+class PluginSystemStatusTest(unittest.TestCase):
+    """The state follows the machine: a sandbox that cannot start is reported, and turning the
+    sandbox off (trusted plugins only) connects the plugin system."""
+
+    def status(self, env):
+        srv = Server(env=env)
+        try:
+            srv.start()
+            token = srv.init_and_login()
+            s, body, _ = srv.req("GET", "/api/v1/system/status/plugin-system", token=token)
+            self.assertEqual(s, 200, body)
+            return body["data"]
+        finally:
+            srv.stop()
+            srv.cleanup()
+
+    def test_a_missing_sandbox_is_reported_and_sandbox_off_connects(self):
+        broken = self.status({"PLUGINS__BWRAP_PATH": "/nonexistent/bwrap"})
+        self.assertFalse(broken["is_connected"], broken)
+        self.assertIn("no sandbox on this machine", broken["plugin_connector_error"])
+        self.assertIn("plugins.sandbox: off", broken["plugin_connector_error"])
+        off = self.status({"PLUGINS__SANDBOX": "off"})
+        self.assertEqual(off, {"is_enable": True, "is_connected": True,
+                               "plugin_connector_error": "ok"})
 
 
 if __name__ == "__main__":

@@ -279,6 +279,7 @@ class NoPlugins final : public domain::PluginManager {
     return tl::unexpected(None());
   }
   util::Result<util::Json> MarketplaceList(int, int) override { return tl::unexpected(None()); }
+  domain::PluginSystemStatus SystemStatus() override { return {}; }
 };
 
 // Builds the real route set over a throwaway data directory and compares it with the table.

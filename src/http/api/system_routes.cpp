@@ -52,6 +52,20 @@ void RegisterSystemRoutes(Router& router, ApiContext& ctx) {
               },
               Execution::kInline});
 
+  // LangBot's console checks this before showing plugins: our plugin system's real state.
+  router.Add({"GET", "/api/v1/system/status/plugin-system", AuthClass::kUserOnly, [&ctx](Request&) {
+                domain::PluginSystemStatus status;
+                if (ctx.plugins) {
+                  status = ctx.plugins->SystemStatus();
+                } else {
+                  status.enabled = false;
+                  status.error = "plugins are not available in this process";
+                }
+                return JsonOk(util::JsonObject{{"is_enable", status.enabled},
+                                               {"is_connected", status.connected},
+                                               {"plugin_connector_error", status.error}});
+              }});
+
   // LangBot's console asks for a pending user survey on every visit. This server runs none: the
   // answer is always "no survey", and answering one is refused.
   router.Add({"GET", "/api/v1/survey/pending", AuthClass::kUserOnly,
