@@ -69,8 +69,8 @@ std::string KeywordQuery(std::string_view query, std::size_t max_terms) {
   const std::string valid = util::ToValidUtf8(query);
   std::vector<std::string> terms;
   std::vector<std::string> stop_words;  // used only when the query has nothing else
-  std::string word;    // a run of word characters outside CJK
-  std::string phrase;  // a run of CJK characters, spaced apart
+  std::string word;                     // a run of word characters outside CJK
+  std::string phrase;                   // a run of CJK characters, spaced apart
   auto flush_word = [&] {
     if (!word.empty()) {
       auto& list = IsStopWord(word) ? stop_words : terms;

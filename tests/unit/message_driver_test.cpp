@@ -36,7 +36,9 @@ class EchoRunner final : public Runner {
            std::function<void(util::Result<AgentReply>)> done) override {
     std::string text;
     for (const auto& p : input.content) text += p.text;
-    auto answer = [text, done = std::move(done)] { done(AgentReply{"echo: " + text, "m", {}, {}}); };
+    auto answer = [text, done = std::move(done)] {
+      done(AgentReply{"echo: " + text, "m", {}, {}});
+    };
     if (hold) return held.push_back(std::move(answer));
     answer();
   }
