@@ -14,6 +14,7 @@
 #include "util/ids.hpp"
 #include "util/json.hpp"
 #include "util/log_text.hpp"
+#include "util/markup.hpp"
 #include "util/private_files.hpp"
 #include "util/secret_box.hpp"
 #include "util/simulated_clock.hpp"
@@ -345,6 +346,19 @@ TEST(Ascii, EqualsIgnoreCaseFoldsAsciiOnly) {
   EXPECT_FALSE(EqualsIgnoreCase("API", "APIs"));
   EXPECT_FALSE(EqualsIgnoreCase("Event", "Evenu"));
   EXPECT_FALSE(EqualsIgnoreCase("\xc3\x84", "\xc3\xa4"));  // Ä and ä: UTF-8 is not folded
+}
+
+}  // namespace
+}  // namespace sb::util
+
+namespace sb::util {
+namespace {
+
+TEST(Markup, EscapesTheFiveMeaningfulCharacters) {
+  EXPECT_EQ(EscapeMarkup("<a href=\"x\">Tom & Jerry's</a>"),
+            "&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry&#39;s&lt;/a&gt;");
+  EXPECT_EQ(EscapeMarkup("plain 文字"), "plain 文字");
+  EXPECT_EQ(EscapeMarkup(""), "");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdint>
 
+#include "util/markup.hpp"
 #include "util/utf8.hpp"
 
 namespace sb::http::api {
@@ -22,30 +23,6 @@ std::uint32_t Fnv1a(std::string_view s) {
     h *= 16777619u;
   }
   return h;
-}
-
-void AppendXmlEscaped(std::string& out, std::string_view text) {
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        out += c;
-    }
-  }
 }
 
 std::string LabelOf(const domain::CatalogueEntry& entry) {
@@ -104,14 +81,14 @@ std::string MonogramSvg(std::string_view label, std::string_view name) {
   std::string svg = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"64\" height=\"64\" viewBox=\"0 0 64 64\" "
       "role=\"img\"><title>");
-  AppendXmlEscaped(svg, util::ToValidUtf8(label));
+  svg += util::EscapeMarkup(util::ToValidUtf8(label));
   svg += fmt::format(
       "</title><rect width=\"64\" height=\"64\" rx=\"14\" fill=\"hsl({}, 55%, 42%)\"/>"
       "<text x=\"32\" y=\"33\" text-anchor=\"middle\" dominant-baseline=\"central\" "
       "font-family=\"Helvetica, Arial, sans-serif\" font-size=\"26\" font-weight=\"700\" "
       "fill=\"#ffffff\">",
       hue);
-  AppendXmlEscaped(svg, MonogramText(label, name));
+  svg += util::EscapeMarkup(MonogramText(label, name));
   svg += "</text></svg>";
   return svg;
 }

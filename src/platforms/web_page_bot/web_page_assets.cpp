@@ -3,6 +3,8 @@
 #include <array>
 #include <utility>
 
+#include "util/markup.hpp"
+
 namespace sb::platforms::web_page {
 namespace {
 
@@ -300,33 +302,6 @@ std::string HtmlLanguage(std::string_view language) {
   return std::string(TextsFor(language).html_lang);
 }
 
-std::string EscapeHtml(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out.push_back(c);
-    }
-  }
-  return out;
-}
-
 std::string RenderWidgetScript(const WidgetSettings& settings) {
   util::JsonObject config{{"title", settings.title},
                           {"siteKey", settings.site_key},
@@ -341,8 +316,8 @@ std::string RenderChatPage(const WidgetSettings& settings, std::string_view scri
   return "<!doctype html>\n<html lang=\"" + HtmlLanguage(settings.language) +
          "\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
          "content=\"width=device-width,initial-scale=1\"><title>" +
-         EscapeHtml(settings.title) + "</title></head><body><script src=\"" +
-         EscapeHtml(script_url) + "\" data-mode=\"page\"></script></body></html>\n";
+         util::EscapeMarkup(settings.title) + "</title></head><body><script src=\"" +
+         util::EscapeMarkup(script_url) + "\" data-mode=\"page\"></script></body></html>\n";
 }
 
 std::string ChatPagePolicy(bool turnstile) {
@@ -354,7 +329,7 @@ std::string ChatPagePolicy(bool turnstile) {
 }
 
 std::string EmbedSnippet(std::string_view script_url) {
-  return "<script src=\"" + EscapeHtml(script_url) + "\" async></script>";
+  return "<script src=\"" + util::EscapeMarkup(script_url) + "\" async></script>";
 }
 
 }  // namespace sb::platforms::web_page

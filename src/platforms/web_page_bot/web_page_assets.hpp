@@ -35,7 +35,4 @@ std::string ChatPagePolicy(bool turnstile);
 // The snippet a site pastes, for the script at `script_url` (absolute).
 std::string EmbedSnippet(std::string_view script_url);
 
-// For text inside HTML (element content and quoted attributes).
-std::string EscapeHtml(std::string_view text);
-
 }  // namespace sb::platforms::web_page
