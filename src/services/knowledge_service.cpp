@@ -324,12 +324,13 @@ util::Result<std::vector<RetrievalHit>> KnowledgeService::Retrieve(std::string_v
   if (!base) return tl::unexpected(base.error());
   auto settings = ReadRetrievalSettings(base->retrieval_settings, overrides);
   if (!settings) return tl::unexpected(settings.error());
-  return RetrieveFrom(*base, query, *settings);
+  QueryVectors query_vectors;
+  return RetrieveFrom(*base, query, *settings, query_vectors);
 }
 
 util::Result<std::vector<RetrievalHit>> KnowledgeService::RetrieveFrom(
-    const domain::KnowledgeBase& base, const std::string& query,
-    const RetrievalSettings& settings) {
+    const domain::KnowledgeBase& base, const std::string& query, const RetrievalSettings& settings,
+    QueryVectors& query_vectors) {
   if (query.size() > kMaxQueryBytes) {
     return util::Fail(ErrorCode::kInvalidArgument,
                       fmt::format("the query is longer than {} bytes", kMaxQueryBytes));
@@ -349,9 +350,14 @@ util::Result<std::vector<RetrievalHit>> KnowledgeService::RetrieveFrom(
     if (!got) return tl::unexpected(got.error());
     index = std::move(*got);
     if (index && index->size() > 0) {
-      auto vectors = embedder_.Embed(creation->embedding_model_uuid, {query});
-      if (!vectors) return tl::unexpected(vectors.error());
-      query_vector = std::move(vectors->front());
+      auto known = query_vectors.find(creation->embedding_model_uuid);
+      if (known == query_vectors.end()) {
+        auto vectors = embedder_.Embed(creation->embedding_model_uuid, {query});
+        if (!vectors) return tl::unexpected(vectors.error());
+        known = query_vectors.emplace(creation->embedding_model_uuid, std::move(vectors->front()))
+                    .first;
+      }
+      query_vector = known->second;
       for (const auto& hit : index->Search(query_vector, pool)) {
         candidates[hit.id].id = hit.id;
         candidates[hit.id].cosine = hit.score;
@@ -401,6 +407,7 @@ util::Result<std::vector<RetrievalHit>> KnowledgeService::RetrieveFrom(
 util::Result<std::vector<domain::RetrievedPassage>> KnowledgeService::RetrieveForMessage(
     const std::vector<std::string>& base_uuids, const std::string& query) {
   std::vector<domain::RetrievedPassage> out;
+  QueryVectors query_vectors;  // one embedding of the message per model, not per base
   for (const auto& uuid : base_uuids) {
     auto base = GetBase(uuid);
     if (!base) {
@@ -409,7 +416,7 @@ util::Result<std::vector<domain::RetrievedPassage>> KnowledgeService::RetrieveFo
     }
     auto settings = ReadRetrievalSettings(base->retrieval_settings, {});
     if (!settings) return tl::unexpected(settings.error());
-    auto hits = RetrieveFrom(*base, query, *settings);
+    auto hits = RetrieveFrom(*base, query, *settings, query_vectors);
     if (!hits) {
       return util::Fail(hits.error().code,
                         fmt::format("knowledge base {}: {}", base->name, hits.error().message));

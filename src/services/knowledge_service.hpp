@@ -9,6 +9,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -86,9 +87,12 @@ class KnowledgeService final : public domain::KnowledgeRetriever {
       const std::vector<std::string>& base_uuids, const std::string& query) override;
 
  private:
+  // The query's vector by embedding model uuid: bases of one model share one embedding call.
+  using QueryVectors = std::map<std::string, std::vector<float>>;
   util::Result<std::vector<RetrievalHit>> RetrieveFrom(const domain::KnowledgeBase& base,
                                                        const std::string& query,
-                                                       const RetrievalSettings& settings);
+                                                       const RetrievalSettings& settings,
+                                                       QueryVectors& query_vectors);
 
   domain::KnowledgeRepository& repo_;
   TaskService& tasks_;

@@ -405,16 +405,21 @@ class KnowledgePipelineTest(KnowledgeCase):
         cls.tg.stop()
 
     def test_a_bot_on_a_pipeline_with_the_base_gives_the_model_its_passages(self):
-        kb = self.base(retrieval={"score_threshold": 0.25})
+        model = self.embedding_model()
+        kb = self.base(model, retrieval={"score_threshold": 0.25})
         self.add(kb, "handbook.md", docs.make_markdown("Handbook", [
             "The office wifi password is heliotrope-42.",
             "Lunch is served at noon in the atrium."]))
         self.settle(kb)
+        # A second base of the same embedding model: the message is embedded once for both.
+        other = self.base(model, name="other", retrieval={"score_threshold": 0.25})
+        self.add(other, "garden.txt", docs.make_text(["The garden gate is painted green."]))
+        self.settle(other)
         provider = self.make_provider(base_url=self.llm.base + "/v1", api_keys=["sk-good-1"])
-        model = self.make_model(provider, name="gpt-test")
+        llm_model = self.make_model(provider, name="gpt-test")
         pipe = self.make_pipeline(name="rag", config={
-            "ai": {"local-agent": {"model": {"primary": model, "fallbacks": []},
-                                   "knowledge-bases": [kb]}},
+            "ai": {"local-agent": {"model": {"primary": llm_model, "fallbacks": []},
+                                   "knowledge-bases": [kb, other]}},
             "output": {"misc": {"quote-origin": False}}})
         token = "777:TESTtoken_kb"
         bot = self.make_bot(adapter="telegram", enable=True, use_pipeline_uuid=pipe,
@@ -438,6 +443,9 @@ class KnowledgePipelineTest(KnowledgeCase):
         self.assertIn("heliotrope-42", sent)
         self.assertIn("handbook", sent)           # the source file is named
         self.assertIn("What is the office wifi password?", sent)
+        query_calls = [c for c in self.emb.calls()["calls"]
+                       if "What is the office wifi password?" in c["inputs"]]
+        self.assertEqual(len(query_calls), 1, query_calls)
 
         def logs():
             return self.ok("POST", "/api/v1/platform/bots/%s/logs" % bot,
