@@ -19,36 +19,36 @@ struct Route {
   util::JsonObject args;
 };
 
+// The stored embedding model `model_uuid` as the gateway calls it. kInvalidArgument naming it
+// when it is malformed or gone; a database failure passes through as it is.
+util::Result<Route> RouteOf(ModelService& models, const std::string& model_uuid) {
+  auto id = util::ModelId::Parse(model_uuid, "embedding_model_uuid");
+  if (!id) return tl::unexpected(id.error());
+  auto view = models.Get(domain::ModelKind::kEmbedding, *id);
+  if (!view) {
+    if (view.error().code != ErrorCode::kNotFound) return tl::unexpected(view.error());
+    return util::Fail(ErrorCode::kInvalidArgument,
+                      fmt::format("the embedding model {} is not found (deleted?)", model_uuid));
+  }
+  return Route{EndpointOf(view->provider),
+               ModelIdOf(view->model.requester_config, view->model.name),
+               RequestArgs(view->model.requester_config, view->model.extra_args)};
+}
+
 }  // namespace
 
 util::Result<void> KnowledgeEmbedder::CheckModel(const std::string& model_uuid) {
-  auto id = util::ModelId::Parse(model_uuid, "embedding_model_uuid");
-  if (!id) return tl::unexpected(id.error());
-  auto view = models_.Get(domain::ModelKind::kEmbedding, *id);
-  if (!view) {
-    if (view.error().code == ErrorCode::kNotFound) {
-      return util::Fail(ErrorCode::kInvalidArgument,
-                        fmt::format("embedding model {} not found", model_uuid));
-    }
-    return tl::unexpected(view.error());
-  }
+  auto route = RouteOf(models_, model_uuid);
+  if (!route) return tl::unexpected(route.error());
   return util::Ok();
 }
 
 util::Result<std::vector<std::vector<float>>> KnowledgeEmbedder::Embed(
     const std::string& model_uuid, const std::vector<std::string>& texts,
     const std::function<void(std::size_t)>& progress, const std::atomic<bool>* cancelled) {
-  auto id = util::ModelId::Parse(model_uuid, "embedding_model_uuid");
-  if (!id) return tl::unexpected(id.error());
-  auto view = models_.Get(domain::ModelKind::kEmbedding, *id);
-  if (!view) {
-    return util::Fail(
-        view.error().code == ErrorCode::kNotFound ? ErrorCode::kInvalidArgument : view.error().code,
-        fmt::format("the embedding model {} is not found (deleted?)", model_uuid));
-  }
-  const Route route{EndpointOf(view->provider),
-                    ModelIdOf(view->model.requester_config, view->model.name),
-                    RequestArgs(view->model.requester_config, view->model.extra_args)};
+  auto found = RouteOf(models_, model_uuid);
+  if (!found) return tl::unexpected(found.error());
+  const Route& route = *found;
   std::vector<std::vector<float>> out;
   out.reserve(texts.size());
   for (std::size_t start = 0; start < texts.size(); start += batch_size_) {
