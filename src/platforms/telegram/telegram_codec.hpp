@@ -16,6 +16,7 @@
 
 #include "domain/message.hpp"
 #include "platforms/platform_adapter.hpp"
+#include "platforms/telegram/telegram_markdown.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
 
@@ -83,13 +84,6 @@ util::Result<FileInfo> DecodeFileInfo(const util::Json& result);
 
 // "data:<mime>;base64,<standard padded base64 of bytes>", the form Image/Voice elements carry.
 std::string DataUrl(std::string_view mime_type, std::string_view bytes);
-
-// `text` with every MarkdownV2-reserved character (and '\') escaped: shown literally.
-std::string EscapeMarkdownV2(std::string_view text);
-// Common Markdown (**bold**, __bold__, *italic*, _italic_, ~~strike~~, `code`, ``` blocks,
-// [text](url), # headings as bold, "- " bullets, "> " quotes) as MarkdownV2. Whatever is not
-// recognised is escaped, so the result always parses.
-std::string MarkdownToMarkdownV2(std::string_view markdown);
 
 // kInvalidArgument naming "message_chain[i]" for an element Telegram cannot carry (Image or Voice
 // without url or valid base64, File without url, At without target, Quote without a numeric id),
