@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "util/markup.hpp"
+
 namespace sb::test {
 namespace {
 
@@ -16,26 +18,6 @@ std::string PdfString(const std::string& text) {
     out += c;
   }
   return out + ")";
-}
-
-std::string XmlEscape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 la_ssize_t AppendToString(archive*, void* client, const void* buffer, size_t length) {
@@ -172,7 +154,7 @@ std::string DocxDocumentXml(const std::vector<std::string>& paragraphs) {
       R"(<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 <w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>)";
   for (const std::string& p : paragraphs) {
-    xml += "<w:p><w:r><w:t xml:space=\"preserve\">" + XmlEscape(p) + "</w:t></w:r></w:p>";
+    xml += "<w:p><w:r><w:t xml:space=\"preserve\">" + util::EscapeMarkup(p) + "</w:t></w:r></w:p>";
   }
   return xml + "<w:sectPr/></w:body></w:document>";
 }
