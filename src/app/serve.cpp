@@ -1,6 +1,7 @@
 #include "app/serve.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <atomic>
@@ -225,6 +226,13 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
                           std::chrono::duration_cast<std::chrono::seconds>(
                               std::chrono::system_clock::now().time_since_epoch())
                               .count()};
+  ctx.options.anonymous_debug_chat = cfg.api.anonymous_debug_chat;
+  if (!cfg.api.anonymous_debug_chat.empty()) {
+    spdlog::warn(
+        "the pipeline debug chat accepts connections WITHOUT a credential from: {} "
+        "(api.anonymous_debug_chat); anyone matching can talk to every pipeline",
+        fmt::join(cfg.api.anonymous_debug_chat, ", "));
+  }
   ctx.debug_chat = &bots.debug_chat();
   ctx.plugins = plugin_manager.get();
   ctx.knowledge = knowledge.get();

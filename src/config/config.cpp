@@ -20,6 +20,22 @@ std::string Lower(std::string s) {
   return s;
 }
 
+// "https://host" or "http://host:port": what a browser sends as Origin. No path, no userinfo.
+bool IsOrigin(const std::string& value) {
+  std::string_view rest(value);
+  if (rest.rfind("https://", 0) == 0) {
+    rest.remove_prefix(8);
+  } else if (rest.rfind("http://", 0) == 0) {
+    rest.remove_prefix(7);
+  } else {
+    return false;
+  }
+  if (rest.empty()) return false;
+  return std::all_of(rest.begin(), rest.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '.' || c == '-' || c == ':' || c == '[' || c == ']';
+  });
+}
+
 // Applies one section's keys. Each Read* leaves the default when the key is absent.
 class SectionReader {
  public:
@@ -123,6 +139,7 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
   api.Read("webhook_prefix", c.api.webhook_prefix);
   api.Read("extra_webhook_prefix", c.api.extra_webhook_prefix);
   api.ReadList("cors_allow_origins", c.api.cors_allow_origins);
+  api.ReadList("anonymous_debug_chat", c.api.anonymous_debug_chat);
   take(api);
   SectionReader db(root, "database");
   db.Read("backend", c.database.backend);
@@ -229,6 +246,11 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
         "runtime.max_queued_messages must be 0..10000000");
   range(c.system.bot_log_retention >= 1 && c.system.bot_log_retention <= 1000000,
         "system.bot_log_retention must be 1..1000000");
+  for (const auto& entry : c.api.anonymous_debug_chat) {
+    range(entry == "loopback" || IsOrigin(entry),
+          "api.anonymous_debug_chat entries must be \"loopback\" or an origin like "
+          "https://console.example.com (scheme and host, no path)");
+  }
   static const char* kLevels[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
   range(std::find(std::begin(kLevels), std::end(kLevels), c.system.log_level) != std::end(kLevels),
         "system.log_level must be one of trace, debug, info, warn, error, critical, off");
@@ -255,6 +277,9 @@ std::string RenderConfig(const Config& c) {
   out << YAML::Key << "webhook_prefix" << YAML::Value << c.api.webhook_prefix;
   out << YAML::Key << "extra_webhook_prefix" << YAML::Value << c.api.extra_webhook_prefix;
   out << YAML::Key << "cors_allow_origins" << YAML::Value << YAML::Flow << c.api.cors_allow_origins;
+  out << YAML::Key << "anonymous_debug_chat"
+      << YAML::Comment("\"loopback\" and/or origins; empty: a credential is always required")
+      << YAML::Value << YAML::Flow << c.api.anonymous_debug_chat;
   out << YAML::EndMap;
   out << YAML::Key << "database" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "backend" << YAML::Value << c.database.backend;

@@ -27,6 +27,10 @@ struct ApiConfig {
   std::string webhook_prefix = "http://127.0.0.1:5300";
   std::string extra_webhook_prefix;
   std::vector<std::string> cors_allow_origins;  // empty: same origin only
+  // Who may open the pipeline debug chat's WebSocket WITHOUT a credential (LangBot's console
+  // sends none): "loopback" and/or exact origins ("https://console.example.com"). Empty (the
+  // default): nobody. docs/console.md "LangBot's console" states the risk.
+  std::vector<std::string> anonymous_debug_chat;
 };
 
 struct DatabaseConfig {

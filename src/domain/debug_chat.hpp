@@ -3,10 +3,14 @@
 // implements it and speaks the protocol; the HTTP layer only moves frames.
 #pragma once
 
+#include <cstddef>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "util/clock.hpp"
 #include "util/error.hpp"
 #include "util/ids.hpp"
 #include "util/json.hpp"
@@ -21,6 +25,21 @@ class DebugChatConnection {
   virtual void OnText(std::string text) = 0;
   // The connection is gone; no frame is sent to it afterwards.
   virtual void OnClose() = 0;
+};
+
+// One open debug-chat socket, for the console's connection list.
+struct DebugChatConnectionInfo {
+  std::string connection_id;
+  std::string session_type;  // "person" | "group"
+  util::TimePoint created_at{};
+  util::TimePoint last_active{};  // the last frame either way
+};
+
+// Open sockets over every pipeline, as LangBot's connection manager counts them.
+struct DebugChatStats {
+  std::size_t total_connections = 0;
+  std::map<std::string, std::size_t> by_pipeline;      // pipeline uuid -> sockets
+  std::map<std::string, std::size_t> by_session_type;  // "person" | "group" -> sockets
 };
 
 class DebugChat {
@@ -39,6 +58,16 @@ class DebugChat {
   // Forgets those messages and the conversation memory behind them. Errors as Messages.
   virtual util::Result<void> Reset(const util::PipelineId& pipeline,
                                    const std::string& session_type) = 0;
+  // The pipeline's open sockets, oldest first (kNotFound for an unknown pipeline), and the counts
+  // over all pipelines. Blocking.
+  virtual util::Result<std::vector<DebugChatConnectionInfo>> Connections(
+      const util::PipelineId& pipeline) = 0;
+  virtual DebugChatStats Stats() = 0;
+  // Pushes `message` to every socket of the pipeline (both session types) as a
+  // {"type":"broadcast","message","timestamp"} frame; the number of sockets reached. kNotFound
+  // for an unknown pipeline. Not kept in the chat's history. Blocking.
+  virtual util::Result<std::size_t> Broadcast(const util::PipelineId& pipeline,
+                                              const util::Json& message) = 0;
 };
 
 }  // namespace sb::domain

@@ -60,6 +60,10 @@ void Router::Add(Route route) {
   if (route.websocket && route.method != "GET") {
     throw std::logic_error("a WebSocket route takes GET: " + route.path_template);
   }
+  if (route.admit_anonymous && !route.websocket) {
+    throw std::logic_error("only a WebSocket route may admit anonymous upgrades: " +
+                           route.path_template);
+  }
   Compiled c;
   for (auto part : SplitPath(route.path_template)) {
     if (c.tail)
@@ -255,9 +259,16 @@ util::Result<WebSocketHandlers> Router::AcceptWebSocket(const RouteMatch& match,
   }
   request.path_params = match.params;
   if (match.route->auth != AuthClass::kNone) {
-    auto principal = authenticator_.Authenticate(request, match.route->auth);
-    if (!principal) return tl::unexpected(principal.error());
-    request.principal = std::move(*principal);
+    const bool presents_credential =
+        !request.Header("authorization").empty() || !request.Header("x-api-key").empty();
+    if (!presents_credential && match.route->admit_anonymous &&
+        match.route->admit_anonymous(request)) {
+      request.principal = Principal{};
+    } else {
+      auto principal = authenticator_.Authenticate(request, match.route->auth);
+      if (!principal) return tl::unexpected(principal.error());
+      request.principal = std::move(*principal);
+    }
   }
   try {
     return match.route->websocket(request, std::move(peer));

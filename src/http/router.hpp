@@ -52,6 +52,10 @@ struct Route {
   // When set (GET routes only), the route takes a WebSocket upgrade instead of `handler`; a plain
   // request answers 400, or goes to `async_handler` when the route has one (the bots' URLs).
   WebSocketAccept websocket = {};
+  // WebSocket routes only: an upgrade that presents no credential at all is let in, as an
+  // anonymous principal, when this returns true (the debug chat's opt-in for LangBot's console,
+  // which opens its socket without one). A wrong credential is refused all the same.
+  std::function<bool(const Request&)> admit_anonymous = {};
 };
 
 // Establishes the principal of a request for a route's auth class. Thread-safe.

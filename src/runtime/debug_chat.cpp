@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <atomic>
+#include <string>
 #include <utility>
 
 #include "domain/message_json.hpp"
@@ -35,18 +38,21 @@ class DebugChatRuntime::Connection final : public domain::DebugChatConnection,
                                            public std::enable_shared_from_this<Connection> {
  public:
   Connection(std::weak_ptr<DebugChatRuntime> chat, util::PipelineId pipeline,
-             std::string session_type, std::uint64_t id, std::function<void(std::string)> send,
-             std::function<void()> close)
+             std::string session_type, std::uint64_t id, util::TimePoint now,
+             std::function<void(std::string)> send, std::function<void()> close)
       : chat_(std::move(chat)),
         pipeline_(std::move(pipeline)),
         session_type_(std::move(session_type)),
         id_(id),
+        created_at_(now),
+        last_active_(now.time_since_epoch().count()),
         send_(std::move(send)),
         close_(std::move(close)) {}
 
   void OnText(std::string text) override {
     auto chat = chat_.lock();
     if (!chat) return;
+    Touch(Now(*chat));
     auto parsed = util::ParseJson(text);
     if (!parsed || !parsed->is_object()) return Send(Error("Invalid JSON format"));
     const JsonObject& frame = parsed->get_object();
@@ -65,11 +71,16 @@ class DebugChatRuntime::Connection final : public domain::DebugChatConnection,
     if (auto chat = chat_.lock()) chat->Leave(Room(), id_);
   }
 
-  void Send(const JsonObject& event) {
-    if (!closed_) send_(Serialize(event));
-  }
+  void Send(const JsonObject& event) { SendRaw(Serialize(event)); }
   void SendRaw(const std::string& frame) {
-    if (!closed_) send_(frame);
+    if (closed_) return;
+    if (auto chat = chat_.lock()) Touch(Now(*chat));
+    send_(frame);
+  }
+
+  domain::DebugChatConnectionInfo Info() const {
+    return {std::to_string(id_), session_type_, created_at_,
+            util::TimePoint(util::TimePoint::duration(last_active_.load()))};
   }
 
   const util::PipelineId& pipeline() const { return pipeline_; }
@@ -83,7 +94,11 @@ class DebugChatRuntime::Connection final : public domain::DebugChatConnection,
   std::weak_ptr<DebugChatRuntime> chat_;
   const util::PipelineId pipeline_;
   const std::string session_type_;
+  void Touch(util::TimePoint now) { last_active_ = now.time_since_epoch().count(); }
+
   const std::uint64_t id_;
+  const util::TimePoint created_at_;
+  std::atomic<util::TimePoint::rep> last_active_;  // frames come and go on different threads
   std::function<void(std::string)> send_;
   std::function<void()> close_;
   std::atomic<bool> closed_{false};
@@ -114,8 +129,8 @@ class DebugChatRuntime::RoomOrigin final : public pipeline::MessageOrigin {
   }
   void Refused(const domain::ReceivedMessage&, const std::string&, bool busy) override {
     if (auto chat = chat_.lock()) {
-      chat->Broadcast(scope(), Error(busy ? "too many messages are waiting; try again in a moment"
-                                          : "the debug chat is closing"));
+      chat->SendToRoom(scope(), Error(busy ? "too many messages are waiting; try again in a moment"
+                                           : "the debug chat is closing"));
     }
   }
   std::shared_ptr<pipeline::Turn> Begin(const domain::ReceivedMessage&,
@@ -161,9 +176,9 @@ class DebugChatRuntime::RoomTurn final : public pipeline::Turn,
                        {"message_chain", JsonArray{JsonObject{{"type", "Plain"}, {"text", text}}}},
                        {"timestamp", util::FormatRfc3339(self->started_)},
                        {"is_final", false}};
-      chat->Broadcast(self->room_, JsonObject{{"type", "response"},
-                                              {"session_type", self->session_type_},
-                                              {"data", std::move(piece)}});
+      chat->SendToRoom(self->room_, JsonObject{{"type", "response"},
+                                               {"session_type", self->session_type_},
+                                               {"data", std::move(piece)}});
     };
   }
 
@@ -173,10 +188,10 @@ class DebugChatRuntime::RoomTurn final : public pipeline::Turn,
     // Say why, as the console has no event log to show it.
     std::string why = pipeline::IgnoreReasonName(outcome.reason);
     for (const auto& line : outcome.log) why = line.text;
-    chat->Broadcast(room_, JsonObject{{"type", "ignored"},
-                                      {"session_type", session_type_},
-                                      {"reason", pipeline::IgnoreReasonName(outcome.reason)},
-                                      {"message", why}});
+    chat->SendToRoom(room_, JsonObject{{"type", "ignored"},
+                                       {"session_type", session_type_},
+                                       {"reason", pipeline::IgnoreReasonName(outcome.reason)},
+                                       {"message", why}});
   }
 
   void Deliver(domain::MessageChain reply, std::string, std::function<void()> done) override {
@@ -188,9 +203,9 @@ class DebugChatRuntime::RoomTurn final : public pipeline::Turn,
                          {"timestamp", util::FormatRfc3339(started_)},
                          {"is_final", true}};
       chat->Record(room_, message);
-      chat->Broadcast(room_, JsonObject{{"type", "response"},
-                                        {"session_type", session_type_},
-                                        {"data", std::move(message)}});
+      chat->SendToRoom(room_, JsonObject{{"type", "response"},
+                                         {"session_type", session_type_},
+                                         {"data", std::move(message)}});
     }
     done();
   }
@@ -241,7 +256,7 @@ util::Result<std::shared_ptr<domain::DebugChatConnection>> DebugChatRuntime::Con
     std::lock_guard lock(mu_);
     connection =
         std::make_shared<Connection>(weak_from_this(), pipeline, session_type, next_connection_++,
-                                     std::move(send), std::move(close));
+                                     clock_.Now(), std::move(send), std::move(close));
     rooms_[connection->Room()].connections[connection->id()] = connection;
   }
   connection->Send(JsonObject{{"type", "connected"},
@@ -280,7 +295,58 @@ util::Result<void> DebugChatRuntime::Reset(const util::PipelineId& pipeline,
   return memory_.Clear(key);
 }
 
-void DebugChatRuntime::Broadcast(const std::string& room, const JsonObject& event) {
+util::Result<std::vector<domain::DebugChatConnectionInfo>> DebugChatRuntime::Connections(
+    const util::PipelineId& pipeline) {
+  if (auto exists = pipelines_.Get(pipeline); !exists) return tl::unexpected(exists.error());
+  std::vector<domain::DebugChatConnectionInfo> out;
+  for (const auto& c : Open(pipeline)) out.push_back(c->Info());
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return std::stoull(a.connection_id) < std::stoull(b.connection_id);
+  });
+  return out;
+}
+
+domain::DebugChatStats DebugChatRuntime::Stats() {
+  domain::DebugChatStats stats;
+  std::lock_guard lock(mu_);
+  for (const auto& [key, room] : rooms_) {
+    for (const auto& [id, weak] : room.connections) {
+      auto c = weak.lock();
+      if (!c) continue;
+      ++stats.total_connections;
+      ++stats.by_pipeline[c->pipeline().str()];
+      ++stats.by_session_type[c->session_type()];
+    }
+  }
+  return stats;
+}
+
+util::Result<std::size_t> DebugChatRuntime::Broadcast(const util::PipelineId& pipeline,
+                                                      const util::Json& message) {
+  if (auto exists = pipelines_.Get(pipeline); !exists) return tl::unexpected(exists.error());
+  const std::string frame = Serialize(JsonObject{{"type", "broadcast"},
+                                                 {"message", message},
+                                                 {"timestamp", util::FormatRfc3339(clock_.Now())}});
+  auto targets = Open(pipeline);
+  for (auto& c : targets) c->SendRaw(frame);
+  return targets.size();
+}
+
+std::vector<std::shared_ptr<DebugChatRuntime::Connection>> DebugChatRuntime::Open(
+    const util::PipelineId& pipeline) {
+  std::vector<std::shared_ptr<Connection>> out;
+  std::lock_guard lock(mu_);
+  for (const char* type : {"person", "group"}) {
+    auto it = rooms_.find(RoomKey(pipeline, type));
+    if (it == rooms_.end()) continue;
+    for (auto& [id, weak] : it->second.connections) {
+      if (auto c = weak.lock()) out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+void DebugChatRuntime::SendToRoom(const std::string& room, const JsonObject& event) {
   std::vector<std::shared_ptr<Connection>> targets;
   {
     std::lock_guard lock(mu_);
@@ -341,7 +407,7 @@ void DebugChatRuntime::OnMessage(const std::shared_ptr<Connection>& from, const 
                           {"is_final", true},
                           {"connection_id", std::to_string(from->id())}};
   Record(room, user_message);
-  Broadcast(
+  SendToRoom(
       room,
       JsonObject{{"type", "user_message"}, {"session_type", session_type}, {"data", user_message}});
 

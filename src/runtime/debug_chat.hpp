@@ -49,6 +49,11 @@ class DebugChatRuntime final : public domain::DebugChat,
                                          const std::string& session_type) override;
   util::Result<void> Reset(const util::PipelineId& pipeline,
                            const std::string& session_type) override;
+  util::Result<std::vector<domain::DebugChatConnectionInfo>> Connections(
+      const util::PipelineId& pipeline) override;
+  domain::DebugChatStats Stats() override;
+  util::Result<std::size_t> Broadcast(const util::PipelineId& pipeline,
+                                      const util::Json& message) override;
 
  private:
   class Connection;
@@ -60,7 +65,9 @@ class DebugChatRuntime final : public domain::DebugChat,
     std::map<std::uint64_t, std::weak_ptr<Connection>> connections;
   };
   static std::string RoomKey(const util::PipelineId& pipeline, const std::string& session_type);
-  void Broadcast(const std::string& room, const util::JsonObject& event);
+  void SendToRoom(const std::string& room, const util::JsonObject& event);
+  // The pipeline's open sockets of both session types.
+  std::vector<std::shared_ptr<Connection>> Open(const util::PipelineId& pipeline);
   // Stores (or, for a streamed reply, replaces) a message of the room's history.
   void Record(const std::string& room, const util::JsonObject& message);
   std::int64_t NextId(const std::string& room);

@@ -1,6 +1,7 @@
 """Routes LangBot 4.9.5's console calls that are not resources of their own (issue 18, part 5):
-the adapter and requester icons (our own monograms, public like LangBot's) and the user survey
-(this server runs none), and the plugin system's state as LangBot reports it."""
+the adapter and requester icons (our own monograms, public like LangBot's), the user survey
+(this server runs none), the plugin system's state as LangBot reports it, and LangBot Space
+accounts (not offered: every account is local)."""
 
 import unittest
 import xml.etree.ElementTree as ET
@@ -64,6 +65,52 @@ class ConsoleCompatTest(ServerTestCase):
             self.assertIn("sandbox", status["plugin_connector_error"])
         s, body, _ = self.as_key("GET", "/api/v1/system/status/plugin-system")
         self.assertEqual(s, 401)  # user only, as in LangBot
+
+
+    def test_space_accounts_are_not_offered_and_there_are_no_credits(self):
+        self.assertEqual(self.ok("GET", "/api/v1/user/space-credits"), {"credits": None})
+        s, _, _ = self.as_key("GET", "/api/v1/user/space-credits")
+        self.assertEqual(s, 401)  # user only, as in LangBot
+        for method, path, body in (
+                ("GET", "/api/v1/user/space/authorize-url?redirect_uri=http://x/cb", None),
+                ("POST", "/api/v1/user/space/callback", {"code": "c"}),
+                ("POST", "/api/v1/user/bind-space", {"code": "c", "state": "s"})):
+            status, answer, _ = self.req(method, path, body)  # public, as in LangBot
+            self.assertError(status, answer, 400, "LangBot Space accounts are not supported")
+
+
+class SetPasswordTest(unittest.TestCase):
+    """LangBot's set-password (for Space accounts without a password) is a password change here:
+    every account is local and has one, so the current password is required."""
+
+    def test_set_password_needs_the_current_one_and_changes_it(self):
+        from harness import ADMIN_PASSWORD, ADMIN_USER
+        srv = Server()
+        try:
+            srv.start()
+            token = srv.init_and_login()
+            path = "/api/v1/user/set-password"
+            s, body, _ = srv.req("POST", path, {"new_password": "another-long-pass"}, token=token)
+            self.assertEqual(s, 400, body)
+            self.assertIn("current_password", body["msg"])
+            s, body, _ = srv.req("POST", path, {"new_password": "another-long-pass",
+                                                "current_password": "wrong-password"},
+                                 token=token)
+            self.assertIn(s, (400, 401, 403), body)
+            s, body, _ = srv.req("POST", path, {"new_password": "another-long-pass",
+                                                "current_password": ADMIN_PASSWORD},
+                                 token=token)
+            self.assertEqual(s, 200, body)
+            self.assertEqual(body["data"], {"user": ADMIN_USER})
+            s, _, _ = srv.req("POST", "/api/v1/user/auth",
+                              {"user": ADMIN_USER, "password": ADMIN_PASSWORD})
+            self.assertNotEqual(s, 200)
+            s, body, _ = srv.req("POST", "/api/v1/user/auth",
+                                 {"user": ADMIN_USER, "password": "another-long-pass"})
+            self.assertEqual(s, 200, body)
+        finally:
+            srv.stop()
+            srv.cleanup()
 
 
 class PluginSystemStatusTest(unittest.TestCase):

@@ -3,6 +3,7 @@
 across turns and its reset, group rules, history over HTTP, and refusals."""
 
 import json
+import time
 import unittest
 
 from harness import ServerTestCase, unknown_uuid
@@ -10,7 +11,8 @@ from fake_clients import FakeProvider
 from ws_client import HandshakeError, WebSocket
 
 
-class DebugChatTest(ServerTestCase):
+class DebugChatCase(ServerTestCase):
+    """A server with a fake provider, and helpers to open and drive the chat."""
     fake = None
 
     @classmethod
@@ -59,6 +61,9 @@ class DebugChatTest(ServerTestCase):
     def say(self, ws, text, stream=True, extra=None):
         chain = (extra or []) + [{"type": "Plain", "text": text}]
         ws.send_json({"type": "message", "message": chain, "stream": stream})
+
+
+class DebugChatTest(DebugChatCase):
 
     def test_reply_streams_then_arrives_final_and_memory_carries_over(self):
         pipe = self.pipeline()
@@ -150,6 +155,94 @@ class DebugChatTest(ServerTestCase):
         pipe = self.pipeline()
         self.assertEqual(
             self.ok("GET", "/api/v1/pipelines/%s/ws/messages/group" % pipe)["messages"], [])
+
+    def test_connections_are_listed_and_a_broadcast_reaches_every_socket(self):
+        pipe = self.pipeline()
+        other = self.pipeline()
+        sockets = [self.connect(pipe, token=self.token), self.connect(pipe, token=self.token),
+                   self.connect(pipe, session_type="group", token=self.token)]
+        bystander = self.connect(other, token=self.token)
+        answer = self.ok("GET", "/api/v1/pipelines/%s/ws/connections" % pipe)
+        self.assertEqual([c["session_type"] for c in answer["connections"]],
+                         ["person", "person", "group"])
+        for c in answer["connections"]:
+            self.assertTrue(c["is_active"])
+            self.assertTrue(c["created_at"] <= c["last_active"], c)
+        stats = answer["stats"]
+        self.assertEqual(stats["connections_by_pipeline"][pipe], 3)
+        self.assertEqual(stats["connections_by_pipeline"][other], 1)
+        self.assertGreaterEqual(stats["total_connections"], 4)
+        self.assertGreaterEqual(stats["connections_by_session_type"]["group"], 1)
+
+        sent = self.ok("POST", "/api/v1/pipelines/%s/ws/broadcast" % pipe,
+                       {"message": "maintenance at noon"})
+        self.assertEqual(sent["connections"], 3)
+        for ws in sockets:
+            frame = ws.recv_json()
+            self.assertEqual((frame["type"], frame["message"]), ("broadcast", "maintenance at noon"))
+        bystander.send_json({"type": "ping"})  # its next frame is the pong: no broadcast reached it
+        self.assertEqual(bystander.recv_json()["type"], "pong")
+        # Not part of the chat's history.
+        self.assertEqual(
+            self.ok("GET", "/api/v1/pipelines/%s/ws/messages/person" % pipe)["messages"], [])
+
+        sockets[0].send_json({"type": "disconnect"})
+        self.assertIsNone(sockets[0].recv_json())
+        sockets[0].close()
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            left = self.ok("GET", "/api/v1/pipelines/%s/ws/connections" % pipe)["connections"]
+            if len(left) == 2:
+                break
+            time.sleep(0.05)
+        self.assertEqual(len(left), 2)
+
+    def test_broadcast_refusals(self):
+        pipe = self.pipeline()
+        for body in ({}, {"message": ""}, {"message": None}):
+            status, answer, _ = self.as_user("POST", "/api/v1/pipelines/%s/ws/broadcast" % pipe,
+                                             body)
+            self.assertError(status, answer, 400, "message is required")
+        status, answer, _ = self.as_user(
+            "POST", "/api/v1/pipelines/%s/ws/broadcast" % unknown_uuid(), {"message": "x"})
+        self.assertError(status, answer, 404)
+        status, answer, _ = self.as_user("GET",
+                                         "/api/v1/pipelines/%s/ws/connections" % unknown_uuid())
+        self.assertError(status, answer, 404)
+
+
+class AnonymousDebugChatTest(DebugChatCase):
+    """api.anonymous_debug_chat: LangBot's console opens the socket without a credential."""
+    server_env = {"API__ANONYMOUS_DEBUG_CHAT": "loopback,http://console.example:8080"}
+
+    def refused(self, pipe, headers=None, token=None):
+        path = "/api/v1/pipelines/%s/ws/connect" % pipe
+        if token:
+            path += "?token=" + token
+        with self.assertRaises(HandshakeError) as e:
+            WebSocket("127.0.0.1", self.srv.port, path, headers=headers)
+        return e.exception.status
+
+    def test_loopback_pages_and_the_listed_origin_are_admitted(self):
+        pipe = self.pipeline()
+        ws = self.connect(pipe)  # no credential, no Origin: a client on this machine
+        self.say(ws, "hello without a login")
+        frames = self.until(ws, "response", final=True)
+        self.assertIn("echo: hello without a login", frames[-1]["data"]["content"])
+        self.connect(pipe, headers={"Origin": "http://localhost:3000"})
+        self.connect(pipe, headers={"Origin": "HTTP://console.example:8080"})
+
+    def test_other_origins_and_wrong_credentials_are_refused(self):
+        pipe = self.pipeline()
+        # A website the operator happens to visit cannot use their browser to get in.
+        self.assertEqual(self.refused(pipe, headers={"Origin": "https://evil.example"}), 401)
+        self.assertEqual(self.refused(pipe, headers={"Origin": "http://console.example"}), 401)
+        # A credential that is presented is checked, as always.
+        self.assertEqual(self.refused(pipe, token="not-a-valid-token"), 401)
+        self.assertEqual(self.refused(pipe, headers={"X-API-Key": "sk-wrong"}), 401)
+        # Only the socket is opened up: the chat's HTTP routes still need a credential.
+        status, _, _ = self.req("GET", "/api/v1/pipelines/%s/ws/messages/person" % pipe)
+        self.assertEqual(status, 401)
 
 
 if __name__ == "__main__":

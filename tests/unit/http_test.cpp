@@ -240,6 +240,14 @@ class NoDebugChat final : public domain::DebugChat {
   util::Result<void> Reset(const util::PipelineId&, const std::string&) override {
     return util::Ok();
   }
+  util::Result<std::vector<domain::DebugChatConnectionInfo>> Connections(
+      const util::PipelineId&) override {
+    return std::vector<domain::DebugChatConnectionInfo>{};
+  }
+  domain::DebugChatStats Stats() override { return {}; }
+  util::Result<std::size_t> Broadcast(const util::PipelineId&, const util::Json&) override {
+    return std::size_t{0};
+  }
 };
 
 class NoPlugins final : public domain::PluginManager {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "domain/catalogue.hpp"
 #include "domain/debug_chat.hpp"
@@ -41,6 +42,9 @@ struct ApiOptions {
   std::string extra_webhook_prefix;  // empty when unset
   std::string setup_code;            // accepted by POST /user/init from non-loopback clients
   InstanceFacts instance = {};
+  // api.anonymous_debug_chat: "loopback" and/or origins whose debug-chat sockets need no
+  // credential. Empty: a credential is required.
+  std::vector<std::string> anonymous_debug_chat = {};
 };
 
 struct ApiContext {

@@ -99,6 +99,36 @@ void RegisterUserRoutes(Router& router, ApiContext& ctx) {
                 return JsonOkNoData();
               }});
 
+  // LangBot's console offers this to accounts that signed up through LangBot Space and have no
+  // password yet. Every account here is local and has one, so it is a change of password: the
+  // current one is required, as LangBot requires it of an account that has one.
+  router.Add({"POST", "/api/v1/user/set-password", AuthClass::kUserOnly, [&ctx](Request& req) {
+                auto body = FieldReader::Parse(req.body);
+                if (!body) return Fail(req, body.error());
+                auto next = body->RequiredString("new_password");
+                auto current = body->RequiredString("current_password");
+                if (auto e = body->error()) return Fail(req, *e);
+                auto r = ctx.auth.ChangePassword(req.principal.username, current, next);
+                if (!r) return Fail(req, r.error());
+                return JsonOk(util::JsonObject{{"user", req.principal.username}});
+              }});
+
+  // LangBot Space (LangBot's cloud accounts and credits) is not part of Switchboard: accounts
+  // are local, so there are no credits to show (LangBot answers null for a local account too)
+  // and the Space sign-in routes say so rather than pretending.
+  router.Add({"GET", "/api/v1/user/space-credits", AuthClass::kUserOnly, [](Request&) {
+                return JsonOk(util::JsonObject{{"credits", nullptr}});
+              }});
+  for (const char* path : {"/api/v1/user/space/authorize-url", "/api/v1/user/space/callback",
+                           "/api/v1/user/bind-space"}) {
+    const std::string method = std::string_view(path).ends_with("authorize-url") ? "GET" : "POST";
+    router.Add({method, path, AuthClass::kNone, [](Request& req) {
+                  return Fail(req, util::Error{util::ErrorCode::kInvalidArgument,
+                                               "LangBot Space accounts are not supported here: "
+                                               "sign in with the local account"});
+                }});
+  }
+
   router.Add({"POST", "/api/v1/user/reset-password", AuthClass::kNone, [&ctx](Request& req) {
                 auto body = FieldReader::Parse(req.body);
                 if (!body) return Fail(req, body.error());
