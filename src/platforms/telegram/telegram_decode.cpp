@@ -33,7 +33,6 @@ using common::Utf16Length;
 
 std::size_t Units(char32_t cp) { return common::Utf16Units(cp); }
 
-
 // byte_at[u] = the byte offset where UTF-16 unit u starts; npos for the second half of a pair.
 // One entry past the end, so an entity may end at the text's end.
 std::vector<std::size_t> UnitToByte(std::string_view s) {
