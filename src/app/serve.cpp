@@ -162,6 +162,8 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   services::StoredModelResolver plugin_models(core.models(), core.providers());
   plugin_deps.send_message = MakeSendMessageCall(core.bots(), blocking_executor);
   plugin_deps.invoke_llm = MakeInvokeLlmCall(plugin_models, *gateway, blocking_executor);
+  services::PluginConfigFiles plugin_config_files(core.data_dir() / "files" / "plugin_config");
+  plugin_deps.get_config_file = MakeGetConfigFileCall(plugin_config_files, blocking_executor);
   plugins::PluginManagerOptions plugin_options;
   plugin_options.plugins_dir = core.data_dir() / "plugins";
   plugin_options.supervisor.data_root = plugin_options.plugins_dir;
@@ -227,6 +229,7 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
                               .count()};
   ctx.debug_chat = &bots.debug_chat();
   ctx.plugins = plugin_manager.get();
+  ctx.plugin_config_files = &plugin_config_files;
   ctx.knowledge = knowledge.get();
   http::api::RegisterAllRoutes(router, ctx);
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "util/clock.hpp"
@@ -111,6 +112,9 @@ class PluginManager {
   // kNotFound when the plugin has none.
   virtual util::Result<std::string> Readme(const PluginKey& key) = 0;
   virtual util::Result<PluginFile> Icon(const PluginKey& key) = 0;
+  // The bytes of `name` in the package's assets/ folder; kNotFound for an unknown plugin or
+  // file (or a name that is not one plain path component), kPayloadTooLarge over 4 MiB.
+  virtual util::Result<std::string> Asset(const PluginKey& key, std::string_view name) = 0;
   // The marketplace's listing, for the console.
   virtual util::Result<util::Json> MarketplaceList(int page, int page_size) = 0;
   // May probe the sandbox once (a short child process).

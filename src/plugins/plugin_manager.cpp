@@ -545,6 +545,19 @@ util::Result<domain::PluginFile> ProcessPluginManager::Icon(const domain::Plugin
   return domain::PluginFile{std::move(*bytes), type};
 }
 
+util::Result<std::string> ProcessPluginManager::Asset(const domain::PluginKey& key,
+                                                      std::string_view name) {
+  // The same cap as LangBot's SDK puts on a plugin's UI files.
+  constexpr std::uintmax_t kMaxAssetBytes = 4 << 20;
+  auto view = Get(key);
+  if (!view) return tl::unexpected(view.error());
+  auto bytes = ReadPackageAsset(FolderOf(key, view->plugin.version), name, kMaxAssetBytes);
+  if (!bytes && bytes.error().code == ErrorCode::kNotFound) {
+    return util::Fail(ErrorCode::kNotFound, fmt::format("plugin {} has no such asset", key.id()));
+  }
+  return bytes;
+}
+
 util::Result<util::Json> ProcessPluginManager::MarketplaceList(int page, int page_size) {
   if (page < 1 || page_size < 1 || page_size > 100) {
     return util::Fail(ErrorCode::kInvalidArgument,

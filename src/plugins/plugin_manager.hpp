@@ -49,8 +49,9 @@ struct PluginManagerDeps {
   MarketplaceClient* marketplace = nullptr;
   boost::asio::any_io_executor executor;
   ConfigValidator validate;
-  PluginCallHandler send_message;  // may be empty: the call is refused
-  PluginCallHandler invoke_llm;    // may be empty: the call is refused
+  PluginCallHandler send_message;     // may be empty: the call is refused
+  PluginCallHandler invoke_llm;       // may be empty: the call is refused
+  PluginCallHandler get_config_file;  // may be empty: the call is refused
 };
 
 struct PluginManagerOptions {
@@ -92,6 +93,7 @@ class ProcessPluginManager final : public domain::PluginManager,
   util::Result<void> SetNetworkAllowed(const domain::PluginKey& key, bool allowed) override;
   util::Result<std::string> Readme(const domain::PluginKey& key) override;
   util::Result<domain::PluginFile> Icon(const domain::PluginKey& key) override;
+  util::Result<std::string> Asset(const domain::PluginKey& key, std::string_view name) override;
   util::Result<util::Json> MarketplaceList(int page, int page_size) override;
 
   // domain::PluginHooks

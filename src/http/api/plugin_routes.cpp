@@ -5,6 +5,7 @@
 #include "http/api/api.hpp"
 #include "http/api/field_reader.hpp"
 #include "http/api/handler_support.hpp"
+#include "http/console.hpp"
 #include "http/multipart.hpp"
 
 namespace sb::http::api {
@@ -59,6 +60,23 @@ util::Result<std::string> PackageOf(const Request& req) {
   return std::string(file->bytes);
 }
 
+// A plugin's asset as a static file. Browsers neither guess its type (nosniff) nor run a script
+// in it: an HTML or SVG document gets a policy with no script source and a sandbox, and script
+// files are served as text, so a package cannot put code on this origin.
+Response AssetResponse(std::string bytes, std::string_view name) {
+  Response r;
+  r.body = std::move(bytes);
+  std::string_view type = ConsoleContentType(name);
+  if (type.starts_with("text/javascript")) type = "text/plain; charset=utf-8";
+  r.content_type = std::string(type);
+  r.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  r.headers.emplace_back("Content-Security-Policy",
+                         "default-src 'none'; img-src data:; style-src 'unsafe-inline'; sandbox");
+  // The URL does not name the version, so an upgrade shows within the hour.
+  r.headers.emplace_back("Cache-Control", "public, max-age=3600");
+  return r;
+}
+
 int IntQuery(const Request& req, std::string_view name, int fallback, bool& bad) {
   auto v = req.Query(name);
   if (!v || v->empty()) return fallback;
@@ -80,6 +98,18 @@ void RegisterPluginRoutes(Router& router, ApiContext& ctx) {
                 util::JsonArray out;
                 for (const auto& p : *list) out.push_back(EncodePlugin(p));
                 return JsonOk(util::JsonObject{{"plugins", std::move(out)}});
+              }});
+
+  // Remote plugin debugging (LangBot's runtime accepts a plugin process connecting from a
+  // developer's machine) does not exist here: the same shape, empty, saying so.
+  router.Add({"GET", "/api/v1/plugins/debug-info", AuthClass::kEither, [](Request&) {
+                return JsonOk(util::JsonObject{
+                    {"debug_url", ""},
+                    {"plugin_debug_key", ""},
+                    {"supported", false},
+                    {"message",
+                     "remote plugin debugging is not supported: run the plugin from a local "
+                     "package (docs/plugins.md)"}});
               }});
 
   router.Add(
@@ -205,6 +235,34 @@ void RegisterPluginRoutes(Router& router, ApiContext& ctx) {
          r.content_type = std::move(icon->content_type);
          return r;
        }});
+
+  // Public, as in LangBot: the console puts these URLs in <img> tags of a plugin's readme.
+  router.Add({"GET", "/api/v1/plugins/{author}/{name}/assets/{filepath}", AuthClass::kNone,
+              [&plugins](Request& req) {
+                const std::string name(req.PathParam("filepath"));
+                auto asset = plugins.Asset(KeyOf(req), name);
+                if (!asset) return Fail(req, asset.error());
+                return AssetResponse(std::move(*asset), name);
+              }});
+
+  if (ctx.plugin_config_files) {
+    services::PluginConfigFiles& files = *ctx.plugin_config_files;
+    router.Add(
+        {"POST", "/api/v1/plugins/config-files", AuthClass::kUserOnly, [&files](Request& req) {
+           auto file = UploadedFile(req);
+           if (!file) return Fail(req, {ErrorCode::kInvalidArgument, "file is required"});
+           auto key = files.Save(file->filename, file->bytes);
+           if (!key) return Fail(req, key.error());
+           return JsonOk(util::JsonObject{{"file_key", std::move(*key)}});
+         }});
+    router.Add({"DELETE", "/api/v1/plugins/config-files/{file_key}", AuthClass::kUserOnly,
+                [&files](Request& req) {
+                  if (auto deleted = files.Delete(req.PathParam("file_key")); !deleted) {
+                    return Fail(req, deleted.error());
+                  }
+                  return JsonOk(util::JsonObject{{"deleted", true}});
+                }});
+  }
 }
 
 }  // namespace sb::http::api
