@@ -151,12 +151,17 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   util::SystemClock plugin_clock;
   auto marketplace =
       std::make_unique<plugins::MarketplaceClient>(http_client, io->get_executor(), cfg.space.url);
+  plugins::GithubOptions github_options;
+  github_options.api_url = cfg.plugins.github_api_url;
+  auto github =
+      std::make_unique<plugins::GithubClient>(http_client, io->get_executor(), github_options);
   plugins::PluginManagerDeps plugin_deps;
   plugin_deps.plugins = &core.storage().plugins();
   plugin_deps.tasks = &core.storage().tasks();
   plugin_deps.clock = &plugin_clock;
   plugin_deps.blocking = &blocking_executor;
   plugin_deps.marketplace = marketplace.get();
+  plugin_deps.github = github.get();
   plugin_deps.executor = io->get_executor();
   plugin_deps.validate = services::ApplyConfigSchema;
   services::StoredModelResolver plugin_models(core.models(), core.providers());
@@ -316,6 +321,7 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   knowledge.reset();
   plugin_manager.reset();  // its supervisor's timers and processes
   marketplace.reset();     // shares the HTTP client
+  github.reset();          // likewise
   signals.reset();
   server.reset();
   // The HTTP client's pooled keep-alive connections own sockets and strands; the gateway and the

@@ -282,6 +282,17 @@ class NoPlugins final : public domain::PluginManager {
     return tl::unexpected(None());
   }
   util::Result<util::Json> MarketplaceList(int, int) override { return tl::unexpected(None()); }
+  util::Result<domain::GithubReleaseList> GithubReleases(std::string_view) override {
+    return tl::unexpected(None());
+  }
+  util::Result<std::vector<domain::GithubAsset>> GithubReleaseAssets(const std::string&,
+                                                                     const std::string&,
+                                                                     std::int64_t) override {
+    return tl::unexpected(None());
+  }
+  util::Result<std::int64_t> InstallFromGithub(const domain::GithubInstall&) override {
+    return tl::unexpected(None());
+  }
   domain::PluginSystemStatus SystemStatus() override { return {}; }
 };
 
