@@ -21,7 +21,8 @@ using util::ErrorCode;
 
 bool AllOf(std::string_view s, const char* extra) {
   return std::all_of(s.begin(), s.end(), [extra](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr(extra, c) != nullptr;
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           (c != '\0' && std::strchr(extra, c) != nullptr);
   });
 }
 
@@ -93,7 +94,8 @@ util::Error StatusError(const net::HttpResponse& res, const std::string& what) {
     std::string when = "later";
     std::int64_t reset = 0;
     const auto header = res.Header("x-ratelimit-reset");
-    if (!header.empty() && std::all_of(header.begin(), header.end(), ::isdigit) &&
+    if (!header.empty() &&
+        std::all_of(header.begin(), header.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
         header.size() < 12) {
       reset = std::stoll(std::string(header));
       std::time_t t = static_cast<std::time_t>(reset);

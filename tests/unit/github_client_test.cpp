@@ -38,6 +38,8 @@ TEST(GithubRepoUrl, TakesLangBotsFormsAndRefusesOthers) {
     EXPECT_EQ(ref.error().message, "Invalid GitHub repository URL");
   }
   EXPECT_FALSE(ValidGithubOwner(std::string(40, 'a')));
+  EXPECT_FALSE(ValidGithubOwner(std::string("a\0b", 3)));
+  EXPECT_FALSE(ValidGithubRepo(std::string("a\0b", 3)));
   EXPECT_TRUE(ValidGithubOwner(std::string(39, 'a')));
 }
 
