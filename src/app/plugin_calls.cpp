@@ -1,6 +1,7 @@
 #include "app/plugin_calls.hpp"
 
 #include "domain/message_json.hpp"
+#include "platforms/common/signatures.hpp"
 
 namespace sb::app {
 namespace {
@@ -88,6 +89,21 @@ plugins::PluginCallHandler MakeInvokeLlmCall(domain::ModelResolver& models,
                                            {"completion_tokens", r->usage.completion_tokens},
                                            {"total_tokens", r->usage.total_tokens}}}}));
           });
+    });
+  };
+}
+
+plugins::PluginCallHandler MakeGetConfigFileCall(services::PluginConfigFiles& files,
+                                                 util::BlockingExecutor& blocking) {
+  return [&files, &blocking](const domain::PluginKey&, const util::JsonObject& data,
+                             std::function<void(util::Result<util::Json>)> answer) {
+    const std::string key = Text(data, "file_key");
+    if (key.empty()) return answer(util::Fail(ErrorCode::kInvalidArgument, "file_key is required"));
+    blocking.Post([&files, key, answer = std::move(answer)] {
+      auto bytes = files.Load(key);
+      if (!bytes) return answer(tl::unexpected(bytes.error()));
+      answer(
+          util::Json(util::JsonObject{{"file_base64", platforms::common::Base64Encode(*bytes)}}));
     });
   };
 }

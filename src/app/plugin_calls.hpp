@@ -8,6 +8,7 @@
 #include "domain/llm.hpp"
 #include "plugins/plugin_manager.hpp"
 #include "services/bot_service.hpp"
+#include "services/plugin_config_files.hpp"
 #include "util/blocking_executor.hpp"
 
 namespace sb::app {
@@ -22,5 +23,10 @@ plugins::PluginCallHandler MakeSendMessageCall(services::BotService& bots,
 plugins::PluginCallHandler MakeInvokeLlmCall(domain::ModelResolver& models,
                                              domain::LlmGateway& gateway,
                                              util::BlockingExecutor& blocking);
+
+// data {file_key} → {file_base64}: a file uploaded through POST /plugins/config-files, which
+// the plugin's config names (LangBot's GET_CONFIG_FILE). kNotFound for an unknown key.
+plugins::PluginCallHandler MakeGetConfigFileCall(services::PluginConfigFiles& files,
+                                                 util::BlockingExecutor& blocking);
 
 }  // namespace sb::app

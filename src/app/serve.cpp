@@ -152,17 +152,24 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   util::SystemClock plugin_clock;
   auto marketplace =
       std::make_unique<plugins::MarketplaceClient>(http_client, io->get_executor(), cfg.space.url);
+  plugins::GithubOptions github_options;
+  github_options.api_url = cfg.plugins.github_api_url;
+  auto github =
+      std::make_unique<plugins::GithubClient>(http_client, io->get_executor(), github_options);
   plugins::PluginManagerDeps plugin_deps;
   plugin_deps.plugins = &core.storage().plugins();
   plugin_deps.tasks = &core.storage().tasks();
   plugin_deps.clock = &plugin_clock;
   plugin_deps.blocking = &blocking_executor;
   plugin_deps.marketplace = marketplace.get();
+  plugin_deps.github = github.get();
   plugin_deps.executor = io->get_executor();
   plugin_deps.validate = services::ApplyConfigSchema;
   services::StoredModelResolver plugin_models(core.models(), core.providers());
   plugin_deps.send_message = MakeSendMessageCall(core.bots(), blocking_executor);
   plugin_deps.invoke_llm = MakeInvokeLlmCall(plugin_models, *gateway, blocking_executor);
+  services::PluginConfigFiles plugin_config_files(core.data_dir() / "files" / "plugin_config");
+  plugin_deps.get_config_file = MakeGetConfigFileCall(plugin_config_files, blocking_executor);
   plugins::PluginManagerOptions plugin_options;
   plugin_options.plugins_dir = core.data_dir() / "plugins";
   plugin_options.supervisor.data_root = plugin_options.plugins_dir;
@@ -235,6 +242,7 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   }
   ctx.debug_chat = &bots.debug_chat();
   ctx.plugins = plugin_manager.get();
+  ctx.plugin_config_files = &plugin_config_files;
   ctx.knowledge = knowledge.get();
   http::api::RegisterAllRoutes(router, ctx);
 
@@ -321,6 +329,7 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   knowledge.reset();
   plugin_manager.reset();  // its supervisor's timers and processes
   marketplace.reset();     // shares the HTTP client
+  github.reset();          // likewise
   signals.reset();
   server.reset();
   // The HTTP client's pooled keep-alive connections own sockets and strands; the gateway and the

@@ -160,6 +160,7 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
   plugins.Read("bwrap_path", c.plugins.bwrap_path);
   plugins.Read("memory_mb", c.plugins.memory_mb);
   plugins.Read("max_processes", c.plugins.max_processes);
+  plugins.Read("github_api_url", c.plugins.github_api_url);
   take(plugins);
   SectionReader net(root, "network");
   net.Read("proxy", c.network.proxy);
@@ -220,6 +221,9 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
         "plugins.memory_mb must be 16..1048576");
   range(c.plugins.max_processes >= 1 && c.plugins.max_processes <= 100000,
         "plugins.max_processes must be 1..100000");
+  range(c.plugins.github_api_url.starts_with("https://") ||
+            c.plugins.github_api_url.starts_with("http://"),
+        "plugins.github_api_url must be an http(s) URL");
   range(c.auth.max_concurrent_hashes >= 0 && c.auth.max_concurrent_hashes <= 256,
         "auth.max_concurrent_hashes must be 0..256");
   range(c.auth.login_rate_per_second >= 1 && c.auth.login_rate_per_second <= 100000,
@@ -303,6 +307,7 @@ std::string RenderConfig(const Config& c) {
   out << YAML::Key << "bwrap_path" << YAML::Value << c.plugins.bwrap_path;
   out << YAML::Key << "memory_mb" << YAML::Value << c.plugins.memory_mb;
   out << YAML::Key << "max_processes" << YAML::Value << c.plugins.max_processes;
+  out << YAML::Key << "github_api_url" << YAML::Value << c.plugins.github_api_url;
   out << YAML::EndMap;
   out << YAML::Key << "network" << YAML::Comment("outbound connections") << YAML::Value
       << YAML::BeginMap;

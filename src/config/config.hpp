@@ -58,6 +58,8 @@ struct PluginsConfig {
   std::string bwrap_path = "/usr/bin/bwrap";
   int memory_mb = 512;     // the whole process tree of one plugin
   int max_processes = 64;  // likewise
+  // GitHub's REST API, for installing plugins from release assets (docs/plugins.md "GitHub").
+  std::string github_api_url = "https://api.github.com";
 };
 
 // Outbound connections to providers, platforms and the marketplace.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "util/clock.hpp"
@@ -73,6 +74,39 @@ struct PluginFile {
   std::string content_type;
 };
 
+// GitHub releases to install a plugin from, in the shapes LangBot's console shows.
+struct GithubRelease {
+  std::int64_t id = 0;
+  std::string tag_name;
+  std::optional<std::string> name;          // GitHub gives null for a release published without one
+  std::optional<std::string> published_at;  // null for a draft
+  bool prerelease = false;
+  bool draft = false;
+};
+
+struct GithubReleaseList {
+  std::string owner;
+  std::string repo;
+  std::vector<GithubRelease> releases;
+};
+
+struct GithubAsset {
+  std::int64_t id = 0;
+  std::string name;
+  std::int64_t size = 0;
+  std::string download_url;  // GitHub's browser_download_url
+  std::string content_type;
+};
+
+// What LangBot's console sends to install from a release asset; owner, repo and release_tag only
+// name the task (the package's manifest names the plugin).
+struct GithubInstall {
+  std::string asset_url;
+  std::string owner;
+  std::string repo;
+  std::string release_tag;
+};
+
 // Whether plugins can run in this process, for LangBot's `/system/status/plugin-system`: the
 // plugin system is in the process itself, so "connected" means it has started and can start a
 // plugin (its sandbox works here, or the admin turned the sandbox off).
@@ -111,8 +145,22 @@ class PluginManager {
   // kNotFound when the plugin has none.
   virtual util::Result<std::string> Readme(const PluginKey& key) = 0;
   virtual util::Result<PluginFile> Icon(const PluginKey& key) = 0;
+  // The bytes of `name` in the package's assets/ folder; kNotFound for an unknown plugin or
+  // file (or a name that is not one plain path component), kPayloadTooLarge over 4 MiB.
+  virtual util::Result<std::string> Asset(const PluginKey& key, std::string_view name) = 0;
   // The marketplace's listing, for the console.
   virtual util::Result<util::Json> MarketplaceList(int page, int page_size) = 0;
+  // The releases of the repository `repo_url` names (github.com/<owner>/<repo>, LangBot's rule):
+  // kInvalidArgument for another URL, kNotFound for an unknown repository, kUpstream* when
+  // GitHub fails or rate limits.
+  virtual util::Result<GithubReleaseList> GithubReleases(std::string_view repo_url) = 0;
+  // The assets of one release; the same errors.
+  virtual util::Result<std::vector<GithubAsset>> GithubReleaseAssets(const std::string& owner,
+                                                                     const std::string& repo,
+                                                                     std::int64_t release_id) = 0;
+  // A task id: downloads the asset (only from GitHub's hosts or the configured API base; see
+  // docs/plugins.md) and installs it like a local package. kInvalidArgument for any other URL.
+  virtual util::Result<std::int64_t> InstallFromGithub(const GithubInstall& install) = 0;
   // May probe the sandbox once (a short child process).
   virtual PluginSystemStatus SystemStatus() = 0;
 };

@@ -2,12 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/use_future.hpp>
 #include <boost/url/encode.hpp>
 #include <boost/url/rfc/unreserved_chars.hpp>
 
 #include "net/http_client.hpp"
+#include "plugins/blocking_http.hpp"
 #include "plugins/manifest.hpp"
 
 namespace sb::plugins {
@@ -46,28 +45,6 @@ MarketplaceClient::MarketplaceClient(std::shared_ptr<net::HttpClient> http,
 
 namespace {
 
-// Runs one request on the I/O context and waits for it (the callers are background threads).
-util::Result<net::HttpResponse> SendAndWait(net::HttpClient& http, asio::any_io_executor executor,
-                                            net::HttpRequest request, net::BodySink sink) {
-  const auto limit = request.timeouts.total + std::chrono::seconds(5);
-  auto future = asio::co_spawn(
-      executor,
-      [&http, request = std::move(request),
-       sink = std::move(sink)]() mutable -> asio::awaitable<util::Result<net::HttpResponse>> {
-        co_return co_await http.Send(std::move(request), std::move(sink));
-      },
-      asio::use_future);
-  // Bounded even if the I/O context stops under us (shutdown): a task thread never hangs.
-  if (future.wait_for(limit) != std::future_status::ready) {
-    return util::Fail(ErrorCode::kUnavailable, "the marketplace call did not end (shutting down?)");
-  }
-  try {
-    return future.get();
-  } catch (const std::exception& e) {
-    return util::Fail(ErrorCode::kInternal, fmt::format("marketplace call failed: {}", e.what()));
-  }
-}
-
 util::Result<util::JsonObject> DataOf(const net::HttpResponse& res) {
   auto parsed = util::ParseJson(res.body);
   if (!parsed || !parsed->is_object()) {
@@ -90,7 +67,7 @@ util::Result<MarketplacePlugin> MarketplaceClient::Info(const std::string& autho
       fmt::format("{}/api/v1/marketplace/plugins/{}/{}", base_url_, Segment(author), Segment(name));
   req.timeouts = {options_.connect_timeout, options_.info_timeout, options_.idle_timeout};
   req.max_response_bytes = 1 << 20;
-  auto res = SendAndWait(*http_, executor_, std::move(req), nullptr);
+  auto res = SendAndWait(*http_, executor_, std::move(req), nullptr, "the marketplace");
   if (!res) return tl::unexpected(res.error());
   if (res->status == 404) {
     return util::Fail(ErrorCode::kNotFound,
@@ -148,7 +125,7 @@ util::Result<std::string> MarketplaceClient::Download(const std::string& author,
     }
     return true;
   };
-  auto res = SendAndWait(*http_, executor_, std::move(req), sink);
+  auto res = SendAndWait(*http_, executor_, std::move(req), sink, "the marketplace");
   if (!res) {
     if (res.error().message.find("larger than") != std::string::npos) {
       return util::Fail(
@@ -178,7 +155,7 @@ util::Result<util::Json> MarketplaceClient::List(int page, int page_size) {
       fmt::format("{}/api/v1/marketplace/plugins?page={}&page_size={}", base_url_, page, page_size);
   req.timeouts = {options_.connect_timeout, options_.info_timeout, options_.idle_timeout};
   req.max_response_bytes = 4 << 20;
-  auto res = SendAndWait(*http_, executor_, std::move(req), nullptr);
+  auto res = SendAndWait(*http_, executor_, std::move(req), nullptr, "the marketplace");
   if (!res) return tl::unexpected(res.error());
   if (res->status / 100 != 2) {
     return util::Fail(ErrorCode::kUpstreamFailed,

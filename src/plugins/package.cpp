@@ -297,4 +297,23 @@ util::Result<std::string> ReadPackageFile(const fs::path& dir, const std::string
   return bytes;
 }
 
+util::Result<std::string> ReadPackageAsset(const fs::path& dir, std::string_view name,
+                                           std::uintmax_t max_bytes) {
+  const auto not_found = [] { return util::Fail(ErrorCode::kNotFound, "no such asset"); };
+  if (name.empty() || name.size() > 255 || name == "." || name == "..") return not_found();
+  for (const char c : name) {
+    if (c == '/' || c == '\\' || static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
+      return not_found();
+    }
+  }
+  // A link named assets (only an unsandboxed plugin could make one) would move the root that
+  // ReadPackageFile checks against.
+  std::error_code ec;
+  const fs::path assets = dir / "assets";
+  if (!fs::is_directory(fs::symlink_status(assets, ec))) return not_found();
+  auto bytes = ReadPackageFile(assets, std::string(name), max_bytes);
+  if (!bytes && bytes.error().code == ErrorCode::kNotFound) return not_found();
+  return bytes;
+}
+
 }  // namespace sb::plugins

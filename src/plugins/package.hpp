@@ -45,4 +45,12 @@ util::Result<void> VerifyChecksum(std::string_view zip, std::string_view expecte
 util::Result<std::string> ReadPackageFile(const std::filesystem::path& dir,
                                           const std::string& relative, std::uintmax_t max_bytes);
 
+// The file `name` of the package's `assets/` folder (where LangBot's SDK keeps a plugin's
+// images and pages), for LangBot's public `.../assets/{filepath}` route. `name` is one path
+// component (no '/', no "..", no control character); `assets/` must be a real folder, not a
+// link, and the file is read as ReadPackageFile reads. kNotFound for anything else,
+// kPayloadTooLarge over `max_bytes`.
+util::Result<std::string> ReadPackageAsset(const std::filesystem::path& dir, std::string_view name,
+                                           std::uintmax_t max_bytes);
+
 }  // namespace sb::plugins

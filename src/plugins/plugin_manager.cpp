@@ -9,6 +9,8 @@
 #include <future>
 #include <sstream>
 
+#include "plugins/plugin_task_run.hpp"
+
 namespace sb::plugins {
 namespace {
 
@@ -67,50 +69,6 @@ util::JsonObject ManifestRecord(const PluginManifest& m) {
           {"config", m.config},  {"command", std::move(command)},
           {"network", m.network}};
 }
-
-// One background operation's task row, saved as it advances.
-class ProcessPluginManager::TaskRun {
- public:
-  TaskRun(domain::TaskRepository& repo, const util::Clock& clock, domain::Task task)
-      : repo_(repo), clock_(clock), task_(std::move(task)) {}
-
-  void Action(const std::string& action) {
-    task_.current_action = action;
-    task_.log += action + "\n";
-    Save();
-  }
-  void Progress(const char* key, std::uint64_t value) {
-    task_.metadata[key] = value;
-    Save();
-  }
-  void Running() {
-    task_.status = domain::TaskStatus::kRunning;
-    Save();
-  }
-  void Finish(util::Result<util::Json> result) {
-    if (result) {
-      task_.status = domain::TaskStatus::kSucceeded;
-      task_.current_action = "done";
-      task_.result = std::move(*result);
-    } else {
-      task_.status = domain::TaskStatus::kFailed;
-      task_.exception = result.error().message;
-      task_.log += "failed: " + result.error().message + "\n";
-    }
-    Save();
-  }
-
- private:
-  void Save() {
-    task_.updated_at = clock_.Now();
-    if (auto saved = repo_.Update(task_); !saved) {
-      spdlog::warn("could not save task {}: {}", task_.id, saved.error().message);
-    }
-  }
-  domain::TaskRepository& repo_;
-  const util::Clock& clock_;
-  domain::Task task_;
-};
 
 ProcessPluginManager::ProcessPluginManager(PluginManagerDeps deps, PluginManagerOptions options)
     : deps_(std::move(deps)),
@@ -295,13 +253,8 @@ util::Result<std::int64_t> ProcessPluginManager::InstallLocal(std::string packag
                       fmt::format("the package is larger than {} bytes",
                                   options_.package_limits.max_package_bytes));
   }
-  // The manifest names the plugin: unpack into a scratch folder first to learn it.
-  static std::atomic<std::uint64_t> counter{0};
-  const fs::path scratch = options_.plugins_dir / ".incoming" / fmt::format("local-{}", ++counter);
-  std::error_code ec;
-  fs::remove_all(scratch, ec);
-  auto manifest = UnpackPackage(package, scratch, options_.package_limits, "");
-  fs::remove_all(scratch, ec);
+  // The manifest names the plugin.
+  auto manifest = PeekManifest(package);
   if (!manifest) return tl::unexpected(manifest.error());
   const domain::PluginKey key{manifest->author, manifest->name};
   if (auto ok = Reserve(key.id()); !ok) return tl::unexpected(ok.error());
@@ -316,6 +269,16 @@ util::Result<std::int64_t> ProcessPluginManager::InstallLocal(std::string packag
       [this, key, version = manifest->version, package = std::move(package)](TaskRun& run) mutable {
         return Install(run, key, version, std::move(package), "local");
       });
+}
+
+util::Result<PluginManifest> ProcessPluginManager::PeekManifest(const std::string& package) {
+  static std::atomic<std::uint64_t> counter{0};
+  const fs::path scratch = options_.plugins_dir / ".incoming" / fmt::format("peek-{}", ++counter);
+  std::error_code ec;
+  fs::remove_all(scratch, ec);
+  auto manifest = UnpackPackage(package, scratch, options_.package_limits, "");
+  fs::remove_all(scratch, ec);
+  return manifest;
 }
 
 util::Result<void> ProcessPluginManager::LaunchAndWait(const domain::InstalledPlugin& plugin) {
@@ -543,6 +506,19 @@ util::Result<domain::PluginFile> ProcessPluginManager::Icon(const domain::Plugin
   if (ext == ".jpg" || ext == ".jpeg") type = "image/jpeg";
   if (ext == ".webp") type = "image/webp";
   return domain::PluginFile{std::move(*bytes), type};
+}
+
+util::Result<std::string> ProcessPluginManager::Asset(const domain::PluginKey& key,
+                                                      std::string_view name) {
+  // The same cap as LangBot's SDK puts on a plugin's UI files.
+  constexpr std::uintmax_t kMaxAssetBytes = 4 << 20;
+  auto view = Get(key);
+  if (!view) return tl::unexpected(view.error());
+  auto bytes = ReadPackageAsset(FolderOf(key, view->plugin.version), name, kMaxAssetBytes);
+  if (!bytes && bytes.error().code == ErrorCode::kNotFound) {
+    return util::Fail(ErrorCode::kNotFound, fmt::format("plugin {} has no such asset", key.id()));
+  }
+  return bytes;
 }
 
 util::Result<util::Json> ProcessPluginManager::MarketplaceList(int page, int page_size) {

@@ -23,6 +23,7 @@
 #include "domain/plugin.hpp"
 #include "domain/plugin_hooks.hpp"
 #include "domain/task.hpp"
+#include "plugins/github_client.hpp"
 #include "plugins/marketplace_client.hpp"
 #include "plugins/package.hpp"
 #include "plugins/plugin_supervisor.hpp"
@@ -47,10 +48,12 @@ struct PluginManagerDeps {
   const util::Clock* clock = nullptr;
   util::BlockingExecutor* blocking = nullptr;
   MarketplaceClient* marketplace = nullptr;
+  GithubClient* github = nullptr;  // null: the GitHub routes answer kUnavailable
   boost::asio::any_io_executor executor;
   ConfigValidator validate;
-  PluginCallHandler send_message;  // may be empty: the call is refused
-  PluginCallHandler invoke_llm;    // may be empty: the call is refused
+  PluginCallHandler send_message;     // may be empty: the call is refused
+  PluginCallHandler invoke_llm;       // may be empty: the call is refused
+  PluginCallHandler get_config_file;  // may be empty: the call is refused
 };
 
 struct PluginManagerOptions {
@@ -92,7 +95,12 @@ class ProcessPluginManager final : public domain::PluginManager,
   util::Result<void> SetNetworkAllowed(const domain::PluginKey& key, bool allowed) override;
   util::Result<std::string> Readme(const domain::PluginKey& key) override;
   util::Result<domain::PluginFile> Icon(const domain::PluginKey& key) override;
+  util::Result<std::string> Asset(const domain::PluginKey& key, std::string_view name) override;
   util::Result<util::Json> MarketplaceList(int page, int page_size) override;
+  util::Result<domain::GithubReleaseList> GithubReleases(std::string_view repo_url) override;
+  util::Result<std::vector<domain::GithubAsset>> GithubReleaseAssets(
+      const std::string& owner, const std::string& repo, std::int64_t release_id) override;
+  util::Result<std::int64_t> InstallFromGithub(const domain::GithubInstall& install) override;
 
   // domain::PluginHooks
   void MessageReceived(const domain::PluginBinding& binding, util::JsonObject event,
@@ -138,6 +146,12 @@ class ProcessPluginManager final : public domain::PluginManager,
   util::Result<util::Json> DoUpgrade(TaskRun& run, const domain::PluginKey& key);
   util::Result<util::Json> DoDelete(TaskRun& run, const domain::PluginKey& key);
   util::Result<void> LaunchAndWait(const domain::InstalledPlugin& plugin);
+  // The manifest of a package not yet installed (unpacked into a scratch folder and removed).
+  util::Result<PluginManifest> PeekManifest(const std::string& package);
+  // Installs a package whose manifest names the plugin (local and GitHub installs), inside a
+  // task: reserves the plugin, refuses one installed already.
+  util::Result<util::Json> InstallPackage(TaskRun& run, std::string package,
+                                          const std::string& source);
 
   // The enabled plugins bound by `binding`, highest priority first, from the cache.
   std::vector<domain::PluginKey> Bound(const domain::PluginBinding& binding) const;

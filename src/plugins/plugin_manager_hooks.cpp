@@ -230,6 +230,9 @@ void ProcessPluginManager::HandlePluginCall(const domain::PluginKey& plugin,
   if (action == "send_message" && deps_.send_message)
     return deps_.send_message(plugin, data, answer);
   if (action == "invoke_llm" && deps_.invoke_llm) return deps_.invoke_llm(plugin, data, answer);
+  if (action == "get_config_file" && deps_.get_config_file) {
+    return deps_.get_config_file(plugin, data, answer);
+  }
   answer(util::Fail(ErrorCode::kInvalidArgument,
                     fmt::format("the core does not offer {}", action.substr(0, 64))));
 }

@@ -45,11 +45,12 @@ def zip_dir(path, overrides=None, extra=None):
 
 class PluginCase(ServerTestCase):
     market = None
+    extra_env = {}  # more server environment for a subclass
 
     @classmethod
     def setUpClass(cls):
         cls.market = fake_marketplace.start()
-        cls.server_env = {"SPACE__URL": "http://127.0.0.1:%d" % cls.market.port}
+        cls.server_env = dict(cls.extra_env, SPACE__URL="http://127.0.0.1:%d" % cls.market.port)
         super().setUpClass()
 
     @classmethod
@@ -339,8 +340,9 @@ for line in sys.stdin:
 SECRET = "whsec_plugins"
 
 
-class PluginMessageTest(PluginCase):
-    """Messages through a webhook bot reach the plugins bound to its pipeline."""
+class PluginMessageCase(PluginCase):
+    """A webhook bot whose replies a callback receiver collects, and a fake model provider (also
+    used by tests/api/test_plugin_routes.py)."""
 
     @classmethod
     def setUpClass(cls):
@@ -388,6 +390,10 @@ class PluginMessageTest(PluginCase):
         got = self.callback.wait_for(count, timeout)
         self.assertGreaterEqual(len(got), count, got)
         return ["".join(e.get("text", "") for e in g["body"]["message_chain"]) for g in got]
+
+
+class PluginMessageTest(PluginMessageCase):
+    """Messages through a webhook bot reach the plugins bound to its pipeline."""
 
     def test_events_and_commands_reach_the_bound_plugin(self):
         self.publish("switchboard", "greeter", "1.0.0", self.greeter())

@@ -286,7 +286,21 @@ class NoPlugins final : public domain::PluginManager {
   util::Result<domain::PluginFile> Icon(const domain::PluginKey&) override {
     return tl::unexpected(None());
   }
+  util::Result<std::string> Asset(const domain::PluginKey&, std::string_view) override {
+    return tl::unexpected(None());
+  }
   util::Result<util::Json> MarketplaceList(int, int) override { return tl::unexpected(None()); }
+  util::Result<domain::GithubReleaseList> GithubReleases(std::string_view) override {
+    return tl::unexpected(None());
+  }
+  util::Result<std::vector<domain::GithubAsset>> GithubReleaseAssets(const std::string&,
+                                                                     const std::string&,
+                                                                     std::int64_t) override {
+    return tl::unexpected(None());
+  }
+  util::Result<std::int64_t> InstallFromGithub(const domain::GithubInstall&) override {
+    return tl::unexpected(None());
+  }
   domain::PluginSystemStatus SystemStatus() override { return {}; }
 };
 
@@ -313,6 +327,8 @@ TEST(RouteTable, EveryRegisteredRouteIsListedWithItsAuthClass) {
   ctx.debug_chat = &debug_chat;
   NoPlugins plugins;
   ctx.plugins = &plugins;
+  services::PluginConfigFiles plugin_config_files(dir / "files" / "plugin_config");
+  ctx.plugin_config_files = &plugin_config_files;
   util::SystemClock clock;
   services::KnowledgeOptions knowledge_options;
   knowledge_options.files_dir = dir / "files";

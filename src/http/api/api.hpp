@@ -20,6 +20,7 @@
 #include "services/model_service.hpp"
 #include "services/model_test_service.hpp"
 #include "services/pipeline_service.hpp"
+#include "services/plugin_config_files.hpp"
 #include "services/provider_service.hpp"
 #include "services/system_service.hpp"
 #include "services/task_service.hpp"
@@ -64,6 +65,7 @@ struct ApiContext {
   domain::DebugChat* debug_chat = nullptr;          // the console's debug chat; null: routes absent
   domain::PluginManager* plugins = nullptr;         // null: the plugin routes are absent
   services::KnowledgeService* knowledge = nullptr;  // null: the knowledge and file routes absent
+  services::PluginConfigFiles* plugin_config_files = nullptr;  // null: /plugins/config-files absent
 };
 
 void RegisterSystemRoutes(Router& router, ApiContext& ctx);

@@ -5,6 +5,7 @@
 #include "http/api/api.hpp"
 #include "http/api/field_reader.hpp"
 #include "http/api/handler_support.hpp"
+#include "http/console.hpp"
 #include "http/multipart.hpp"
 
 namespace sb::http::api {
@@ -59,6 +60,58 @@ util::Result<std::string> PackageOf(const Request& req) {
   return std::string(file->bytes);
 }
 
+// A plugin's asset as a static file. Browsers neither guess its type (nosniff) nor run a script
+// in it: an HTML or SVG document gets a policy with no script source and a sandbox, and script
+// files are served as text, so a package cannot put code on this origin.
+Response AssetResponse(std::string bytes, std::string_view name) {
+  Response r;
+  r.body = std::move(bytes);
+  std::string_view type = ConsoleContentType(name);
+  if (type.starts_with("text/javascript")) type = "text/plain; charset=utf-8";
+  r.content_type = std::string(type);
+  r.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  r.headers.emplace_back("Content-Security-Policy",
+                         "default-src 'none'; img-src data:; style-src 'unsafe-inline'; sandbox");
+  // The URL does not name the version, so an upgrade shows within the hour.
+  r.headers.emplace_back("Cache-Control", "public, max-age=3600");
+  return r;
+}
+
+util::Json EncodeRelease(const domain::GithubRelease& r) {
+  return util::JsonObject{
+      {"id", r.id},
+      {"tag_name", r.tag_name},
+      {"name", r.name ? util::Json(*r.name) : util::Json(nullptr)},
+      {"published_at", r.published_at ? util::Json(*r.published_at) : util::Json(nullptr)},
+      {"prerelease", r.prerelease},
+      {"draft", r.draft}};
+}
+
+util::Json EncodeAsset(const domain::GithubAsset& a) {
+  return util::JsonObject{{"id", a.id},
+                          {"name", a.name},
+                          {"size", a.size},
+                          {"download_url", a.download_url},
+                          {"content_type", a.content_type}};
+}
+
+// LangBot's console sends release_id as a number; a numeric string is taken too.
+std::optional<std::int64_t> ReleaseIdOf(const util::JsonObject& body) {
+  const auto* v = body.if_contains("release_id");
+  if (!v) return std::nullopt;
+  if (v->is_int64() && v->as_int64() > 0) return v->as_int64();
+  if (v->is_uint64() && v->as_uint64() <= (1ull << 62)) {
+    return static_cast<std::int64_t>(v->as_uint64());
+  }
+  if (v->is_string()) {
+    const std::string_view s = v->as_string();
+    std::int64_t n = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+    if (ec == std::errc() && end == s.data() + s.size() && n > 0) return n;
+  }
+  return std::nullopt;
+}
+
 int IntQuery(const Request& req, std::string_view name, int fallback, bool& bad) {
   auto v = req.Query(name);
   if (!v || v->empty()) return fallback;
@@ -80,6 +133,18 @@ void RegisterPluginRoutes(Router& router, ApiContext& ctx) {
                 util::JsonArray out;
                 for (const auto& p : *list) out.push_back(EncodePlugin(p));
                 return JsonOk(util::JsonObject{{"plugins", std::move(out)}});
+              }});
+
+  // Remote plugin debugging (LangBot's runtime accepts a plugin process connecting from a
+  // developer's machine) does not exist here: the same shape, empty, saying so.
+  router.Add({"GET", "/api/v1/plugins/debug-info", AuthClass::kEither, [](Request&) {
+                return JsonOk(util::JsonObject{
+                    {"debug_url", ""},
+                    {"plugin_debug_key", ""},
+                    {"supported", false},
+                    {"message",
+                     "remote plugin debugging is not supported: run the plugin from a local "
+                     "package (docs/plugins.md)"}});
               }});
 
   router.Add(
@@ -104,6 +169,56 @@ void RegisterPluginRoutes(Router& router, ApiContext& ctx) {
          const std::string version = body->OptionalString("plugin_version").value_or("");
          if (auto e = body->error()) return Fail(req, *e);
          return TaskId(req, plugins.InstallFromMarketplace(key, version));
+       }});
+
+  router.Add(
+      {"POST", "/api/v1/plugins/github/releases", AuthClass::kEither, [&plugins](Request& req) {
+         auto body = FieldReader::Parse(req.body);
+         if (!body) return Fail(req, body.error());
+         const std::string url = body->OptionalString("repo_url").value_or("");
+         if (auto e = body->error()) return Fail(req, *e);
+         auto list = plugins.GithubReleases(url);
+         if (!list) return Fail(req, list.error());
+         util::JsonArray releases;
+         for (const auto& r : list->releases) releases.push_back(EncodeRelease(r));
+         return JsonOk(util::JsonObject{
+             {"releases", std::move(releases)}, {"owner", list->owner}, {"repo", list->repo}});
+       }});
+
+  router.Add({"POST", "/api/v1/plugins/github/release-assets", AuthClass::kEither,
+              [&plugins](Request& req) {
+                auto body = FieldReader::Parse(req.body);
+                if (!body) return Fail(req, body.error());
+                const std::string owner = body->OptionalString("owner").value_or("");
+                const std::string repo = body->OptionalString("repo").value_or("");
+                const auto release_id = ReleaseIdOf(body->object());
+                if (auto e = body->error()) return Fail(req, *e);
+                if (owner.empty() || repo.empty() || !release_id) {
+                  return Fail(req, {ErrorCode::kInvalidArgument,
+                                    "Missing required parameters: owner, repo and a positive "
+                                    "release_id"});
+                }
+                auto assets = plugins.GithubReleaseAssets(owner, repo, *release_id);
+                if (!assets) return Fail(req, assets.error());
+                util::JsonArray out;
+                for (const auto& a : *assets) out.push_back(EncodeAsset(a));
+                return JsonOk(util::JsonObject{{"assets", std::move(out)}});
+              }});
+
+  router.Add(
+      {"POST", "/api/v1/plugins/install/github", AuthClass::kEither, [&plugins](Request& req) {
+         auto body = FieldReader::Parse(req.body);
+         if (!body) return Fail(req, body.error());
+         domain::GithubInstall install;
+         install.asset_url = body->OptionalString("asset_url").value_or("");
+         install.owner = body->OptionalString("owner").value_or("");
+         install.repo = body->OptionalString("repo").value_or("");
+         install.release_tag = body->OptionalString("release_tag").value_or("");
+         if (auto e = body->error()) return Fail(req, *e);
+         if (install.asset_url.empty()) {
+           return Fail(req, {ErrorCode::kInvalidArgument, "Missing asset_url parameter"});
+         }
+         return TaskId(req, plugins.InstallFromGithub(install));
        }});
 
   router.Add(
@@ -205,6 +320,34 @@ void RegisterPluginRoutes(Router& router, ApiContext& ctx) {
          r.content_type = std::move(icon->content_type);
          return r;
        }});
+
+  // Public, as in LangBot: the console puts these URLs in <img> tags of a plugin's readme.
+  router.Add({"GET", "/api/v1/plugins/{author}/{name}/assets/{filepath}", AuthClass::kNone,
+              [&plugins](Request& req) {
+                const std::string name(req.PathParam("filepath"));
+                auto asset = plugins.Asset(KeyOf(req), name);
+                if (!asset) return Fail(req, asset.error());
+                return AssetResponse(std::move(*asset), name);
+              }});
+
+  if (ctx.plugin_config_files) {
+    services::PluginConfigFiles& files = *ctx.plugin_config_files;
+    router.Add(
+        {"POST", "/api/v1/plugins/config-files", AuthClass::kUserOnly, [&files](Request& req) {
+           auto file = UploadedFile(req);
+           if (!file) return Fail(req, {ErrorCode::kInvalidArgument, "file is required"});
+           auto key = files.Save(file->filename, file->bytes);
+           if (!key) return Fail(req, key.error());
+           return JsonOk(util::JsonObject{{"file_key", std::move(*key)}});
+         }});
+    router.Add({"DELETE", "/api/v1/plugins/config-files/{file_key}", AuthClass::kUserOnly,
+                [&files](Request& req) {
+                  if (auto deleted = files.Delete(req.PathParam("file_key")); !deleted) {
+                    return Fail(req, deleted.error());
+                  }
+                  return JsonOk(util::JsonObject{{"deleted", true}});
+                }});
+  }
 }
 
 }  // namespace sb::http::api
