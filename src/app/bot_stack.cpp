@@ -185,6 +185,11 @@ void BotStack::SetKnowledge(domain::KnowledgeRetriever* retriever, std::size_t b
   parts_->debug_agent.SetKnowledge(retriever, budget_chars);
 }
 
+void BotStack::SetTakeover(domain::MessageTakeoverListener* listener,
+                           std::chrono::milliseconds window) {
+  parts_->runtime.SetTakeoverListener(listener, window);
+}
+
 void BotStack::Flush() {
   parts_->runtime.CommitLogs();
   parts_->memory.Flush();

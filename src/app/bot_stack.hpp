@@ -14,6 +14,7 @@
 #include "domain/debug_chat.hpp"
 #include "domain/knowledge.hpp"
 #include "domain/llm.hpp"
+#include "domain/message_takeover.hpp"
 #include "domain/plugin_hooks.hpp"
 #include "util/blocking_executor.hpp"
 
@@ -47,6 +48,9 @@ class BotStack {
   void SetPluginHooks(domain::PluginHooks* hooks);
   // Knowledge bases for the local agent of bots and the debug chat; before Start.
   void SetKnowledge(domain::KnowledgeRetriever* retriever, std::size_t budget_chars);
+
+  // Outgoing webhooks see every message bots receive; before Start.
+  void SetTakeover(domain::MessageTakeoverListener* listener, std::chrono::milliseconds window);
 
   runtime::BotRuntimeManager& runtime();
   domain::DebugChat& debug_chat();

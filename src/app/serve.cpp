@@ -31,8 +31,10 @@
 #include "services/knowledge_service.hpp"
 #include "services/model_resolver.hpp"
 #include "services/model_test_service.hpp"
+#include "services/webhook_service.hpp"
 #include "util/blocking_executor.hpp"
 #include "util/crypto.hpp"
+#include "webhooks/webhook_pusher.hpp"
 
 namespace sb::app {
 namespace {
@@ -149,6 +151,33 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
                                               *gateway, blocking_executor);
   BotStack& bots = *bot_stack;
 
+  // Outgoing webhooks: the list lives in memory (read at start, refreshed on every change), so the
+  // message path never reads the database for it; delivery results are stored off the I/O threads.
+  util::SystemClock webhook_clock;
+  services::WebhookService webhook_service(core.storage().webhooks(), webhook_clock);
+  if (auto loaded = webhook_service.Load(); !loaded) {
+    spdlog::critical("cannot read webhooks: {}", loaded.error().message);
+    return 1;
+  }
+  webhooks::WebhookPusherDeps pusher_deps;
+  pusher_deps.executor = io->get_executor();
+  pusher_deps.http = http_client;
+  pusher_deps.enabled = [&webhook_service] { return webhook_service.Enabled(); };
+  pusher_deps.record = [&webhook_service, &blocking_executor](std::int64_t id, bool ok, int status,
+                                                              std::string error) {
+    blocking_executor.Post([&webhook_service, id, ok, status, error = std::move(error)] {
+      webhook_service.RecordDelivery(id, ok, status, error);
+    });
+  };
+  pusher_deps.clock = &webhook_clock;
+  webhooks::WebhookPusherOptions pusher_options;
+  pusher_options.timeout = std::chrono::seconds(cfg.webhooks.timeout_seconds);
+  pusher_options.max_attempts = cfg.webhooks.max_attempts;
+  pusher_options.max_pending = static_cast<std::size_t>(cfg.webhooks.max_pending);
+  auto webhook_pusher = webhooks::WebhookPusher::Make(std::move(pusher_deps), pusher_options);
+  bots.SetTakeover(webhook_pusher.get(),
+                   std::chrono::milliseconds(cfg.webhooks.decision_window_ms));
+
   util::SystemClock plugin_clock;
   auto marketplace =
       std::make_unique<plugins::MarketplaceClient>(http_client, io->get_executor(), cfg.space.url);
@@ -244,6 +273,7 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   ctx.plugins = plugin_manager.get();
   ctx.plugin_config_files = &plugin_config_files;
   ctx.knowledge = knowledge.get();
+  ctx.webhooks = &webhook_service;
   http::api::RegisterAllRoutes(router, ctx);
 
   const http::ConsoleHandler console(*console_files);
@@ -312,6 +342,7 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   }
   // Bots stop after the API (a webhook call in flight still finds its bot), closing every
   // platform connection; pipeline runs still waiting on a model end with the gateway's cancel.
+  webhook_pusher->Stop();
   bots.Stop(std::chrono::seconds(cfg.api.shutdown_grace_seconds));
   knowledge->Stop();  // a file being ingested stays "processing" and resumes at the next start
   plugin_manager->Stop();
@@ -326,6 +357,7 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   // AddressSanitizer each SIGTERM ended in a heap-use-after-free here). Plain objects that
   // suspended coroutines may still point at (router, metrics, core, ...) stay until the end.
   bot_stack.reset();  // runners, adapters and their timers
+  webhook_pusher.reset();
   knowledge.reset();
   plugin_manager.reset();  // its supervisor's timers and processes
   marketplace.reset();     // shares the HTTP client

@@ -111,8 +111,9 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
     if (sep == std::string::npos || sep == 0 || sep + 2 >= name.size()) continue;
     const std::string section = Lower(name.substr(0, sep));
     const std::string key = Lower(name.substr(sep + 2));
-    static const char* kSections[] = {"api",     "database", "auth",      "space",   "plugins",
-                                      "network", "llm",      "knowledge", "runtime", "system"};
+    static const char* kSections[] = {"api",      "database", "auth",  "space",
+                                      "plugins",  "network",  "llm",   "knowledge",
+                                      "webhooks", "runtime",  "system"};
     if (std::find(std::begin(kSections), std::end(kSections), section) == std::end(kSections)) {
       continue;
     }
@@ -180,6 +181,12 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
   kb.Read("embedding_batch_size", c.knowledge.embedding_batch_size);
   kb.Read("context_budget_chars", c.knowledge.context_budget_chars);
   take(kb);
+  SectionReader wh(root, "webhooks");
+  wh.Read("decision_window_ms", c.webhooks.decision_window_ms);
+  wh.Read("timeout_seconds", c.webhooks.timeout_seconds);
+  wh.Read("max_attempts", c.webhooks.max_attempts);
+  wh.Read("max_pending", c.webhooks.max_pending);
+  take(wh);
   SectionReader rt(root, "runtime");
   rt.Read("max_concurrent_pipelines", c.runtime.max_concurrent_pipelines);
   rt.Read("max_queued_messages", c.runtime.max_queued_messages);
@@ -250,6 +257,14 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
         "runtime.max_queued_messages must be 0..10000000");
   range(c.system.bot_log_retention >= 1 && c.system.bot_log_retention <= 1000000,
         "system.bot_log_retention must be 1..1000000");
+  range(c.webhooks.decision_window_ms >= 0 && c.webhooks.decision_window_ms <= 60000,
+        "webhooks.decision_window_ms must be 0..60000");
+  range(c.webhooks.timeout_seconds >= 1 && c.webhooks.timeout_seconds <= 300,
+        "webhooks.timeout_seconds must be 1..300");
+  range(c.webhooks.max_attempts >= 1 && c.webhooks.max_attempts <= 10,
+        "webhooks.max_attempts must be 1..10");
+  range(c.webhooks.max_pending >= 1 && c.webhooks.max_pending <= 1000000,
+        "webhooks.max_pending must be 1..1000000");
   for (const auto& entry : c.api.anonymous_debug_chat) {
     range(entry == "loopback" || IsOrigin(entry),
           "api.anonymous_debug_chat entries must be \"loopback\" or an origin like "
@@ -328,6 +343,15 @@ std::string RenderConfig(const Config& c) {
   out << YAML::Key << "max_upload_bytes" << YAML::Value << c.knowledge.max_upload_bytes;
   out << YAML::Key << "embedding_batch_size" << YAML::Value << c.knowledge.embedding_batch_size;
   out << YAML::Key << "context_budget_chars" << YAML::Value << c.knowledge.context_budget_chars;
+  out << YAML::EndMap;
+  out << YAML::Key << "webhooks" << YAML::Comment("outgoing webhooks (docs/webhooks.md)")
+      << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "decision_window_ms"
+      << YAML::Comment("wait this long for skip_pipeline before the pipeline runs; 0: never")
+      << YAML::Value << c.webhooks.decision_window_ms;
+  out << YAML::Key << "timeout_seconds" << YAML::Value << c.webhooks.timeout_seconds;
+  out << YAML::Key << "max_attempts" << YAML::Value << c.webhooks.max_attempts;
+  out << YAML::Key << "max_pending" << YAML::Value << c.webhooks.max_pending;
   out << YAML::EndMap;
   out << YAML::Key << "runtime" << YAML::Comment("running bots") << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "max_concurrent_pipelines" << YAML::Value

@@ -33,6 +33,16 @@ struct ApiConfig {
   std::vector<std::string> anonymous_debug_chat;
 };
 
+// Outgoing webhooks (docs/webhooks.md).
+struct WebhooksConfig {
+  // How long a message waits for the webhooks' answers before its pipeline runs anyway; 0: it
+  // never waits, and a receiver's skip_pipeline only stops the reply if it comes before it.
+  int decision_window_ms = 0;
+  int timeout_seconds = 10;  // per attempt
+  int max_attempts = 4;      // network errors, 5xx and 429 are retried with backoff
+  int max_pending = 1000;    // pushes in flight; more are dropped (logged, counted)
+};
+
 struct DatabaseConfig {
   std::string backend = "sqlite";
   std::string sqlite_path = "switchboard.db";  // relative paths are inside the data directory
@@ -116,6 +126,7 @@ struct Config {
   NetworkConfig network;
   LlmConfig llm;
   KnowledgeConfig knowledge;
+  WebhooksConfig webhooks;
   RuntimeConfig runtime;
   SystemConfig system;
 };

@@ -13,6 +13,7 @@
 #include "domain/provider.hpp"
 #include "domain/settings.hpp"
 #include "domain/task.hpp"
+#include "domain/webhook.hpp"
 
 namespace sb::domain {
 
@@ -31,6 +32,7 @@ class Storage {
   virtual SettingsRepository& settings() = 0;
   virtual PluginRepository& plugins() = 0;
   virtual KnowledgeRepository& knowledge() = 0;
+  virtual WebhookRepository& webhooks() = 0;
 };
 
 }  // namespace sb::domain

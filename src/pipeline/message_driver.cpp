@@ -88,6 +88,7 @@ void MessageDriver::Start(std::shared_ptr<Run> run) {
     run->origin->Refused(run->message, run->session_id, /*busy=*/false);
     return run->finished();
   }
+  if (run->turn->TakenOver()) return run->finished();
   auto pipeline = run->origin->LoadPipeline();
   if (!pipeline) {
     run->turn->Log(domain::LogLevel::kError,

@@ -40,6 +40,10 @@ class Turn {
   virtual bool Answering() = 0;
   // The pipeline chose not to answer (outcome.reason says why).
   virtual void Ignored(const EngineOutcome& outcome) { (void)outcome; }
+  // Someone outside took the message over (a webhook answered skip_pipeline): the run does not
+  // start, or its reply is not sent. Asked when the run begins and before delivery; must not
+  // block.
+  virtual bool TakenOver() { return false; }
   // The reply, after any forced delay. `done` runs exactly once, on any thread, when it went out
   // or failed; the session's next message waits for it.
   virtual void Deliver(domain::MessageChain reply, std::string made_by,

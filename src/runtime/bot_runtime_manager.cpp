@@ -311,8 +311,9 @@ std::shared_ptr<Incarnation> BotRuntimeManager::Impl::Live(
 // A running bot as the message driver sees it: where its messages come from and its replies go.
 class BotOrigin final : public pipeline::MessageOrigin {
  public:
-  BotOrigin(std::weak_ptr<BotRuntimeManager::Impl> impl, std::shared_ptr<Incarnation> inc)
-      : impl_(std::move(impl)), inc_(std::move(inc)) {}
+  BotOrigin(std::weak_ptr<BotRuntimeManager::Impl> impl, std::shared_ptr<Incarnation> inc,
+            std::shared_ptr<domain::Takeover> takeover)
+      : impl_(std::move(impl)), inc_(std::move(inc)), takeover_(std::move(takeover)) {}
 
   std::string scope() const override { return inc_->bot().uuid.str(); }
   std::string bot_id() const override { return inc_->bot().uuid.str(); }
@@ -334,15 +335,18 @@ class BotOrigin final : public pipeline::MessageOrigin {
  private:
   std::weak_ptr<BotRuntimeManager::Impl> impl_;
   std::shared_ptr<Incarnation> inc_;
+  std::shared_ptr<domain::Takeover> takeover_;  // null: nobody can take the message over
 };
 
 // One message of a running bot, from the log entry of its arrival to the reply's delivery.
 class BotTurn final : public pipeline::Turn, public std::enable_shared_from_this<BotTurn> {
  public:
   BotTurn(std::weak_ptr<BotRuntimeManager::Impl> impl, std::shared_ptr<Incarnation> inc,
-          const domain::ReceivedMessage& message, std::string session_id)
+          const domain::ReceivedMessage& message, std::string session_id,
+          std::shared_ptr<domain::Takeover> takeover)
       : impl_(std::move(impl)),
         inc_(std::move(inc)),
+        takeover_(std::move(takeover)),
         chat_type_(message.chat_type),
         chat_id_(message.chat_id),
         message_id_(message.message_id),
@@ -385,10 +389,18 @@ class BotTurn final : public pipeline::Turn, public std::enable_shared_from_this
     if (streamed_ && streamed_->Started()) streamed_->Abandon();
   }
 
+  bool TakenOver() override { return takeover_ && takeover_->Taken(); }
+
   void Deliver(domain::MessageChain reply, std::string made_by,
                std::function<void()> done) override {
     auto impl = impl_.lock();
     if (!impl) return done();
+    if (TakenOver()) {
+      Log(LogLevel::kInfo, "the reply was not sent: " + takeover_->TakenBy() +
+                               " took the message over (skip_pipeline)");
+      if (streamed_ && streamed_->Started()) streamed_->Abandon();
+      return done();
+    }
     domain::OutgoingMessage out{chat_type_, chat_id_, std::move(reply)};
     // A restart while the model was thinking: the reply goes out through the new adapter.
     auto target = impl->Live(inc_);
@@ -431,9 +443,10 @@ class BotTurn final : public pipeline::Turn, public std::enable_shared_from_this
 
  private:
   std::weak_ptr<BotRuntimeManager::Impl> impl_;
-  std::shared_ptr<Incarnation> inc_;          // replaced by its successor when the bot restarted
-  std::shared_ptr<StreamedReply> streamed_;   // null: the reply is sent whole
-  std::shared_ptr<Incarnation> streamed_by_;  // the incarnation whose adapter streams it
+  std::shared_ptr<Incarnation> inc_;            // replaced by its successor when the bot restarted
+  std::shared_ptr<domain::Takeover> takeover_;  // null: nobody can take the message over
+  std::shared_ptr<StreamedReply> streamed_;     // null: the reply is sent whole
+  std::shared_ptr<Incarnation> streamed_by_;    // the incarnation whose adapter streams it
   const domain::TargetType chat_type_;
   const std::string chat_id_;
   const std::string message_id_;
@@ -472,7 +485,15 @@ std::shared_ptr<pipeline::Turn> BotOrigin::Begin(const domain::ReceivedMessage& 
   impl->Log(live->bot().uuid, live->retention(), LogLevel::kInfo,
             fmt::format("message from {}: {}", who, domain::DescribeChain(message.chain)),
             session_id, domain::ImageUrlsOf(message.chain));
-  return std::make_shared<BotTurn>(impl_, live, message, session_id);
+  if (takeover_ && impl->options.takeover_window.count() > 0) {
+    takeover_->WaitTaken(impl->options.takeover_window);  // Begin runs on the blocking pool
+  }
+  if (takeover_ && takeover_->Taken()) {
+    impl->Log(live->bot().uuid, live->retention(), LogLevel::kInfo,
+              takeover_->TakenBy() + " took the message over (skip_pipeline): no pipeline run",
+              session_id);
+  }
+  return std::make_shared<BotTurn>(impl_, live, message, session_id, takeover_);
 }
 
 void BotRuntimeManager::Impl::Dispatch(const std::shared_ptr<Incarnation>& inc,
@@ -481,7 +502,12 @@ void BotRuntimeManager::Impl::Dispatch(const std::shared_ptr<Incarnation>& inc,
     std::lock_guard lock(mu);
     if (shut_down) return;
   }
-  deps.driver->Submit(std::make_shared<BotOrigin>(weak_from_this(), inc), std::move(message));
+  std::shared_ptr<domain::Takeover> takeover;
+  if (deps.takeover != nullptr) {
+    takeover = deps.takeover->OnReceived(inc->bot().uuid.str(), inc->bot().adapter, message);
+  }
+  deps.driver->Submit(std::make_shared<BotOrigin>(weak_from_this(), inc, std::move(takeover)),
+                      std::move(message));
 }
 
 BotRuntimeManager::BotRuntimeManager(RuntimeDeps deps, RuntimeOptions options)
@@ -497,6 +523,12 @@ std::optional<RuntimeStatus> BotRuntimeManager::Status(const util::BotId& id) {
 }
 
 void BotRuntimeManager::Apply(const domain::Bot& bot) { impl_->Apply(bot); }
+
+void BotRuntimeManager::SetTakeoverListener(domain::MessageTakeoverListener* listener,
+                                            std::chrono::milliseconds window) {
+  impl_->deps.takeover = listener;
+  impl_->options.takeover_window = window;
+}
 
 void BotRuntimeManager::Remove(const util::BotId& id) {
   std::shared_ptr<Incarnation> old;

@@ -19,6 +19,7 @@
 #include "domain/bot.hpp"
 #include "domain/bot_log.hpp"
 #include "domain/bot_runtime.hpp"
+#include "domain/message_takeover.hpp"
 #include "domain/pipeline.hpp"
 #include "pipeline/message_driver.hpp"
 #include "pipeline/pipeline_snapshot.hpp"
@@ -40,6 +41,9 @@ struct RuntimeOptions {
   int default_log_retention = 1000;
   // The least time between two updates of a streamed reply (adapters that stream).
   std::chrono::milliseconds stream_interval{500};
+  // How long a run waits for the takeover listener's answer before the pipeline starts anyway
+  // (webhooks.decision_window_ms); 0: never waits, a late takeover only stops the reply.
+  std::chrono::milliseconds takeover_window{0};
 };
 
 // Everything outlives the manager.
@@ -54,6 +58,8 @@ struct RuntimeDeps {
   domain::BotLogRepository* logs = nullptr;
   const util::Clock* clock = nullptr;
   std::map<std::string, AdapterFactory> adapters;  // by adapter name
+  // Told of every received message before its pipeline runs (outgoing webhooks); may be null.
+  domain::MessageTakeoverListener* takeover = nullptr;
 };
 
 class BotRuntimeManager final : public domain::BotRuntime {
@@ -68,6 +74,11 @@ class BotRuntimeManager final : public domain::BotRuntime {
   void Remove(const util::BotId& id) override;
   void Send(const util::BotId& id, const domain::OutgoingMessage& message,
             std::function<void(util::Result<domain::SendReceipt>)> done) override;
+
+  // Outgoing webhooks: told of every received message, and may take it over (see
+  // RuntimeOptions::takeover_window). Before StartAll; `listener` outlives the manager.
+  void SetTakeoverListener(domain::MessageTakeoverListener* listener,
+                           std::chrono::milliseconds window);
 
   // Starts every enabled bot of `bots` (server start).
   void StartAll(const std::vector<domain::Bot>& bots);

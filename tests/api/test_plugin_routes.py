@@ -109,6 +109,10 @@ class PluginRoutesTest(test_plugins.PluginMessageCase):
         self.assertTrue(headers["content-type"].startswith("text/plain"), headers)
         status, body, headers = self.req("GET", base + "notes.txt")
         self.assertEqual((status, body), (200, "notes"))
+        # The icon is public too (LangBot's console shows it in an <img>): no credential needed
+        # to learn that this package has none.
+        status, body, headers = self.req("GET", "/api/v1/plugins/switchboard/assets1/icon")
+        self.assertError(status, body, 404, "has no icon")
 
         # Unknown files and plugins, and anything outside assets/: 404.
         for path in (base + "missing.png", "/api/v1/plugins/switchboard/nobody/assets/logo.svg",

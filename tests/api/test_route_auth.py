@@ -65,6 +65,8 @@ class RouteAuthTest(ServerTestCase):
             "filepath": "logo.svg",
             "file_key": "plugin_config_0123456789abcdef.txt",
         }
+        cls.ids["webhook_id"] = str(create("/api/v1/webhooks", {
+            "name": "hook", "url": "http://127.0.0.1:9/hook", "enabled": False})["webhook"]["id"])
         cls.ids["uuid"] = create("/api/v1/knowledge/bases", {
             "name": "kb", "knowledge_engine_plugin_id": "switchboard/builtin",
             "creation_settings": {"embedding_model_uuid": cls.ids["embedding"]}})["uuid"]

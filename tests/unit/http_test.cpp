@@ -335,6 +335,9 @@ TEST(RouteTable, EveryRegisteredRouteIsListedWithItsAuthClass) {
   services::KnowledgeService knowledge((*core)->storage().knowledge(), (*core)->tasks(),
                                        (*core)->models(), gateway, clock, knowledge_options);
   ctx.knowledge = &knowledge;
+  util::SystemClock webhook_clock;
+  services::WebhookService webhooks((*core)->storage().webhooks(), webhook_clock);
+  ctx.webhooks = &webhooks;
   api::RegisterAllRoutes(router, ctx);
 
   std::set<std::string> registered;

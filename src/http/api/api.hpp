@@ -24,6 +24,7 @@
 #include "services/provider_service.hpp"
 #include "services/system_service.hpp"
 #include "services/task_service.hpp"
+#include "services/webhook_service.hpp"
 
 namespace sb::http::api {
 
@@ -66,6 +67,7 @@ struct ApiContext {
   domain::PluginManager* plugins = nullptr;         // null: the plugin routes are absent
   services::KnowledgeService* knowledge = nullptr;  // null: the knowledge and file routes absent
   services::PluginConfigFiles* plugin_config_files = nullptr;  // null: /plugins/config-files absent
+  services::WebhookService* webhooks = nullptr;  // null: the /webhooks routes are absent
 };
 
 void RegisterSystemRoutes(Router& router, ApiContext& ctx);
@@ -78,6 +80,7 @@ void RegisterPipelineRoutes(Router& router, ApiContext& ctx);
 void RegisterDebugChatRoutes(Router& router, ApiContext& ctx);
 void RegisterPluginRoutes(Router& router, ApiContext& ctx);
 void RegisterKnowledgeRoutes(Router& router, ApiContext& ctx);
+void RegisterWebhookRoutes(Router& router, ApiContext& ctx);
 
 void RegisterAllRoutes(Router& router, ApiContext& ctx);
 

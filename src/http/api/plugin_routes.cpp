@@ -311,12 +311,13 @@ void RegisterPluginRoutes(Router& router, ApiContext& ctx) {
                 return JsonOk(util::JsonObject{{"readme", std::move(*readme)}});
               }});
 
+  // Public, as in LangBot: the console shows it in an <img>, which sends no credential. An SVG
+  // icon opened on its own runs no script (the asset headers' sandbox).
   router.Add(
-      {"GET", "/api/v1/plugins/{author}/{name}/icon", AuthClass::kEither, [&plugins](Request& req) {
+      {"GET", "/api/v1/plugins/{author}/{name}/icon", AuthClass::kNone, [&plugins](Request& req) {
          auto icon = plugins.Icon(KeyOf(req));
          if (!icon) return Fail(req, icon.error());
-         Response r;
-         r.body = std::move(icon->bytes);
+         Response r = AssetResponse(std::move(icon->bytes), "icon");
          r.content_type = std::move(icon->content_type);
          return r;
        }});

@@ -247,6 +247,26 @@ CREATE INDEX knowledge_chunks_parent ON knowledge_chunks (parent_id) WHERE paren
 CREATE VIRTUAL TABLE knowledge_fts USING fts5(
   text, base_uuid UNINDEXED, tokenize = 'unicode61 remove_diacritics 2');
 )sql"},
+    {8, R"sql(
+-- Outgoing webhooks (issue 18), LangBot's columns plus the signing secret and how the last push
+-- went. Version 7 is left for the MCP servers.
+CREATE TABLE webhooks (
+  id               INTEGER PRIMARY KEY AUTOINCREMENT,
+  name             TEXT NOT NULL,
+  url              TEXT NOT NULL,
+  description      TEXT NOT NULL DEFAULT '',
+  enabled          INTEGER NOT NULL DEFAULT 1,
+  secret           TEXT NOT NULL,
+  created_at       INTEGER NOT NULL,
+  updated_at       INTEGER NOT NULL,
+  last_status      TEXT NOT NULL DEFAULT '',
+  last_http_status INTEGER NOT NULL DEFAULT 0,
+  last_error       TEXT NOT NULL DEFAULT '',
+  last_delivery_at INTEGER,
+  deliveries       INTEGER NOT NULL DEFAULT 0,
+  failures         INTEGER NOT NULL DEFAULT 0
+);
+)sql"},
 };
 
 constexpr const char* kCreateMigrationsTable = R"sql(

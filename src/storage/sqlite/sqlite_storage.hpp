@@ -20,6 +20,7 @@
 #include "storage/sqlite/provider_repository.hpp"
 #include "storage/sqlite/settings_repository.hpp"
 #include "storage/sqlite/task_repository.hpp"
+#include "storage/sqlite/webhook_repository.hpp"
 #include "util/error.hpp"
 #include "util/secret_box.hpp"
 
@@ -51,6 +52,7 @@ class SqliteStorage final : public domain::Storage {
   domain::SettingsRepository& settings() override { return settings_; }
   domain::PluginRepository& plugins() override { return plugins_; }
   domain::KnowledgeRepository& knowledge() override { return knowledge_; }
+  domain::WebhookRepository& webhooks() override { return webhooks_; }
 
  private:
   SqliteStorage(std::unique_ptr<Database> db, util::SecretBox secrets);
@@ -69,6 +71,7 @@ class SqliteStorage final : public domain::Storage {
   SqliteSettingsRepository settings_;
   SqlitePluginRepository plugins_;
   SqliteKnowledgeRepository knowledge_;
+  SqliteWebhookRepository webhooks_;
 };
 
 }  // namespace sb::storage::sqlite

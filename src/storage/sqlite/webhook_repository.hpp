@@ -1,0 +1,26 @@
+// WebhookRepository over SQLite. Ids come from AUTOINCREMENT, never reused.
+#pragma once
+
+#include "domain/webhook.hpp"
+#include "storage/sqlite/database.hpp"
+
+namespace sb::storage::sqlite {
+
+// Thread-safe; every method is one transaction on `db`, which must outlive this object.
+class SqliteWebhookRepository final : public domain::WebhookRepository {
+ public:
+  explicit SqliteWebhookRepository(Database& db) : db_(db) {}
+
+  util::Result<std::vector<domain::Webhook>> List() override;
+  util::Result<domain::Webhook> Get(std::int64_t id) override;
+  util::Result<std::int64_t> Insert(const domain::Webhook& webhook) override;
+  util::Result<void> Update(const domain::Webhook& webhook) override;
+  util::Result<void> Delete(std::int64_t id) override;
+  util::Result<void> RecordDelivery(std::int64_t id, bool ok, int http_status,
+                                    const std::string& error, util::TimePoint at) override;
+
+ private:
+  Database& db_;
+};
+
+}  // namespace sb::storage::sqlite
