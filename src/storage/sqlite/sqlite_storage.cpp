@@ -89,7 +89,7 @@ SqliteStorage::SqliteStorage(std::unique_ptr<Database> db, util::SecretBox secre
       settings_(*db_),
       plugins_(*db_),
       knowledge_(*db_),
-      webhooks_(*db_) {}
+      webhooks_(*db_, secrets_) {}
 
 SqliteStorage::~SqliteStorage() { Close(); }
 

@@ -13,14 +13,18 @@ using util::ErrorCode;
   "id, name, url, description, enabled, secret, created_at, updated_at, last_status, " \
   "last_http_status, last_error, last_delivery_at, deliveries, failures"
 
-util::Result<domain::Webhook> ReadRow(const Statement& s) {
+std::string SecretContext(std::int64_t id) { return fmt::format("webhooks.secret.{}", id); }
+
+util::Result<domain::Webhook> ReadRow(const Statement& s, const util::SecretBox& secrets) {
   domain::Webhook w;
   w.id = s.Int64(0);
   w.name = s.Text(1);
   w.url = s.Text(2);
   w.description = s.Text(3);
   w.enabled = s.Int64(4) != 0;
-  w.secret = s.Text(5);
+  auto secret = secrets.Open(s.Text(5), SecretContext(w.id));
+  if (!secret) return tl::make_unexpected(secret.error());
+  w.secret = std::move(*secret);
   w.created_at = TimeAt(s.Int64(6));
   w.updated_at = TimeAt(s.Int64(7));
   w.last.status = s.Text(8);
@@ -42,7 +46,8 @@ util::Result<std::vector<domain::Webhook>> SqliteWebhookRepository::List() {
   return db_.Read([&](Connection& c) -> util::Result<std::vector<domain::Webhook>> {
     auto stmt = Query(c, "SELECT " SB_WEBHOOK_COLUMNS " FROM webhooks ORDER BY id");
     if (!stmt) return tl::make_unexpected(stmt.error());
-    return CollectRows<domain::Webhook>(*stmt, ReadRow);
+    return CollectRows<domain::Webhook>(
+        *stmt, [this](const Statement& row) { return ReadRow(row, secrets_); });
   });
 }
 
@@ -53,7 +58,7 @@ util::Result<domain::Webhook> SqliteWebhookRepository::Get(std::int64_t id) {
     auto row = stmt->Step();
     if (!row) return tl::make_unexpected(row.error());
     if (!*row) return tl::make_unexpected(NotFound(id));
-    return ReadRow(*stmt);
+    return ReadRow(*stmt, secrets_);
   });
 }
 
@@ -62,20 +67,26 @@ util::Result<std::int64_t> SqliteWebhookRepository::Insert(const domain::Webhook
     auto r = Execute(c,
                      "INSERT INTO webhooks (name, url, description, enabled, secret, created_at, "
                      "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                     w.name, w.url, w.description, w.enabled ? 1 : 0, w.secret,
+                     w.name, w.url, w.description, w.enabled ? 1 : 0, std::string(),
                      Millis(w.created_at), Millis(w.updated_at));
     if (!r) return tl::make_unexpected(r.error());
-    return c.LastInsertRowId();
+    // The sealed secret names its row, which exists only now: same transaction.
+    const std::int64_t id = c.LastInsertRowId();
+    auto sealed = Execute(c, "UPDATE webhooks SET secret = ? WHERE id = ?",
+                          secrets_.Seal(w.secret, SecretContext(id)), id);
+    if (!sealed) return tl::make_unexpected(sealed.error());
+    return id;
   });
 }
 
 util::Result<void> SqliteWebhookRepository::Update(const domain::Webhook& w) {
   return db_.Write([&](Connection& c) -> util::Result<void> {
-    auto changed = Execute(c,
-                           "UPDATE webhooks SET name = ?, url = ?, description = ?, enabled = ?, "
-                           "secret = ?, updated_at = ? WHERE id = ?",
-                           w.name, w.url, w.description, w.enabled ? 1 : 0, w.secret,
-                           Millis(w.updated_at), w.id);
+    auto changed =
+        Execute(c,
+                "UPDATE webhooks SET name = ?, url = ?, description = ?, enabled = ?, "
+                "secret = ?, updated_at = ? WHERE id = ?",
+                w.name, w.url, w.description, w.enabled ? 1 : 0,
+                secrets_.Seal(w.secret, SecretContext(w.id)), Millis(w.updated_at), w.id);
     if (!changed) return tl::make_unexpected(changed.error());
     if (*changed == 0) return tl::make_unexpected(NotFound(w.id));
     return util::Ok();

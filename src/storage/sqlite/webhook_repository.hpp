@@ -1,15 +1,18 @@
-// WebhookRepository over SQLite. Ids come from AUTOINCREMENT, never reused.
+// WebhookRepository over SQLite. Ids come from AUTOINCREMENT, never reused. The signing secret is
+// sealed at rest like provider keys (it signs, so it must be kept, not hashed).
 #pragma once
 
 #include "domain/webhook.hpp"
 #include "storage/sqlite/database.hpp"
+#include "util/secret_box.hpp"
 
 namespace sb::storage::sqlite {
 
 // Thread-safe; every method is one transaction on `db`, which must outlive this object.
 class SqliteWebhookRepository final : public domain::WebhookRepository {
  public:
-  explicit SqliteWebhookRepository(Database& db) : db_(db) {}
+  SqliteWebhookRepository(Database& db, const util::SecretBox& secrets)
+      : db_(db), secrets_(secrets) {}
 
   util::Result<std::vector<domain::Webhook>> List() override;
   util::Result<domain::Webhook> Get(std::int64_t id) override;
@@ -21,6 +24,7 @@ class SqliteWebhookRepository final : public domain::WebhookRepository {
 
  private:
   Database& db_;
+  const util::SecretBox& secrets_;
 };
 
 }  // namespace sb::storage::sqlite
