@@ -1,0 +1,139 @@
+"""Self-test of fake_hosted_agents.py (standard library only), run against the fake as a
+subprocess: each hosted service's documented request and response shapes, sessions, streaming
+and errors.
+
+Run: cd tests/fakes && python3 -m unittest -v test_fake_hosted_agents
+"""
+
+import http.client
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TIMEOUT = 10.0
+PORT = None
+PROC = None
+
+
+def setUpModule():
+    global PROC, PORT
+    PROC = subprocess.Popen([sys.executable, os.path.join(HERE, "fake_hosted_agents.py"),
+                             "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    line = [None]
+    t = threading.Thread(target=lambda: line.__setitem__(0, PROC.stdout.readline().decode()),
+                         daemon=True)
+    t.start()
+    t.join(TIMEOUT)
+    if not line[0] or not line[0].startswith("FAKE_AGENTS_PORT="):
+        PROC.kill()
+        PROC.wait(5)
+        raise RuntimeError("fake did not announce its port: %r" % (line[0],))
+    PORT = int(line[0].strip().split("=", 1)[1])
+
+
+def tearDownModule():
+    PROC.send_signal(signal.SIGTERM)
+    try:
+        PROC.wait(10)
+    except subprocess.TimeoutExpired:
+        PROC.kill()
+        PROC.wait(5)
+    PROC.stdout.close()
+    PROC.stderr.close()
+
+
+def call(method, path, body=None, headers=None):
+    conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=TIMEOUT)
+    try:
+        data = None if body is None else json.dumps(body).encode()
+        h = {"Content-Type": "application/json"}
+        h.update(headers or {})
+        conn.request(method, path, body=data, headers=h)
+        resp = conn.getresponse()
+        return resp.status, resp.getheader("Content-Type") or "", resp.read().decode("utf-8")
+    finally:
+        conn.close()
+
+
+def stream_objects(text):
+    """Langflow's stream: one JSON object per block, blank-line separated."""
+    return [json.loads(block) for block in text.split("\n\n") if block.strip()]
+
+
+class LangflowTest(unittest.TestCase):
+    KEY = {"x-api-key": "lf-test-key"}
+
+    def setUp(self):
+        call("POST", "/_control/reset", {})
+
+    def run_flow(self, flow, body, stream=False, headers=None):
+        return call("POST", "/api/v1/run/%s?stream=%s" % (flow, "true" if stream else "false"),
+                    body, self.KEY if headers is None else headers)
+
+    def test_blocking_run_answers_in_the_documented_result_shape_and_counts_turns(self):
+        body = {"input_value": "hi", "session_id": "s1", "input_type": "chat",
+                "output_type": "chat"}
+        status, ctype, text = self.run_flow("echo-flow", body)
+        self.assertEqual(status, 200)
+        self.assertIn("application/json", ctype)
+        result = json.loads(text)
+        self.assertEqual(result["session_id"], "s1")
+        message = result["outputs"][0]["outputs"][0]["results"]["message"]
+        self.assertEqual(message["text"], "echo(1): hi")
+        self.assertEqual(message["sender"], "Machine")
+        _, _, text = self.run_flow("echo-flow", dict(body, input_value="again"))
+        self.assertEqual(json.loads(text)["outputs"][0]["outputs"][0]["results"]["message"]
+                         ["text"], "echo(2): again")
+        _, _, text = self.run_flow("echo-flow", dict(body, session_id="s2"))
+        self.assertIn("echo(1)", text)
+
+    def test_stream_sends_messages_tokens_and_an_end_with_the_result(self):
+        status, ctype, text = self.run_flow("echo-flow", {"input_value": "stream me",
+                                                          "session_id": "s3"}, stream=True)
+        self.assertEqual(status, 200)
+        self.assertIn("text/event-stream", ctype)
+        events = stream_objects(text)
+        self.assertEqual([e["event"] for e in events],
+                         ["add_message", "add_message", "token", "token", "token", "end"])
+        chunks = "".join(e["data"]["chunk"] for e in events if e["event"] == "token")
+        self.assertEqual(chunks, "echo(1): stream me")
+        end = events[-1]["data"]["result"]
+        self.assertEqual(end["outputs"][0]["outputs"][0]["results"]["message"]["text"], chunks)
+
+    def test_key_flow_and_failures(self):
+        status, _, text = self.run_flow("echo-flow", {"input_value": "x"}, headers={})
+        self.assertEqual(status, 403)
+        self.assertIn("detail", json.loads(text))
+        status, _, text = self.run_flow("nope", {"input_value": "x"})
+        self.assertEqual(status, 404)
+        status, _, text = self.run_flow("fail-flow", {"input_value": "x"})
+        self.assertEqual(status, 500)
+        self.assertIn("failed", json.loads(text)["detail"])
+        status, _, text = self.run_flow("fail-flow", {"input_value": "x"}, stream=True)
+        self.assertEqual(status, 200)
+        self.assertEqual(stream_objects(text)[0]["event"], "error")
+
+    def test_requests_are_recorded_with_their_query(self):
+        self.run_flow("echo-flow", {"input_value": "rec", "session_id": "r"}, stream=True)
+        recorded = json.loads(call("GET", "/_control/requests")[2])
+        self.assertEqual(recorded[-1]["path"], "/api/v1/run/echo-flow")
+        self.assertEqual(recorded[-1]["query"], {"stream": "true"})
+        self.assertEqual(recorded[-1]["headers"]["x-api-key"], "lf-test-key")
+
+
+class DifyStillServedTest(unittest.TestCase):
+    def test_dify_routes_of_the_base_fake_answer(self):
+        status, _, text = call("POST", "/v1/chat-messages",
+                               {"query": "q", "user": "u", "response_mode": "blocking",
+                                "inputs": {}}, {"Authorization": "Bearer app-chat-x"})
+        self.assertEqual(status, 200)
+        self.assertIn("echo(1): q", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
