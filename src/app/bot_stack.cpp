@@ -27,6 +27,7 @@
 #include "platforms/wecom/wecom_adapter.hpp"
 #include "platforms/wecom/wecomcs_adapter.hpp"
 #include "platforms/wecombot/wecombot_adapter.hpp"
+#include "runners/coze_runner.hpp"
 #include "runners/dify_runner.hpp"
 #include "runners/langflow_runner.hpp"
 #include "runners/n8n_runner.hpp"
@@ -45,6 +46,7 @@ struct BotStack::Parts {
       : dify(executor, http),
         n8n(executor, http),
         langflow(executor, http),
+        coze(executor, http),
         resolver(core.models(), core.providers()),
         memory(core.storage().conversations(), blocking,
                {.max_bytes = core.config().runtime.conversation_cache_bytes}),
@@ -72,6 +74,7 @@ struct BotStack::Parts {
       e->AddRunner("dify-service-api", dify);
       e->AddRunner("n8n-service-api", n8n);
       e->AddRunner("langflow-api", langflow);
+      e->AddRunner("coze-api", coze);
     }
     for (const auto& warning : ban_words.warnings()) {
       spdlog::warn("runtime.ban_words: {}", warning);
@@ -137,6 +140,7 @@ struct BotStack::Parts {
   runners::DifyRunner dify;
   runners::N8nRunner n8n;
   runners::LangflowRunner langflow;
+  runners::CozeRunner coze;
   services::StoredModelResolver resolver;
   // Conversation memory read from memory and written behind the replies (one transaction per
   // batch); the pipeline service clears through it too.

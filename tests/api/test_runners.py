@@ -1,6 +1,6 @@
-"""Hosted agent runners end to end: a pipeline whose runner is Langflow (and the other hosted
-services of tests/fakes/fake_hosted_agents.py), driven through the console's debug chat over
-WebSocket against the real binary. Each runner: the reply reaches the user, streamed pieces come
+"""Hosted agent runners end to end: a pipeline whose runner is one of the hosted services of
+tests/fakes/fake_hosted_agents.py (Langflow, Coze, ...), driven through the console's debug chat
+over WebSocket against the real binary. Each runner: the reply reaches the user, streamed pieces come
 first, the service's session/conversation id is reused on the second message and dropped after
 !reset, and a service failure gives the pipeline's failure hint."""
 
@@ -94,6 +94,15 @@ class LangflowRunnerTest(HostedRunnerCase):
                     "tweaks": "{}", "timeout": 10}
         self.check_runner("langflow-api", settings, dict(settings, **{"flow-id": "fail-flow"}),
                           "/api/v1/run/", lambda r: r["body"].get("session_id"))
+
+
+class CozeRunnerTest(HostedRunnerCase):
+
+    def test_coze_bot_answers_streams_and_keeps_its_conversation(self):
+        settings = {"api-base": self.agents.base, "api-key": "pat-coze-test",
+                    "bot-id": "bot-echo", "auto-save-history": True, "timeout": 10}
+        self.check_runner("coze-api", settings, dict(settings, **{"bot-id": "bot-fail"}),
+                          "/v3/chat", lambda r: r["query"].get("conversation_id"))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,21 @@ plus, on the same loopback server:
                  add_message (User), add_message (Machine), token x3 ({"chunk"}), end
                  ({"result": RunResponse}).
 
+    Coze       base http://127.0.0.1:PORT   (chat API v3, as coze-dev/coze-py speaks it)
+        POST /v3/chat[?conversation_id=<id>]   header "Authorization: Bearer pat-coze-test"
+          (else HTTP 401 {"code": 4100, "msg"}); body {bot_id, user_id, stream,
+          auto_save_history, additional_messages: [{role, content, content_type}]}
+          bots: "bot-echo" answers "echo(<turn>): <text>", <turn> counting the user messages the
+                conversation saved (auto_save_history false saves none); "bot-fail" streams
+                conversation.chat.failed (last_error 5000); any other: HTTP 200 with
+                application/json {"code": 4200, "msg"} instead of a stream, as Coze does.
+          An unknown conversation_id: {"code": 4200}. A new conversation gets a numeric id.
+          stream=true: text/event-stream "event:<name>\ndata:<json>\n\n": conversation.chat.
+                created, conversation.chat.in_progress, conversation.message.delta x3 (type
+                answer), conversation.message.completed (answer, then a verbose one),
+                conversation.chat.completed (usage), done ("[DONE]").
+          stream=false: {"code": 0, "msg": "", "data": <chat, status in_progress>}.
+
 Command line: python3 fake_hosted_agents.py [--port 0]; prints "FAKE_AGENTS_PORT=<port>".
 """
 
@@ -28,6 +43,7 @@ import fake_agents
 from fake_agents import Reply, _dumps, _split3, json_reply
 
 LANGFLOW_KEY = "lf-test-key"
+COZE_TOKEN = "pat-coze-test"
 
 
 def event_line(obj):
@@ -38,6 +54,7 @@ class HostedFake(fake_agents.Fake):
     def __init__(self):
         fake_agents.Fake.__init__(self)
         self.sessions = {}  # (service, session id) -> turns so far
+        self.next_id = 7400000000000000000
 
     def reset(self):
         fake_agents.Fake.reset(self)
@@ -52,6 +69,8 @@ class HostedFake(fake_agents.Fake):
 
     def route(self, method, path, headers, raw, query=None):
         query = query or {}
+        if path == "/v3/chat":
+            return self.coze(method, headers, raw, query)
         if path.startswith("/api/v1/run/"):
             return self.langflow(method, path[len("/api/v1/run/"):], headers, raw, query)
         return fake_agents.Fake.route(self, method, path, headers, raw, query)
@@ -102,6 +121,79 @@ class HostedFake(fake_agents.Fake):
             events.append(event_line({"event": "token", "data": {"chunk": piece,
                                                                   "id": message_id}}))
         events.append(event_line({"event": "end", "data": {"result": result}}))
+        return Reply(200, content_type="text/event-stream", events=events)
+
+    # -- Coze ---------------------------------------------------------------------------------
+    def new_id(self):
+        with self.lock:
+            self.next_id += 1
+            return str(self.next_id)
+
+    def coze(self, method, headers, raw, query):
+        if method != "POST":
+            return json_reply(405, {"code": 4000, "msg": "method not allowed"})
+        if headers.get("authorization") != "Bearer " + COZE_TOKEN:
+            return json_reply(401, {"code": 4100, "msg": "authentication is invalid"})
+        try:
+            body = json.loads(raw or b"{}")
+            assert isinstance(body, dict)
+        except (ValueError, AssertionError):
+            return json_reply(200, {"code": 4000, "msg": "json fail"})
+        bot = body.get("bot_id")
+        if bot not in ("bot-echo", "bot-fail"):
+            return json_reply(200, {"code": 4200, "msg": "bot %s not found" % bot})
+        conversation = query.get("conversation_id")
+        if conversation:
+            with self.lock:
+                known = ("coze", conversation) in self.sessions
+            if not known:
+                return json_reply(200, {"code": 4200, "msg": "conversation not found"})
+        else:
+            conversation = self.new_id()
+            with self.lock:
+                self.sessions[("coze", conversation)] = 0
+        text = ""
+        for message in body.get("additional_messages") or []:
+            if message.get("role") == "user":
+                text = message.get("content", "")
+                if message.get("content_type") == "object_string":
+                    parts = json.loads(text)
+                    text = " ".join(p.get("text") or p.get("file_url", "") for p in parts)
+        if body.get("auto_save_history", True):
+            turn = self.turn("coze", conversation)
+        else:
+            with self.lock:
+                turn = self.sessions[("coze", conversation)] + 1
+        chat = {"id": self.new_id(), "conversation_id": conversation, "bot_id": bot,
+                "created_at": int(time.time()), "last_error": {"code": 0, "msg": ""},
+                "status": "created", "usage": {"token_count": 0, "output_count": 0,
+                                               "input_count": 0},
+                "section_id": conversation}
+        if not body.get("stream"):
+            return json_reply(200, {"code": 0, "msg": "", "data": dict(chat, status="in_progress")})
+
+        def ev(name, data):
+            return ("event:%s\ndata:%s\n\n" % (name, _dumps(data))).encode("utf-8")
+        events = [ev("conversation.chat.created", chat),
+                  ev("conversation.chat.in_progress", dict(chat, status="in_progress"))]
+        if bot == "bot-fail":
+            events.append(ev("conversation.chat.failed", dict(
+                chat, status="failed", last_error={"code": 5000, "msg": "event interval error"})))
+            return Reply(200, content_type="text/event-stream", events=events)
+        answer = "echo(%d): %s" % (turn, text)
+        message = {"id": self.new_id(), "conversation_id": conversation, "bot_id": bot,
+                   "role": "assistant", "type": "answer", "content_type": "text",
+                   "chat_id": chat["id"], "section_id": conversation}
+        for piece in _split3(answer):
+            events.append(ev("conversation.message.delta", dict(message, content=piece)))
+        events.append(ev("conversation.message.completed", dict(message, content=answer)))
+        events.append(ev("conversation.message.completed", dict(
+            message, id=self.new_id(), type="verbose",
+            content=_dumps({"msg_type": "generate_answer_finish", "data": ""}))))
+        events.append(ev("conversation.chat.completed", dict(
+            chat, status="completed", completed_at=int(time.time()),
+            usage={"token_count": 30, "output_count": 10, "input_count": 20})))
+        events.append(ev("done", "[DONE]"))
         return Reply(200, content_type="text/event-stream", events=events)
 
 

@@ -126,6 +126,75 @@ class LangflowTest(unittest.TestCase):
         self.assertEqual(recorded[-1]["headers"]["x-api-key"], "lf-test-key")
 
 
+def sse_events(text):
+    """(event, data) pairs of an SSE body."""
+    out = []
+    for block in text.split("\n\n"):
+        name, data = None, None
+        for line in block.split("\n"):
+            if line.startswith("event:"):
+                name = line[len("event:"):]
+            elif line.startswith("data:"):
+                data = json.loads(line[len("data:"):])
+        if name:
+            out.append((name, data))
+    return out
+
+
+class CozeTest(unittest.TestCase):
+    AUTH = {"Authorization": "Bearer pat-coze-test"}
+
+    def setUp(self):
+        call("POST", "/_control/reset", {})
+
+    def chat(self, text, conversation=None, bot="bot-echo", headers=None, save=True):
+        body = {"bot_id": bot, "user_id": "u1", "stream": True, "auto_save_history": save,
+                "additional_messages": [{"role": "user", "content": text,
+                                         "content_type": "text"}]}
+        path = "/v3/chat" + ("?conversation_id=" + conversation if conversation else "")
+        return call("POST", path, body, self.AUTH if headers is None else headers)
+
+    def test_stream_has_the_documented_events_and_the_conversation_continues(self):
+        status, ctype, text = self.chat("hello")
+        self.assertEqual(status, 200)
+        self.assertIn("text/event-stream", ctype)
+        events = sse_events(text)
+        names = [e[0] for e in events]
+        self.assertEqual(names[0], "conversation.chat.created")
+        self.assertEqual(names[-2:], ["conversation.chat.completed", "done"])
+        deltas = [d["content"] for n, d in events if n == "conversation.message.delta"]
+        self.assertEqual("".join(deltas), "echo(1): hello")
+        completed = [d for n, d in events if n == "conversation.message.completed"]
+        self.assertEqual([d["type"] for d in completed], ["answer", "verbose"])
+        conversation = events[0][1]["conversation_id"]
+        self.assertTrue(conversation.isdigit())
+        self.assertEqual(events[-2][1]["usage"]["token_count"], 30)
+        _, _, text = self.chat("again", conversation)
+        self.assertIn("echo(2): again", "".join(
+            d["content"] for n, d in sse_events(text) if n == "conversation.message.delta"))
+
+    def test_errors(self):
+        status, _, text = self.chat("x", headers={})
+        self.assertEqual(status, 401)
+        self.assertEqual(json.loads(text)["code"], 4100)
+        status, ctype, text = self.chat("x", bot="bot-nope")
+        self.assertEqual(status, 200)
+        self.assertIn("application/json", ctype)
+        self.assertEqual(json.loads(text)["code"], 4200)
+        status, _, text = self.chat("x", conversation="123")
+        self.assertEqual(json.loads(text)["code"], 4200)
+        _, _, text = self.chat("x", bot="bot-fail")
+        failed = sse_events(text)[-1]
+        self.assertEqual(failed[0], "conversation.chat.failed")
+        self.assertEqual(failed[1]["last_error"]["code"], 5000)
+
+    def test_unsaved_history_does_not_count(self):
+        _, _, text = self.chat("one", save=False)
+        conversation = sse_events(text)[0][1]["conversation_id"]
+        _, _, text = self.chat("two", conversation, save=False)
+        self.assertIn("echo(1)", text)
+
+
 class DifyStillServedTest(unittest.TestCase):
     def test_dify_routes_of_the_base_fake_answer(self):
         status, _, text = call("POST", "/v1/chat-messages",

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "net/http_client.hpp"
+#include "runners/coze_runner.hpp"
 #include "runners/dify_runner.hpp"
 #include "runners/langflow_runner.hpp"
 #include "runners/n8n_runner.hpp"
@@ -90,6 +91,7 @@ class RunnersTest : public ::testing::Test {
     dify_.emplace(io_.get_executor(), client_);
     n8n_.emplace(io_.get_executor(), client_);
     langflow_.emplace(io_.get_executor(), client_);
+    coze_.emplace(io_.get_executor(), client_);
     Control("POST", "/_control/reset", "{}");
   }
 
@@ -193,6 +195,7 @@ class RunnersTest : public ::testing::Test {
   std::optional<DifyRunner> dify_;
   std::optional<N8nRunner> n8n_;
   std::optional<LangflowRunner> langflow_;
+  std::optional<CozeRunner> coze_;
 };
 
 inline const boost::json::object& Body(const boost::json::value& request) {
