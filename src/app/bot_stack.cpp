@@ -28,6 +28,7 @@
 #include "platforms/wecom/wecomcs_adapter.hpp"
 #include "platforms/wecombot/wecombot_adapter.hpp"
 #include "runners/coze_runner.hpp"
+#include "runners/dashscope_runner.hpp"
 #include "runners/dify_runner.hpp"
 #include "runners/langflow_runner.hpp"
 #include "runners/n8n_runner.hpp"
@@ -47,6 +48,7 @@ struct BotStack::Parts {
         n8n(executor, http),
         langflow(executor, http),
         coze(executor, http),
+        dashscope(executor, http),
         resolver(core.models(), core.providers()),
         memory(core.storage().conversations(), blocking,
                {.max_bytes = core.config().runtime.conversation_cache_bytes}),
@@ -75,6 +77,7 @@ struct BotStack::Parts {
       e->AddRunner("n8n-service-api", n8n);
       e->AddRunner("langflow-api", langflow);
       e->AddRunner("coze-api", coze);
+      e->AddRunner("dashscope-app-api", dashscope);
     }
     for (const auto& warning : ban_words.warnings()) {
       spdlog::warn("runtime.ban_words: {}", warning);
@@ -141,6 +144,7 @@ struct BotStack::Parts {
   runners::N8nRunner n8n;
   runners::LangflowRunner langflow;
   runners::CozeRunner coze;
+  runners::DashScopeRunner dashscope;
   services::StoredModelResolver resolver;
   // Conversation memory read from memory and written behind the replies (one transaction per
   // batch); the pipeline service clears through it too.

@@ -105,5 +105,14 @@ class CozeRunnerTest(HostedRunnerCase):
                           "/v3/chat", lambda r: r["query"].get("conversation_id"))
 
 
+class DashScopeRunnerTest(HostedRunnerCase):
+
+    def test_dashscope_app_answers_streams_and_keeps_its_session(self):
+        settings = {"base-url": self.agents.base + "/api/v1", "api-key": "sk-ds-test",
+                    "app-type": "agent", "app-id": "app-agent", "references_quote": "Source:"}
+        self.check_runner("dashscope-app-api", settings, dict(settings, **{"app-id": "app-fail"}),
+                          "/api/v1/apps/", lambda r: r["body"]["input"].get("session_id"))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -31,6 +31,19 @@ plus, on the same loopback server:
                 conversation.chat.completed (usage), done ("[DONE]").
           stream=false: {"code": 0, "msg": "", "data": <chat, status in_progress>}.
 
+    DashScope  base http://127.0.0.1:PORT/api/v1   (Model Studio application completion, as
+               dashscope/dashscope-sdk-python speaks it)
+        POST /api/v1/apps/<app>/completion   header "Authorization: Bearer sk-ds-test" (else
+          401 {"code": "InvalidApiKey", "message", "request_id"}); body {input: {prompt,
+          session_id?, biz_params?}, parameters: {incremental_output, flow_stream_mode?}}
+          apps: "app-agent" answers "echo(<turn>): <prompt>" (<turn> counting the session's
+                messages; a prompt with "cite" gets "<ref>[1]</ref>" and a doc_reference
+                handbook.pdf); "app-workflow" the same as workflow_message contents;
+                "app-fail" streams an error event (InternalError); others 404 NotFound.
+          "X-DashScope-SSE: enable": SSE "id:<n>\nevent:result\n:HTTP_STATUS/200\ndata:<json>"
+                with output.text pieces (finish_reason "null"), the last "stop" with usage.
+          without it: one JSON {output: {text, finish_reason, session_id}, usage, request_id}.
+
 Command line: python3 fake_hosted_agents.py [--port 0]; prints "FAKE_AGENTS_PORT=<port>".
 """
 
@@ -44,6 +57,7 @@ from fake_agents import Reply, _dumps, _split3, json_reply
 
 LANGFLOW_KEY = "lf-test-key"
 COZE_TOKEN = "pat-coze-test"
+DASHSCOPE_KEY = "sk-ds-test"
 
 
 def event_line(obj):
@@ -69,6 +83,9 @@ class HostedFake(fake_agents.Fake):
 
     def route(self, method, path, headers, raw, query=None):
         query = query or {}
+        if path.startswith("/api/v1/apps/") and path.endswith("/completion"):
+            return self.dashscope(method, path[len("/api/v1/apps/"):-len("/completion")],
+                                  headers, raw)
         if path == "/v3/chat":
             return self.coze(method, headers, raw, query)
         if path.startswith("/api/v1/run/"):
@@ -194,6 +211,63 @@ class HostedFake(fake_agents.Fake):
             chat, status="completed", completed_at=int(time.time()),
             usage={"token_count": 30, "output_count": 10, "input_count": 20})))
         events.append(ev("done", "[DONE]"))
+        return Reply(200, content_type="text/event-stream", events=events)
+
+    # -- DashScope ----------------------------------------------------------------------------
+    def dashscope(self, method, app, headers, raw):
+        request_id = str(uuid.uuid4())
+        if headers.get("authorization") != "Bearer " + DASHSCOPE_KEY:
+            return json_reply(401, {"code": "InvalidApiKey", "message":
+                                    "Invalid API-key provided.", "request_id": request_id})
+        if app not in ("app-agent", "app-workflow", "app-fail"):
+            return json_reply(404, {"code": "NotFound", "message": "App not found.",
+                                    "request_id": request_id})
+        try:
+            body = json.loads(raw or b"{}")
+            prompt = body["input"]["prompt"]
+        except (ValueError, KeyError, TypeError):
+            return json_reply(400, {"code": "InvalidParameter", "message":
+                                    "input.prompt is required", "request_id": request_id})
+        session = body["input"].get("session_id") or uuid.uuid4().hex
+        stream = headers.get("x-dashscope-sse") == "enable"
+        if app == "app-fail":
+            if not stream:
+                return json_reply(500, {"code": "InternalError", "message":
+                                        "The app failed.", "request_id": request_id})
+            return Reply(200, content_type="text/event-stream", events=[(
+                "id:1\nevent:error\n:HTTP_STATUS/500\ndata:%s\n\n" % _dumps(
+                    {"code": "InternalError", "message": "The app failed.",
+                     "request_id": request_id})).encode("utf-8")])
+        answer = "echo(%d): %s" % (self.turn("dashscope", session), prompt)
+        refs = []
+        if "cite" in prompt:
+            answer += " <ref>[1]</ref>"
+            refs = [{"index_id": "1", "title": "Handbook", "doc_name": "handbook.pdf"}]
+        usage = {"models": [{"model_id": "qwen-plus", "input_tokens": 12, "output_tokens": 8}]}
+        if not stream:
+            return json_reply(200, {"output": {"text": answer, "finish_reason": "stop",
+                                               "session_id": session, "doc_references": refs},
+                                    "usage": usage, "request_id": request_id})
+        events = []
+        pieces = _split3(answer)
+        for i, piece in enumerate(pieces):
+            last = i == len(pieces) - 1
+            output = {"session_id": session, "finish_reason": "stop" if last else "null"}
+            if app == "app-workflow":
+                output["workflow_message"] = {"node_id": "End_1", "node_name": "End",
+                                              "node_type": "End", "node_status": "executing",
+                                              "node_is_completed": last,
+                                              "message": {"role": "assistant",
+                                                          "content": piece}}
+            else:
+                output["text"] = piece
+            if last:
+                output["doc_references"] = refs
+            data = {"output": output, "request_id": request_id}
+            if last:
+                data["usage"] = usage
+            events.append(("id:%d\nevent:result\n:HTTP_STATUS/200\ndata:%s\n\n" % (
+                i + 1, _dumps(data))).encode("utf-8"))
         return Reply(200, content_type="text/event-stream", events=events)
 
 

@@ -195,6 +195,52 @@ class CozeTest(unittest.TestCase):
         self.assertIn("echo(1)", text)
 
 
+class DashScopeTest(unittest.TestCase):
+    AUTH = {"Authorization": "Bearer sk-ds-test", "X-DashScope-SSE": "enable"}
+
+    def setUp(self):
+        call("POST", "/_control/reset", {})
+
+    def complete(self, app, prompt, session=None, headers=None):
+        body = {"input": {"prompt": prompt}, "parameters": {"incremental_output": True}}
+        if session:
+            body["input"]["session_id"] = session
+        return call("POST", "/api/v1/apps/%s/completion" % app, body,
+                    self.AUTH if headers is None else headers)
+
+    def test_incremental_stream_and_session(self):
+        status, ctype, text = self.complete("app-agent", "hi")
+        self.assertEqual(status, 200)
+        self.assertIn("text/event-stream", ctype)
+        events = [e for e in sse_events(text)]
+        self.assertTrue(all(name == "result" for name, _ in events))
+        outputs = [d["output"] for _, d in events]
+        self.assertEqual("".join(o["text"] for o in outputs), "echo(1): hi")
+        self.assertEqual([o["finish_reason"] for o in outputs], ["null", "null", "stop"])
+        self.assertIn("usage", events[-1][1])
+        session = outputs[0]["session_id"]
+        _, _, text = self.complete("app-agent", "again", session)
+        self.assertEqual("".join(d["output"]["text"] for _, d in sse_events(text)),
+                         "echo(2): again")
+
+    def test_workflow_messages_references_blocking_and_errors(self):
+        _, _, text = self.complete("app-workflow", "flow")
+        self.assertEqual("".join(d["output"]["workflow_message"]["message"]["content"]
+                                 for _, d in sse_events(text)), "echo(1): flow")
+        status, ctype, text = self.complete("app-agent", "cite it",
+                                            headers={"Authorization": "Bearer sk-ds-test"})
+        self.assertIn("application/json", ctype)
+        output = json.loads(text)["output"]
+        self.assertIn("<ref>[1]</ref>", output["text"])
+        self.assertEqual(output["doc_references"][0]["doc_name"], "handbook.pdf")
+        status, _, text = self.complete("app-agent", "x", headers={})
+        self.assertEqual((status, json.loads(text)["code"]), (401, "InvalidApiKey"))
+        status, _, _ = self.complete("app-nope", "x")
+        self.assertEqual(status, 404)
+        _, _, text = self.complete("app-fail", "x")
+        self.assertEqual(sse_events(text)[0][0], "error")
+
+
 class DifyStillServedTest(unittest.TestCase):
     def test_dify_routes_of_the_base_fake_answer(self):
         status, _, text = call("POST", "/v1/chat-messages",

@@ -20,6 +20,7 @@
 
 #include "net/http_client.hpp"
 #include "runners/coze_runner.hpp"
+#include "runners/dashscope_runner.hpp"
 #include "runners/dify_runner.hpp"
 #include "runners/langflow_runner.hpp"
 #include "runners/n8n_runner.hpp"
@@ -92,6 +93,7 @@ class RunnersTest : public ::testing::Test {
     n8n_.emplace(io_.get_executor(), client_);
     langflow_.emplace(io_.get_executor(), client_);
     coze_.emplace(io_.get_executor(), client_);
+    dashscope_.emplace(io_.get_executor(), client_);
     Control("POST", "/_control/reset", "{}");
   }
 
@@ -196,6 +198,7 @@ class RunnersTest : public ::testing::Test {
   std::optional<N8nRunner> n8n_;
   std::optional<LangflowRunner> langflow_;
   std::optional<CozeRunner> coze_;
+  std::optional<DashScopeRunner> dashscope_;
 };
 
 inline const boost::json::object& Body(const boost::json::value& request) {
