@@ -68,6 +68,16 @@ util::Result<Turn> ReadTurn(const util::JsonObject& config, const pipeline::Agen
   return turn;
 }
 
+bool QueryToken(std::string_view id) {
+  if (id.empty() || id.size() > 128) return false;
+  for (char c : id) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
 // Coze's business error {code, msg}: codes from its error-code table.
 util::Error CodeError(std::int64_t code, const std::string& msg) {
   ErrorCode kind = ErrorCode::kUpstreamFailed;
@@ -200,7 +210,8 @@ asio::awaitable<util::Result<AgentReply>> CozeRunner::Impl::Converse(std::shared
     return keep_going && fits;
   };
   auto sent = co_await self->http->Send(std::move(request), sink);
-  if (!stream.conversation_id.empty() && stream.conversation_id != known) {
+  // The id goes back into a URL: only a plain token (Coze's are digits) is kept.
+  if (QueryToken(stream.conversation_id) && stream.conversation_id != known) {
     self->conversations.Remember(turn.session_key, stream.conversation_id);
   }
   std::optional<util::Error> failure = Failure(sent, stream, parser, on_delta);

@@ -123,5 +123,17 @@ TEST_F(CozeTest, UnsavedHistoryAndAStreamCutShort) {
   EXPECT_EQ(cut.result.error().code, ErrorCode::kUpstreamFailed);
 }
 
+TEST_F(CozeTest, AConversationIdThatIsNotAPlainTokenIsNotKept) {
+  Script(
+      R"({"path": "/v3/chat", "events": ["event:conversation.chat.created\ndata:{\"id\":\"1\",\"conversation_id\":\"9&bot_id=evil\"}\n\n", "event:conversation.message.completed\ndata:{\"type\":\"answer\",\"content\":\"ok\"}\n\n", "event:conversation.chat.completed\ndata:{\"id\":\"1\",\"conversation_id\":\"9&bot_id=evil\"}\n\n"]})");
+  auto odd = Run(*coze_, Config("bot-echo"), Input("x"));
+  ASSERT_TRUE(odd.result) << odd.result.error().message;
+  EXPECT_EQ(odd.result->text, "ok");
+  auto next = Run(*coze_, Config("bot-echo"), Input("y"));
+  ASSERT_TRUE(next.result) << next.result.error().message;
+  EXPECT_EQ(Query(Requests().back(), "conversation_id"), "");
+  EXPECT_EQ(Query(Requests().back(), "bot_id"), "");
+}
+
 }  // namespace
 }  // namespace sb::runners
