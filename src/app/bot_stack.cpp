@@ -27,7 +27,10 @@
 #include "platforms/wecom/wecom_adapter.hpp"
 #include "platforms/wecom/wecomcs_adapter.hpp"
 #include "platforms/wecombot/wecombot_adapter.hpp"
+#include "runners/coze_runner.hpp"
+#include "runners/dashscope_runner.hpp"
 #include "runners/dify_runner.hpp"
+#include "runners/langflow_runner.hpp"
 #include "runners/n8n_runner.hpp"
 #include "runtime/bot_runtime_manager.hpp"
 #include "runtime/debug_chat.hpp"
@@ -43,6 +46,9 @@ struct BotStack::Parts {
         util::BlockingExecutor& blocking)
       : dify(executor, http),
         n8n(executor, http),
+        langflow(executor, http),
+        coze(executor, http),
+        dashscope(executor, http),
         resolver(core.models(), core.providers()),
         memory(core.storage().conversations(), blocking,
                {.max_bytes = core.config().runtime.conversation_cache_bytes}),
@@ -69,6 +75,9 @@ struct BotStack::Parts {
     for (pipeline::PipelineEngine* e : {&engine, &debug_engine}) {
       e->AddRunner("dify-service-api", dify);
       e->AddRunner("n8n-service-api", n8n);
+      e->AddRunner("langflow-api", langflow);
+      e->AddRunner("coze-api", coze);
+      e->AddRunner("dashscope-app-api", dashscope);
     }
     for (const auto& warning : ban_words.warnings()) {
       spdlog::warn("runtime.ban_words: {}", warning);
@@ -133,6 +142,9 @@ struct BotStack::Parts {
   pipeline::UniformRandomSource random;
   runners::DifyRunner dify;
   runners::N8nRunner n8n;
+  runners::LangflowRunner langflow;
+  runners::CozeRunner coze;
+  runners::DashScopeRunner dashscope;
   services::StoredModelResolver resolver;
   // Conversation memory read from memory and written behind the replies (one transaction per
   // batch); the pipeline service clears through it too.

@@ -1,7 +1,8 @@
 // One call of an external runner in flight: its own strand, so Cancel (from any thread, e.g.
-// CancelAll at shutdown) and the coroutine never touch the cancellation signal at once. Shared by
-// the Dify and n8n runners. Spawned with bind_cancellation_slot like the LLM gateway's calls, which
-// sidesteps Boost 1.81's co_spawn cancellation bug (asio #1332).
+// CancelAll at shutdown) and the coroutine never touch the cancellation signal at once. Used by
+// every external runner through runner_kit.hpp's CallLauncher. Spawned with
+// bind_cancellation_slot like the LLM gateway's calls, which sidesteps Boost 1.81's co_spawn
+// cancellation bug (asio #1332).
 #pragma once
 
 #include <atomic>

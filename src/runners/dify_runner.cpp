@@ -3,28 +3,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/strand.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/system/system_error.hpp>
 #include <chrono>
 #include <cmath>
-#include <list>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "net/stream_parsers.hpp"
 #include "pipeline/config_values.hpp"
-#include "runners/call.hpp"
+#include "runners/runner_kit.hpp"
 
 namespace sb::runners {
 
@@ -51,10 +40,6 @@ struct Turn {
   std::string conversation_id;          // empty: start a new conversation
 };
 
-std::string ConversationMapKey(const domain::ConversationKey& key) {
-  return key.pipeline.str() + '\n' + key.bot.str() + '\n' + key.session_id;
-}
-
 util::Result<Turn> ReadTurn(const util::JsonObject& config, const pipeline::AgentInput& input) {
   using pipeline::GetNumber;
   using pipeline::GetString;
@@ -79,7 +64,7 @@ util::Result<Turn> ReadTurn(const util::JsonObject& config, const pipeline::Agen
   if (!(seconds > 0)) seconds = 30;  // NaN and nonsense too
   seconds = std::min(seconds, 24.0 * 3600);
   turn.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil(seconds * 1000)));
-  turn.conversation_key = ConversationMapKey(input.conversation);
+  turn.conversation_key = SessionKey(input.conversation);
   turn.user = input.conversation.session_id;
   for (const auto& part : input.content) {
     if (part.kind == domain::ContentPart::Kind::kText) {
@@ -90,28 +75,6 @@ util::Result<Turn> ReadTurn(const util::JsonObject& config, const pipeline::Agen
     }
   }
   return turn;
-}
-
-std::string Redact(std::string text, const std::string& secret) {
-  if (secret.size() < 4) return text;
-  for (auto pos = text.find(secret); pos != std::string::npos; pos = text.find(secret, pos)) {
-    text.replace(pos, secret.size(), "[redacted]");
-  }
-  return text;
-}
-
-std::string StringField(const util::JsonObject& object, std::string_view key) {
-  const auto* value = object.if_contains(key);
-  return value && value->is_string() ? std::string(value->as_string()) : std::string();
-}
-
-std::int64_t IntField(const util::JsonObject& object, std::string_view key) {
-  const auto* value = object.if_contains(key);
-  if (!value) return 0;
-  if (value->is_int64()) return value->as_int64();
-  if (value->is_uint64()) return static_cast<std::int64_t>(value->as_uint64());
-  if (value->is_double()) return static_cast<std::int64_t>(value->as_double());
-  return 0;
 }
 
 domain::Usage UsageFrom(const util::JsonObject& message) {
@@ -266,72 +229,24 @@ bool OnChatEvent(const net::SseEvent& event, ChatStream& stream, const OnDelta& 
   return true;
 }
 
-util::Error FromException(std::exception_ptr e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const boost::system::system_error& se) {
-    if (se.code() == asio::error::operation_aborted) {
-      return {ErrorCode::kCancelled, "the call was cancelled"};
-    }
-    return {ErrorCode::kInternal, std::string("dify call failed: ") + se.what()};
-  } catch (const std::exception& ex) {
-    return {ErrorCode::kInternal, std::string("dify call failed: ") + ex.what()};
-  }
-}
-
 }  // namespace
 
 struct DifyRunner::Impl {
-  asio::any_io_executor executor;
   std::shared_ptr<net::HttpClient> http;
-  std::size_t max_conversations = 10'000;
+  CallLauncher calls;
+  SessionIds conversations;  // Dify conversation ids by SessionKey
 
-  std::mutex mu{};
-  // Dify conversation ids, most recently used first; both guarded by mu.
-  std::list<std::pair<std::string, std::string>> recent{};
-  std::unordered_map<std::string, std::list<std::pair<std::string, std::string>>::iterator>
-      conversations{};
-  std::vector<std::weak_ptr<Call>> calls{};  // in flight, for CancelAll; guarded by mu
+  Impl(asio::any_io_executor executor, std::shared_ptr<net::HttpClient> h,
+       std::size_t max_conversations)
+      : http(std::move(h)), calls(std::move(executor)), conversations(max_conversations) {}
 
-  std::string Lookup(const std::string& key) {
-    std::lock_guard lock(mu);
-    auto it = conversations.find(key);
-    if (it == conversations.end()) return {};
-    recent.splice(recent.begin(), recent, it->second);
-    return it->second->second;
-  }
-
+  std::string Lookup(const std::string& key) { return conversations.Lookup(key); }
   void Remember(const std::string& key, std::string id) {
-    std::lock_guard lock(mu);
-    if (auto it = conversations.find(key); it != conversations.end()) {
-      it->second->second = std::move(id);
-      recent.splice(recent.begin(), recent, it->second);
-      return;
-    }
-    recent.emplace_front(key, std::move(id));
-    conversations.emplace(key, recent.begin());
-    while (conversations.size() > std::max<std::size_t>(max_conversations, 1)) {
-      conversations.erase(recent.back().first);
-      recent.pop_back();
-    }
+    conversations.Remember(key, std::move(id));
   }
+  void Drop(const std::string& key) { conversations.Drop(key); }
 
-  void Drop(const std::string& key) {
-    std::lock_guard lock(mu);
-    if (auto it = conversations.find(key); it != conversations.end()) {
-      recent.erase(it->second);
-      conversations.erase(it);
-    }
-  }
-
-  void Track(const std::shared_ptr<Call>& call) {
-    std::lock_guard lock(mu);
-    std::erase_if(calls, [](const std::weak_ptr<Call>& w) { return w.expired(); });
-    calls.push_back(call);
-  }
-
-  static asio::awaitable<util::Result<AgentReply>> Start(std::shared_ptr<Impl> self,
-                                                         std::shared_ptr<Call> call, Turn turn,
+  static asio::awaitable<util::Result<AgentReply>> Start(std::shared_ptr<Impl> self, Turn turn,
                                                          OnDelta on_delta);
   static asio::awaitable<util::Result<AgentReply>> RunChat(std::shared_ptr<Impl> self, Turn turn,
                                                            OnDelta on_delta);
@@ -388,9 +303,7 @@ util::Result<AgentReply> ParseWorkflowReply(const std::string& body, const std::
 }  // namespace
 
 asio::awaitable<util::Result<AgentReply>> DifyRunner::Impl::Start(std::shared_ptr<Impl> self,
-                                                                  std::shared_ptr<Call> call,
                                                                   Turn turn, OnDelta on_delta) {
-  if (call->cancelled()) co_return util::Fail(ErrorCode::kCancelled, "the call was cancelled");
   if (turn.app_type == AppType::kWorkflow) co_return co_await RunWorkflow(self, std::move(turn));
   turn.conversation_id = self->Lookup(turn.conversation_key);
   co_return co_await RunChat(self, std::move(turn), std::move(on_delta));
@@ -461,11 +374,7 @@ asio::awaitable<util::Result<AgentReply>> DifyRunner::Impl::RunWorkflow(std::sha
 
 DifyRunner::DifyRunner(asio::any_io_executor executor, std::shared_ptr<net::HttpClient> http,
                        std::size_t max_conversations)
-    : impl_(std::make_shared<Impl>()) {
-  impl_->executor = std::move(executor);
-  impl_->http = std::move(http);
-  impl_->max_conversations = max_conversations;
-}
+    : impl_(std::make_shared<Impl>(std::move(executor), std::move(http), max_conversations)) {}
 
 DifyRunner::~DifyRunner() = default;
 
@@ -477,31 +386,16 @@ void DifyRunner::Run(const util::JsonObject& pipeline_config, pipeline::AgentInp
     done(tl::unexpected(std::move(turn.error())));
     return;
   }
-  auto call = std::make_shared<Call>(impl_->executor);
-  impl_->Track(call);
-  asio::co_spawn(call->strand(), Impl::Start(impl_, call, std::move(*turn), std::move(on_delta)),
-                 asio::bind_cancellation_slot(
-                     call->signal().slot(), [call, done = std::move(done)](
-                                                std::exception_ptr e, util::Result<AgentReply> r) {
-                       if (e) r = tl::unexpected(FromException(e));
-                       done(std::move(r));
-                     }));
+  impl_->calls.Launch(
+      "dify",
+      [self = impl_, turn = std::move(*turn), on_delta = std::move(on_delta)]() mutable {
+        return Impl::Start(self, std::move(turn), std::move(on_delta));
+      },
+      std::move(done));
 }
 
-void DifyRunner::CancelAll() {
-  std::vector<std::shared_ptr<Call>> live;
-  {
-    std::lock_guard lock(impl_->mu);
-    for (auto& weak : impl_->calls) {
-      if (auto call = weak.lock()) live.push_back(std::move(call));
-    }
-    impl_->calls.clear();
-  }
-  for (auto& call : live) call->Cancel();
-}
+void DifyRunner::CancelAll() { impl_->calls.CancelAll(); }
 
-void DifyRunner::Forget(const domain::ConversationKey& key) {
-  impl_->Drop(ConversationMapKey(key));
-}
+void DifyRunner::Forget(const domain::ConversationKey& key) { impl_->Drop(SessionKey(key)); }
 
 }  // namespace sb::runners

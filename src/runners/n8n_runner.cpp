@@ -3,17 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
-#include <boost/asio/bind_cancellation_slot.hpp>
-#include <boost/asio/cancellation_signal.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/system/system_error.hpp>
 #include <chrono>
 #include <cmath>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -21,7 +13,7 @@
 
 #include "net/stream_parsers.hpp"
 #include "pipeline/config_values.hpp"
-#include "runners/call.hpp"
+#include "runners/runner_kit.hpp"
 #include "util/crypto.hpp"
 
 namespace sb::runners {
@@ -171,11 +163,6 @@ std::string_view Trim(std::string_view text) {
   return text.substr(begin, text.find_last_not_of(" \t\r\n") - begin + 1);
 }
 
-std::string StringField(const util::JsonObject& object, std::string_view key) {
-  const auto* value = object.if_contains(key);
-  return value && value->is_string() ? std::string(value->as_string()) : std::string();
-}
-
 // n8n's errors are JSON {"code","message"} from the server and plain text from the auth check.
 util::Error ClassifyStatus(const net::HttpResponse& response, const Turn& turn) {
   std::string message;
@@ -271,43 +258,21 @@ util::Result<std::string> WholeBody(const std::string& body, const std::string& 
   return util::SerializeJson(*value);
 }
 
-util::Error FromException(std::exception_ptr e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const boost::system::system_error& se) {
-    if (se.code() == asio::error::operation_aborted) {
-      return {ErrorCode::kCancelled, "the call was cancelled"};
-    }
-    return {ErrorCode::kInternal, std::string("n8n call failed: ") + se.what()};
-  } catch (const std::exception& ex) {
-    return {ErrorCode::kInternal, std::string("n8n call failed: ") + ex.what()};
-  }
-}
-
 }  // namespace
 
 struct N8nRunner::Impl {
-  asio::any_io_executor executor;
   std::shared_ptr<net::HttpClient> http;
+  CallLauncher calls;
 
-  std::mutex mu{};
-  std::vector<std::weak_ptr<Call>> calls{};  // in flight, for CancelAll; guarded by mu
+  Impl(asio::any_io_executor executor, std::shared_ptr<net::HttpClient> h)
+      : http(std::move(h)), calls(std::move(executor)) {}
 
-  void Track(const std::shared_ptr<Call>& call) {
-    std::lock_guard lock(mu);
-    std::erase_if(calls, [](const std::weak_ptr<Call>& w) { return w.expired(); });
-    calls.push_back(call);
-  }
-
-  static asio::awaitable<util::Result<AgentReply>> Start(std::shared_ptr<Impl> self,
-                                                         std::shared_ptr<Call> call, Turn turn,
+  static asio::awaitable<util::Result<AgentReply>> Start(std::shared_ptr<Impl> self, Turn turn,
                                                          OnDelta on_delta);
 };
 
 asio::awaitable<util::Result<AgentReply>> N8nRunner::Impl::Start(std::shared_ptr<Impl> self,
-                                                                 std::shared_ptr<Call> call,
                                                                  Turn turn, OnDelta on_delta) {
-  if (call->cancelled()) co_return util::Fail(ErrorCode::kCancelled, "the call was cancelled");
   Reading reading;
   std::string body;
   auto sink = [&](std::string_view piece) {
@@ -350,10 +315,7 @@ asio::awaitable<util::Result<AgentReply>> N8nRunner::Impl::Start(std::shared_ptr
 }
 
 N8nRunner::N8nRunner(asio::any_io_executor executor, std::shared_ptr<net::HttpClient> http)
-    : impl_(std::make_shared<Impl>()) {
-  impl_->executor = std::move(executor);
-  impl_->http = std::move(http);
-}
+    : impl_(std::make_shared<Impl>(std::move(executor), std::move(http))) {}
 
 N8nRunner::~N8nRunner() = default;
 
@@ -365,27 +327,14 @@ void N8nRunner::Run(const util::JsonObject& pipeline_config, pipeline::AgentInpu
     done(tl::unexpected(std::move(turn.error())));
     return;
   }
-  auto call = std::make_shared<Call>(impl_->executor);
-  impl_->Track(call);
-  asio::co_spawn(call->strand(), Impl::Start(impl_, call, std::move(*turn), std::move(on_delta)),
-                 asio::bind_cancellation_slot(
-                     call->signal().slot(), [call, done = std::move(done)](
-                                                std::exception_ptr e, util::Result<AgentReply> r) {
-                       if (e) r = tl::unexpected(FromException(e));
-                       done(std::move(r));
-                     }));
+  impl_->calls.Launch(
+      "n8n",
+      [self = impl_, turn = std::move(*turn), on_delta = std::move(on_delta)]() mutable {
+        return Impl::Start(self, std::move(turn), std::move(on_delta));
+      },
+      std::move(done));
 }
 
-void N8nRunner::CancelAll() {
-  std::vector<std::shared_ptr<Call>> live;
-  {
-    std::lock_guard lock(impl_->mu);
-    for (auto& weak : impl_->calls) {
-      if (auto call = weak.lock()) live.push_back(std::move(call));
-    }
-    impl_->calls.clear();
-  }
-  for (auto& call : live) call->Cancel();
-}
+void N8nRunner::CancelAll() { impl_->calls.CancelAll(); }
 
 }  // namespace sb::runners

@@ -73,8 +73,9 @@ class FakeProvider(_FakeProcess):
 
 
 class FakeAgents(_FakeProcess):
-    """tests/fakes/fake_agents.py: Dify's service API at /v1 and n8n webhooks at /webhook/..."""
-    script = "fake_agents.py"
+    """tests/fakes/fake_hosted_agents.py: Dify's service API at /v1, n8n webhooks at /webhook/...,
+    and the hosted agent services (Langflow, ...) of fake_hosted_agents.py's docstring."""
+    script = "fake_hosted_agents.py"
     banner = "FAKE_AGENTS_PORT"
 
     def requests(self):

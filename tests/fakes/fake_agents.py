@@ -194,7 +194,7 @@ class Fake(object):
         return Reply(spec.get("status", 200), raw, ctype, delay=spec.get("delay", 0))
 
     # -- routing ------------------------------------------------------------------------------
-    def route(self, method, path, headers, raw):
+    def route(self, method, path, headers, raw, query=None):
         if path.startswith("/v1/"):
             return self.dify(method, path[3:], headers, raw)
         if path.startswith("/webhook/"):
@@ -389,7 +389,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                      "query": dict(urllib.parse.parse_qsl(parts.query)),
                                      "headers": headers, "body": recorded_body})
             spec = fake.pop_script(path)
-            reply = fake.scripted(spec) if spec else fake.route(self.command, path, headers, raw)
+            query = dict(urllib.parse.parse_qsl(parts.query))
+            reply = fake.scripted(spec) if spec else fake.route(self.command, path, headers, raw,
+                                                                query)
             self.send(reply)
         except (BrokenPipeError, ConnectionResetError, socket.timeout):
             self.close_connection = True
@@ -428,12 +430,12 @@ class Server(http.server.ThreadingHTTPServer):
         pass
 
 
-def main(argv=None):
+def main(argv=None, fake_class=Fake):
     ap = argparse.ArgumentParser(description="Fake Dify and n8n server for tests")
     ap.add_argument("--port", type=int, default=0)
     args = ap.parse_args(argv)
     server = Server(("127.0.0.1", args.port), Handler)
-    server.fake = Fake()
+    server.fake = fake_class()
 
     def on_signal(signum, frame):
         server.fake.stop.set()
