@@ -82,7 +82,11 @@ export function FilesSection({ baseUuid }: { baseUuid: string }) {
           key={ingesting.taskId}
           taskId={ingesting.taskId}
           label={t("files.ingesting", { name: ingesting.name })}
-          onDone={() => void refresh()}
+          onDone={(task) => {
+            void refresh();
+            // A finished file shows in the table; a failed task keeps its bar and reason here.
+            if (task.status === "succeeded") setIngesting(null);
+          }}
         />
       )}
       <QueryState query={files}>
