@@ -63,6 +63,29 @@ export async function knowledgeBase(ctx) {
   await expectVisible(results.getByText(/^score \d\.\d\d$/));
   await shot("32-knowledge-retrieval");
 
+  // A file the embedding provider refuses: Failed, with the reason beside it; the good file stays.
+  const control = embeddings.baseUrl.replace(/\/v1$/, "");
+  const refused = await fetch(`${control}/_control/fail`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ marker: "POISONPILL", status: 400, message: "this input is refused by the e2e test" }),
+  });
+  if (!refused.ok) throw new Error(`the fake embeddings service refused the failure setup: ${refused.status}`);
+  await page.getByLabel("Document", { exact: true }).setInputFiles({
+    name: "poison.txt",
+    mimeType: "text/plain",
+    buffer: Buffer.from("POISONPILL is in this file.\n"),
+  });
+  await page.getByRole("button", { name: "Upload", exact: true }).click();
+  const poisonRow = files.getByRole("row").filter({ hasText: /poison.*\.txt/ });
+  await expectVisible(poisonRow.getByText("Failed", { exact: true }), 30_000);
+  await expectVisible(poisonRow.getByText(/refused by the e2e test/));
+  await expectVisible(files.getByRole("row").filter({ hasText: /kettle/ }).getByText("Completed", { exact: true }));
+  await shot("33-knowledge-failed-file");
+  await fetch(`${control}/_control/reset`, { method: "POST" });
+  const poison = (await serverApi(ctx, "GET", `/knowledge/bases/${base.uuid}/files`)).files.find((f) => f.status === "failed");
+  if (!poison) throw new Error("no failed file on the server");
+
   // The pipeline's local agent offers the base; ticking it and saving stores its uuid.
   await page.goto(`/pipelines/${state.pipelineUuid}`);
   const kbGroup = page.getByRole("group", { name: "Knowledge Bases" });
@@ -76,8 +99,11 @@ export async function knowledgeBase(ctx) {
   await goNav(page, "Knowledge");
   await page.getByRole("link", { name: NAME }).click();
   await page.waitForURL(`**/knowledge/${base.uuid}`);
-  await page.getByRole("button", { name: `Delete file ${file.file_name}` }).click();
-  await alertDialog(page).getByRole("button", { name: "Delete" }).click();
+  for (const name of [poison.file_name, file.file_name]) {
+    await page.getByRole("button", { name: `Delete file ${name}` }).click();
+    await alertDialog(page).getByRole("button", { name: "Delete" }).click();
+    await alertDialog(page).waitFor({ state: "hidden" });
+  }
   await expectVisible(page.getByText("No files yet"));
   await until("no file on the server", async () =>
     (await serverApi(ctx, "GET", `/knowledge/bases/${base.uuid}/files`)).files.length === 0);
