@@ -1,5 +1,5 @@
-// A base's documents: upload one (multipart to /files/documents, then added to the base, which
-// starts its ingestion task, followed with a progress bar), the files with their status (a failed
+// A base's documents: upload some (each one multipart to /files/documents, then added to the base,
+// which starts its ingestion task, followed with a progress bar), the files with their status (a failed
 // one with the reason), and delete. The list polls itself while a file is still being ingested.
 import { useQueryClient } from "@tanstack/react-query";
 import { useId, useRef, useState } from "react";
@@ -21,26 +21,29 @@ export function FilesSection({ baseUuid }: { baseUuid: string }) {
   const files = useFiles(baseUuid);
   const inputId = useId();
   const input = useRef<HTMLInputElement>(null);
-  const [chosen, setChosen] = useState<File | null>(null);
+  const [chosen, setChosen] = useState<File[]>([]);
   const [uploading, setUploading] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  const [ingesting, setIngesting] = useState<{ taskId: number; name: string } | null>(null);
+  const [ingesting, setIngesting] = useState<{ taskId: number; name: string }[]>([]);
   const refresh = () => client.invalidateQueries({ queryKey: knowledgeKeys.files(baseUuid) });
   const when = (iso: string) => new Date(iso).toLocaleString(i18n.language);
 
   const upload = async () => {
-    if (!chosen) return;
+    if (!chosen.length) return;
     setUploading(true);
     setError(null);
+    // One at a time: a refused file stops the rest, and what was added stays added.
     try {
-      const form = new FormData();
-      form.append("file", chosen, chosen.name);
-      const { file_id } = await api<{ file_id: string }>("/files/documents", { method: "POST", body: form });
-      const { task_id } = await post<{ task_id: number }>(`/knowledge/bases/${baseUuid}/files`, { file_id });
-      setIngesting({ taskId: task_id, name: chosen.name });
-      setChosen(null);
+      for (const file of chosen) {
+        const form = new FormData();
+        form.append("file", file, file.name);
+        const { file_id } = await api<{ file_id: string }>("/files/documents", { method: "POST", body: form });
+        const { task_id } = await post<{ task_id: number }>(`/knowledge/bases/${baseUuid}/files`, { file_id });
+        setIngesting((list) => [...list, { taskId: task_id, name: file.name }]);
+        setChosen((list) => list.filter((f) => f !== file));
+        await refresh();
+      }
       if (input.current) input.current.value = "";
-      await refresh();
     } catch (e) {
       setError(e);
     } finally {
@@ -65,30 +68,31 @@ export function FilesSection({ baseUuid }: { baseUuid: string }) {
             id={inputId}
             type="file"
             accept={ACCEPT}
+            multiple
             aria-describedby={`${inputId}-help`}
-            onChange={(e) => setChosen(e.target.files?.[0] ?? null)}
+            onChange={(e) => setChosen(Array.from(e.target.files ?? []))}
           />
           <p id={`${inputId}-help`} className="field-help">
             {t("files.types")}
           </p>
         </div>
-        <button type="submit" className="btn btn-primary" disabled={!chosen || uploading}>
+        <button type="submit" className="btn btn-primary" disabled={!chosen.length || uploading}>
           {uploading ? t("files.uploading") : t("files.upload")}
         </button>
       </form>
       <FormError error={error} />
-      {ingesting && (
+      {ingesting.map((job) => (
         <TaskProgress
-          key={ingesting.taskId}
-          taskId={ingesting.taskId}
-          label={t("files.ingesting", { name: ingesting.name })}
+          key={job.taskId}
+          taskId={job.taskId}
+          label={t("files.ingesting", { name: job.name })}
           onDone={(task) => {
             void refresh();
             // A finished file shows in the table; a failed task keeps its bar and reason here.
-            if (task.status === "succeeded") setIngesting(null);
+            if (task.status === "succeeded") setIngesting((list) => list.filter((j) => j.taskId !== job.taskId));
           }}
         />
-      )}
+      ))}
       <QueryState query={files}>
         {(list) =>
           list.length === 0 ? (
