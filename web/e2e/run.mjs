@@ -15,7 +15,7 @@ import { parseArgs } from "node:util";
 import { launchChromium, DESKTOP, PageWatch } from "./lib/browser.mjs";
 import { stopAll } from "./lib/processes.mjs";
 import { axeViolations } from "./lib/axe.mjs";
-import { startFakeLlm, startFakeMarketplace, startServer } from "./lib/server.mjs";
+import { startFakeEmbeddings, startFakeLlm, startFakeMarketplace, startServer } from "./lib/server.mjs";
 import { steps } from "./steps/index.mjs";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -74,7 +74,11 @@ function selectSteps() {
 async function main() {
   if (!existsSync(opts.binary)) return finish(1, `console e2e: FAILED: no binary at ${opts.binary}`);
   const started = Date.now();
-  const [llm, market] = await Promise.all([startFakeLlm(opts.fakes), startFakeMarketplace(opts.fakes)]);
+  const [llm, market, embeddings] = await Promise.all([
+    startFakeLlm(opts.fakes),
+    startFakeMarketplace(opts.fakes),
+    startFakeEmbeddings(opts.fakes),
+  ]);
   const server = await startServer(opts.binary, {
     consoleDir: opts["console-dir"],
     env: { SPACE__URL: market.url },
@@ -97,6 +101,7 @@ async function main() {
     server,
     llm,
     market,
+    embeddings,
     repo,
     fakes: opts.fakes,
     state: {},

@@ -1,5 +1,5 @@
 // The real switchboard binary on a free port with a fresh data directory, and the fakes it talks
-// to (the model provider and the plugin marketplace of tests/fakes), started the way the API
+// to (the model provider, the embeddings service and the plugin marketplace of tests/fakes), started the way the API
 // suite's harness (tests/api/harness.py) starts them.
 import path from "node:path";
 import { sandboxWorks, startProcess, stopProcess, tempDir } from "./processes.mjs";
@@ -9,6 +9,18 @@ export async function startFakeLlm(fakesDir) {
     ready: /FAKE_LLM_PORT=(\d+)/,
   });
   return { proc, port: Number(proc.match[1]), baseUrl: `http://127.0.0.1:${proc.match[1]}/v1` };
+}
+
+// The OpenAI-style embeddings service the knowledge steps' base embeds with (key sk-embed-test,
+// models embed-test and embed-test-random).
+export async function startFakeEmbeddings(fakesDir) {
+  const proc = await startProcess(
+    "fake_embeddings",
+    "python3",
+    [path.join(fakesDir, "fake_embeddings.py"), "--port", "0"],
+    { ready: /FAKE_EMBEDDINGS_PORT=(\d+)/ },
+  );
+  return { proc, baseUrl: `http://127.0.0.1:${proc.match[1]}/v1`, apiKey: "sk-embed-test", model: "embed-test" };
 }
 
 export async function startFakeMarketplace(fakesDir) {

@@ -3,6 +3,7 @@
 import { changePassword, logoutLogin, setupAdmin } from "./auth.mjs";
 import { apiKey } from "./apikeys.mjs";
 import { webhookBot } from "./bots.mjs";
+import { knowledgeBase } from "./knowledge.mjs";
 import { providerAndModel } from "./models.mjs";
 import { debugChat, pipelineEdit } from "./pipelines.mjs";
 import { pluginMarketplace, pluginZip } from "./plugins.mjs";
@@ -17,6 +18,7 @@ export const steps = [
   { name: "pipeline", needs: ["models"], run: pipelineEdit },
   { name: "debug-chat", needs: ["pipeline"], run: debugChat },
   { name: "webhook-bot", needs: ["pipeline"], run: webhookBot },
+  { name: "knowledge", needs: ["pipeline"], run: knowledgeBase },
   { name: "plugin", needs: ["login"], run: pluginZip },
   { name: "marketplace", needs: ["plugin"], run: pluginMarketplace },
   { name: "apikey", needs: ["login"], run: apiKey },

@@ -54,6 +54,7 @@ export async function errorStates({ page, watch, shot }) {
     ["Bots", /\/api\/v1\/platform\/bots(\?|$)/],
     ["Pipelines", /\/api\/v1\/pipelines(\?|$)/],
     ["Models", /\/api\/v1\/provider\/providers(\?|$)/],
+    ["Knowledge", /\/api\/v1\/knowledge\/bases(\?|$)/],
     ["Plugins", /\/api\/v1\/plugins(\?|$)/],
     ["API keys", /\/api\/v1\/apikeys(\?|$)/],
   ];

@@ -82,6 +82,10 @@ export async function language({ page, shot }) {
   await expectVisible(zhNav.getByRole("link", { name: "仪表盘" }));
   await until("the page's language to be zh-CN", async () => (await page.getAttribute("html", "lang")) === "zh-CN");
   await shot("23-chinese");
+  // A lazily loaded page's own namespace in Chinese too (the Knowledge page's strings).
+  await zhNav.getByRole("link", { name: "知识库" }).click();
+  await expectVisible(page.getByRole("button", { name: "新建知识库" }));
+  await shot("23b-chinese-knowledge");
   await page.getByRole("combobox", { name: "语言" }).selectOption("en");
   await expectVisible(nav(page));
 }

@@ -31,6 +31,8 @@ export const router = createBrowserRouter(
         <Route path="pipelines/:uuid" element={<P.PipelineEditorPage />} />
         <Route path="pipelines/:uuid/chat" element={<P.DebugChatPage />} />
         <Route path="models" element={<P.ModelsPage />} />
+        <Route path="knowledge" element={<P.KnowledgePage />} />
+        <Route path="knowledge/:uuid" element={<P.KnowledgeBasePage />} />
         <Route path="plugins" element={<P.PluginsPage />} />
         <Route path="plugins/:author/:name" element={<P.PluginPage />} />
         <Route path="apikeys" element={<P.ApiKeysPage />} />

@@ -7,6 +7,7 @@ export const navItems = [
   { to: "/bots", label: "nav.bots" },
   { to: "/pipelines", label: "nav.pipelines" },
   { to: "/models", label: "nav.models" },
+  { to: "/knowledge", label: "nav.knowledge" },
   { to: "/plugins", label: "nav.plugins" },
   { to: "/apikeys", label: "nav.apikeys" },
   { to: "/system", label: "nav.system" },
@@ -21,6 +22,8 @@ export const PipelinesPage = lazy(() => import("../pages/pipelines/PipelinesPage
 export const PipelineEditorPage = lazy(() => import("../pages/pipelines/PipelineEditorPage"));
 export const DebugChatPage = lazy(() => import("../pages/pipelines/DebugChatPage"));
 export const ModelsPage = lazy(() => import("../pages/models/ModelsPage"));
+export const KnowledgePage = lazy(() => import("../pages/knowledge/KnowledgePage"));
+export const KnowledgeBasePage = lazy(() => import("../pages/knowledge/KnowledgeBasePage"));
 export const PluginsPage = lazy(() => import("../pages/plugins/PluginsPage"));
 export const PluginPage = lazy(() => import("../pages/plugins/PluginPage"));
 export const ApiKeysPage = lazy(() => import("../pages/apikeys/ApiKeysPage"));

@@ -1,5 +1,6 @@
 // Follows a background task (/system/tasks/{id}) until it ends, with a progress bar. The bar is
-// determinate when the task reports numbers (`done`/`total`, or `downloaded_bytes`/`total_bytes`)
+// determinate when the task reports numbers (`done`/`total`, `downloaded_bytes`/`total_bytes`, or a
+// knowledge file's `embedded`/`chunks`)
 // and indeterminate otherwise; the current action is always shown in words.
 import * as Progress from "@radix-ui/react-progress";
 import { useQuery } from "@tanstack/react-query";
@@ -16,6 +17,7 @@ export function taskFraction(task: Task | undefined): number | null {
   const pairs: [unknown, unknown][] = [
     [m.done, m.total],
     [m.downloaded_bytes, m.total_bytes],
+    [m.embedded, m.chunks],
   ];
   for (const [done, total] of pairs) {
     if (typeof done === "number" && typeof total === "number" && total > 0) return Math.min(1, done / total);

@@ -5,6 +5,7 @@ import { useTranslation } from "react-i18next";
 import type { SchemaItem } from "../../api/types";
 import { localize } from "../../i18n";
 import type { SchemaFormProps } from "../../components/SchemaForm";
+import { KnowledgeBasesField } from "./KnowledgeBasesField";
 import { ModelFallbackSelector } from "./ModelFallbackSelector";
 import { PromptEditor } from "./PromptEditor";
 
@@ -15,34 +16,13 @@ export const renderPipelineField: NonNullable<SchemaFormProps["renderCustom"]> =
     case "prompt-editor":
       return <PromptEditor id={id} value={value} set={set} />;
     case "knowledge-base-multi-selector":
-      return <KnowledgeBases id={id} value={value} />;
+      return <KnowledgeBasesField id={id} label={localize(item.label) || item.name} value={value} set={set} />;
     case "json":
       return <JsonField id={id} item={item} value={value} set={set} />;
     default:
       return undefined;
   }
 };
-
-// Knowledge bases are not part of this server yet (docs/api.md "Not yet live"): say so, and keep
-// whatever an imported LangBot pipeline stored.
-function KnowledgeBases({ id, value }: { id: string; value: unknown }) {
-  const { t } = useTranslation("pipelines");
-  const stored = Array.isArray(value) ? value.map(String) : [];
-  return (
-    <>
-      <input
-        id={id}
-        type="text"
-        disabled
-        aria-describedby={`${id}-kb`}
-        value={stored.length ? stored.join(", ") : t("knowledge.none")}
-      />
-      <p id={`${id}-kb`} className="notice field-help">
-        {stored.length ? t("knowledge.unavailableKept", { count: stored.length }) : t("knowledge.unavailable")}
-      </p>
-    </>
-  );
-}
 
 // JSON edited as text. LangBot stores some JSON settings as a string ("{}"), others as objects:
 // the stored kind is kept. Text that does not parse is not stored, and says so.
