@@ -144,6 +144,8 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   auto knowledge = std::make_unique<services::KnowledgeService>(
       core.storage().knowledge(), core.tasks(), core.models(), *gateway, knowledge_clock,
       knowledge_options);
+  util::SystemClock mcp_clock;
+  services::McpService mcp_service(core.storage().mcp_servers(), mcp_clock, nullptr);
   auto bot_stack = std::make_unique<BotStack>(core, io->get_executor(), http_client, websockets,
                                               *gateway, blocking_executor);
   BotStack& bots = *bot_stack;
@@ -228,6 +230,7 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   ctx.debug_chat = &bots.debug_chat();
   ctx.plugins = plugin_manager.get();
   ctx.knowledge = knowledge.get();
+  ctx.mcp = &mcp_service;
   http::api::RegisterAllRoutes(router, ctx);
 
   const http::ConsoleHandler console(*console_files);

@@ -241,6 +241,9 @@ class HostileRequestsTest(ServerTestCase):
             "name": "nothing",
             "file_id": "00000000-0000-4000-8000-000000000000",
             "key": "nothing_0123456789abcdef.png",
+            "server_name": create("/api/v1/mcp/servers", {
+                "name": "victim-mcp", "mode": "http", "enable": False,
+                "extra_args": {"url": "http://127.0.0.1:9/mcp"}}) and "victim-mcp",
         }
         cls.ids["uuid"] = create("/api/v1/knowledge/bases", {
             "name": "victim", "knowledge_engine_plugin_id": "switchboard/builtin",

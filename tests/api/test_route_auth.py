@@ -62,6 +62,9 @@ class RouteAuthTest(ServerTestCase):
             "author": "nobody",  # a plugin author with nothing installed
             "file_id": unknown_uuid(),
             "key": "nothing_0123456789abcdef.png",
+            "server_name": create("/api/v1/mcp/servers", {
+                "name": "mcp1", "mode": "http", "enable": False,
+                "extra_args": {"url": "http://127.0.0.1:9/mcp"}}) and "mcp1",
         }
         cls.ids["uuid"] = create("/api/v1/knowledge/bases", {
             "name": "kb", "knowledge_engine_plugin_id": "switchboard/builtin",

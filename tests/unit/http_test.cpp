@@ -311,6 +311,8 @@ TEST(RouteTable, EveryRegisteredRouteIsListedWithItsAuthClass) {
   services::KnowledgeService knowledge((*core)->storage().knowledge(), (*core)->tasks(),
                                        (*core)->models(), gateway, clock, knowledge_options);
   ctx.knowledge = &knowledge;
+  services::McpService mcp((*core)->storage().mcp_servers(), clock, nullptr);
+  ctx.mcp = &mcp;
   api::RegisterAllRoutes(router, ctx);
 
   std::set<std::string> registered;

@@ -16,6 +16,7 @@
 #include "services/auth_service.hpp"
 #include "services/bot_service.hpp"
 #include "services/knowledge_service.hpp"
+#include "services/mcp_service.hpp"
 #include "services/model_service.hpp"
 #include "services/model_test_service.hpp"
 #include "services/pipeline_service.hpp"
@@ -60,6 +61,7 @@ struct ApiContext {
   domain::DebugChat* debug_chat = nullptr;          // the console's debug chat; null: routes absent
   domain::PluginManager* plugins = nullptr;         // null: the plugin routes are absent
   services::KnowledgeService* knowledge = nullptr;  // null: the knowledge and file routes absent
+  services::McpService* mcp = nullptr;              // null: the /mcp routes are absent
 };
 
 void RegisterSystemRoutes(Router& router, ApiContext& ctx);
@@ -72,6 +74,7 @@ void RegisterPipelineRoutes(Router& router, ApiContext& ctx);
 void RegisterDebugChatRoutes(Router& router, ApiContext& ctx);
 void RegisterPluginRoutes(Router& router, ApiContext& ctx);
 void RegisterKnowledgeRoutes(Router& router, ApiContext& ctx);
+void RegisterMcpRoutes(Router& router, ApiContext& ctx);
 
 void RegisterAllRoutes(Router& router, ApiContext& ctx);
 
