@@ -21,6 +21,7 @@
 #include "http/console_assets.hpp"
 #include "http/server.hpp"
 #include "llm/gateway.hpp"
+#include "mcp/server_tester.hpp"
 #include "net/http_client.hpp"
 #include "net/websocket.hpp"
 #include "plugins/marketplace_client.hpp"
@@ -146,6 +147,9 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
       knowledge_options);
   util::SystemClock mcp_clock;
   services::McpService mcp_service(core.storage().mcp_servers(), mcp_clock, nullptr);
+  mcp::McpServerTester mcp_tester(*http_client, io->get_executor(), core.storage().tasks(),
+                                  mcp_clock, blocking_executor);
+  mcp_service.set_tester(&mcp_tester);
   auto bot_stack = std::make_unique<BotStack>(core, io->get_executor(), http_client, websockets,
                                               *gateway, blocking_executor);
   BotStack& bots = *bot_stack;

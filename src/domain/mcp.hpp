@@ -65,4 +65,15 @@ class McpRuntimeView {
   virtual void Reload() = 0;
 };
 
+// Connection tests of a configuration (the console's "test" button): a background task that
+// connects, lists the tools and disconnects. Thread-safe.
+class McpTester {
+ public:
+  virtual ~McpTester() = default;
+  // The id of a new task (polled at /system/tasks); its result is {"tools": [{name,
+  // description}]} or its failure the reason. kInvalidArgument when the mode is not supported.
+  // Blocking (writes the task row): call from the blocking pool.
+  virtual util::Result<std::int64_t> StartTest(const McpServer& server) = 0;
+};
+
 }  // namespace sb::domain

@@ -205,4 +205,22 @@ util::Result<domain::McpServer> McpService::PrepareTest(const McpServerDraft& dr
   return s;
 }
 
+util::Result<std::int64_t> McpService::Test(const std::string& name, const McpServerDraft& draft) {
+  if (!tester_)
+    return util::Fail(ErrorCode::kUnavailable, "MCP connection tests are not available");
+  domain::McpServer server;
+  if (draft.mode.empty()) {
+    auto stored = repo_.FindByName(name);
+    if (!stored) return tl::make_unexpected(stored.error());
+    server = std::move(*stored);
+  } else {
+    McpServerDraft d = draft;
+    if (d.name.empty() && name != "_") d.name = name;
+    auto prepared = PrepareTest(d);
+    if (!prepared) return tl::make_unexpected(prepared.error());
+    server = std::move(*prepared);
+  }
+  return tester_->StartTest(server);
+}
+
 }  // namespace sb::services

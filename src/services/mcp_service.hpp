@@ -54,11 +54,16 @@ class McpService {
   // A configuration for a connection test, checked as Create would, with masked secrets filled
   // in from the stored server of the same name (the console tests an edited, unsaved form).
   util::Result<domain::McpServer> PrepareTest(const McpServerDraft& draft);
+  // The task id of a connection test of `draft` (PrepareTest), or of the stored server `name`
+  // when the draft has no mode. kUnavailable without a tester.
+  util::Result<std::int64_t> Test(const std::string& name, const McpServerDraft& draft);
+  void set_tester(domain::McpTester* tester) { tester_ = tester; }
 
  private:
   domain::McpServerRepository& repo_;
   const util::Clock& clock_;
   domain::McpRuntimeView* runtime_;
+  domain::McpTester* tester_ = nullptr;
 };
 
 // kInvalidArgument naming the field at fault. Normalises timeouts into their bounds.

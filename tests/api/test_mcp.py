@@ -6,6 +6,7 @@ import os
 import unittest
 from urllib.parse import quote
 
+from fake_clients import FAKES, wait_until
 from harness import ServerTestCase
 
 BASE = "/api/v1/mcp/servers"
@@ -155,6 +156,113 @@ class McpServerCrudTest(ServerTestCase):
         status, resp, _ = self.as_user("PUT", BASE + "/good", {"mode": "stdio"})
         self.assertError(status, resp, 400, "command")
         status, resp, _ = self.as_user("PUT", BASE + "/missing", {"enable": True})
+        self.assertError(status, resp, 404)
+
+
+class FakeMcp:
+    """tests/fakes/fake_mcp.py over HTTP (Streamable HTTP at /mcp, HTTP+SSE at /sse)."""
+
+    def __init__(self, *extra):
+        import subprocess
+        import sys
+        self.proc = subprocess.Popen([sys.executable, os.path.join(FAKES, "fake_mcp.py"),
+                                      "--port", "0"] + list(extra), stdout=subprocess.PIPE,
+                                     text=True)
+        line = self.proc.stdout.readline()
+        assert line.startswith("FAKE_MCP_PORT="), line
+        self.base = "http://127.0.0.1:%s" % line.strip().split("=", 1)[1]
+
+    def control(self, method, path, body=None):
+        import json
+        import urllib.request
+        data = json.dumps(body).encode() if body is not None else None
+        with urllib.request.urlopen(urllib.request.Request(self.base + path, data=data,
+                                                           method=method), timeout=10) as r:
+            return json.loads(r.read() or b"null")
+
+    def requests(self):
+        return self.control("GET", "/_control/requests")
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(10)
+        self.proc.stdout.close()
+
+
+class McpConnectionTestTest(ServerTestCase):
+    """POST /mcp/servers/{name}/test: a task that connects over Streamable HTTP, lists the tools
+    (every page) and ends the session, as LangBot's console uses it."""
+
+    def setUp(self):
+        self.fake = FakeMcp()
+        self.addCleanup(self.fake.stop)
+
+    def wait_task(self, task_id, timeout=30):
+        def done():
+            task = self.ok("GET", "/api/v1/system/tasks/%d" % task_id)["task"]
+            return task if task["status"] in ("succeeded", "failed") else None
+        task = wait_until(done, timeout)
+        self.assertTrue(task, "task %d did not end" % task_id)
+        return task
+
+    def test_stored_server(self):
+        self.ok("POST", BASE, {"name": "stored", "mode": "http", "enable": False, "extra_args": {
+            "url": self.fake.base + "/mcp", "headers": {"Authorization": TOKEN}}})
+        task_id = self.ok("POST", BASE + "/stored/test", {})["task_id"]
+        task = self.wait_task(task_id)
+        self.assertEqual(task["status"], "succeeded", task)
+        result = task["runtime"]["result"]
+        self.assertEqual([t["name"] for t in result["tools"]],
+                         ["echo", "add", "slow", "crash", "grow"])
+        self.assertEqual(result["protocol_version"], "2025-06-18")
+        reqs = self.fake.requests()
+        posts = [r for r in reqs if r["method"] == "POST"]
+        # initialize, initialized, 3 pages of tools/list; all with the operator's header.
+        self.assertEqual(len(posts), 5)
+        self.assertTrue(all(r["headers"].get("authorization") == TOKEN for r in posts))
+        self.assertTrue(all("text/event-stream" in r["headers"]["accept"] for r in posts))
+        sid = [r for r in posts if r["headers"].get("mcp-session-id")]
+        self.assertEqual(len(sid), 4)
+        self.assertEqual(posts[1]["headers"].get("mcp-protocol-version"), "2025-06-18")
+        self.assertEqual([r["method"] for r in reqs if r["method"] == "DELETE"], ["DELETE"])
+
+    def test_unsaved_form_with_masked_header(self):
+        # The console tests its edited form as "_", with the masked header it was shown.
+        self.ok("POST", BASE, {"name": "edited", "mode": "http", "enable": False, "extra_args": {
+            "url": "http://127.0.0.1:9/none", "headers": {"Authorization": TOKEN}}})
+        shown = self.ok("GET", BASE + "/edited")["server"]["extra_args"]["headers"]
+        task_id = self.ok("POST", BASE + "/_/test", {
+            "name": "edited", "mode": "http",
+            "extra_args": {"url": self.fake.base + "/mcp", "headers": shown}})["task_id"]
+        self.assertEqual(self.wait_task(task_id)["status"], "succeeded")
+        self.assertEqual(self.fake.requests()[0]["headers"].get("authorization"), TOKEN)
+
+    def test_sse_answers(self):
+        fake = FakeMcp("--sse-answers")
+        self.addCleanup(fake.stop)
+        task_id = self.ok("POST", BASE + "/_/test", {
+            "name": "x", "mode": "http", "extra_args": {"url": fake.base + "/mcp"}})["task_id"]
+        task = self.wait_task(task_id)
+        self.assertEqual(task["status"], "succeeded", task)
+        self.assertEqual(task["runtime"]["result"]["tool_count"], 5)
+
+    def test_failures_are_reported(self):
+        task_id = self.ok("POST", BASE + "/_/test", {
+            "mode": "http", "extra_args": {"url": "http://127.0.0.1:9/mcp", "timeout": 2}})["task_id"]
+        task = self.wait_task(task_id)
+        self.assertEqual(task["status"], "failed")
+        self.assertTrue(task["runtime"]["exception"])
+        for mode, fragment in (("invalid", "invalid JSON-RPC"), ("huge-list", "bytes")):
+            self.fake.control("POST", "/_control/hostile", {"mode": mode})
+            task_id = self.ok("POST", BASE + "/_/test", {
+                "mode": "http", "extra_args": {"url": self.fake.base + "/mcp"}})["task_id"]
+            task = self.wait_task(task_id)
+            self.assertEqual(task["status"], "failed", mode)
+            self.assertIn(fragment, task["runtime"]["exception"], mode)
+        status, resp, _ = self.as_user("POST", BASE + "/_/test", {
+            "mode": "stdio", "extra_args": {"command": "python3"}})
+        self.assertError(status, resp, 400, "not supported")
+        status, resp, _ = self.as_user("POST", BASE + "/missing/test", {})
         self.assertError(status, resp, 404)
 
 

@@ -93,6 +93,22 @@ void RegisterMcpRoutes(Router& router, ApiContext& ctx) {
                 return JsonOkNoData();
               }});
 
+  // LangBot's console tests its unsaved form as server "_" with the whole form as the body; a
+  // body without a mode tests the stored server of that name.
+  router.Add(
+      {"POST", "/api/v1/mcp/servers/{server_name}/test", AuthClass::kEither, [&mcp](Request& req) {
+         auto body = FieldReader::Parse(req.body, /*empty_ok=*/true);
+         if (!body) return Fail(req, body.error());
+         services::McpServerDraft d;
+         d.name = body->OptionalString("name").value_or("");
+         d.mode = body->OptionalString("mode").value_or("");
+         d.extra_args = body->OptionalObject("extra_args").value_or(util::JsonObject{});
+         if (auto e = body->error()) return Fail(req, *e);
+         auto task = mcp.Test(std::string(req.PathParam("server_name")), d);
+         if (!task) return Fail(req, task.error());
+         return JsonOk(util::JsonObject{{"task_id", *task}});
+       }});
+
   router.Add(
       {"DELETE", "/api/v1/mcp/servers/{server_name}", AuthClass::kEither, [&mcp](Request& req) {
          auto r = mcp.Delete(std::string(req.PathParam("server_name")));
