@@ -266,5 +266,52 @@ class McpConnectionTestTest(ServerTestCase):
         self.assertError(status, resp, 404)
 
 
+class PipelineExtensionsTest(ServerTestCase):
+    """GET/PUT /pipelines/{uuid}/extensions in LangBot's shape."""
+
+    def test_bind_and_read_back(self):
+        pid = self.make_pipeline("ext")
+        self.ok("POST", BASE, {"name": "bound", "mode": "http", "enable": False, "extra_args": {
+            "url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": TOKEN}}})
+        path = "/api/v1/pipelines/%s/extensions" % pid
+        ext = self.ok("GET", path)
+        self.assertEqual((ext["enable_all_plugins"], ext["enable_all_mcp_servers"]), (True, True))
+        self.assertEqual((ext["bound_plugins"], ext["bound_mcp_servers"]), ([], []))
+        self.assertIsInstance(ext["available_plugins"], list)
+        avail = [s for s in ext["available_mcp_servers"] if s["name"] == "bound"]
+        self.assertEqual(len(avail), 1)
+        self.assertNotIn(TOKEN, str(ext))
+        self.ok("PUT", path, {"bound_plugins": [{"author": "a", "name": "p"}],
+                              "bound_mcp_servers": ["bound"], "enable_all_plugins": False,
+                              "enable_all_mcp_servers": False})
+        ext = self.ok("GET", path)
+        self.assertEqual(ext["bound_plugins"], [{"author": "a", "name": "p"}])
+        self.assertEqual(ext["bound_mcp_servers"], ["bound"])
+        self.assertEqual((ext["enable_all_plugins"], ext["enable_all_mcp_servers"]),
+                         (False, False))
+        prefs = self.ok("GET", "/api/v1/pipelines/" + pid)["pipeline"]["extensions_preferences"]
+        self.assertEqual(prefs["mcp_servers"], ["bound"])
+        self.assertFalse(prefs["enable_all_mcp_servers"])
+        # LangBot: an absent bound_mcp_servers keeps the stored list.
+        self.ok("PUT", path, {"bound_plugins": []})
+        ext = self.ok("GET", path)
+        self.assertEqual(ext["bound_mcp_servers"], ["bound"])
+        self.assertEqual(ext["enable_all_plugins"], True)
+
+    def test_bad_requests(self):
+        pid = self.make_pipeline("ext-bad")
+        path = "/api/v1/pipelines/%s/extensions" % pid
+        for body in ({"bound_plugins": ["a/p"]}, {"bound_plugins": [{"author": "a"}]},
+                     {"bound_mcp_servers": "x"}, {"bound_mcp_servers": [1]},
+                     {"enable_all_plugins": "yes"},
+                     {"bound_mcp_servers": ["s%d" % i for i in range(1001)]}):
+            with self.subTest(body=str(body)[:60]):
+                status, resp, _ = self.as_user("PUT", path, body)
+                self.assertError(status, resp, 400)
+        status, resp, _ = self.as_user("GET", "/api/v1/pipelines/%s/extensions"
+                                       % "00000000-0000-4000-8000-000000000000")
+        self.assertError(status, resp, 404)
+
+
 if __name__ == "__main__":
     unittest.main()

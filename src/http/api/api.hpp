@@ -75,6 +75,7 @@ void RegisterDebugChatRoutes(Router& router, ApiContext& ctx);
 void RegisterPluginRoutes(Router& router, ApiContext& ctx);
 void RegisterKnowledgeRoutes(Router& router, ApiContext& ctx);
 void RegisterMcpRoutes(Router& router, ApiContext& ctx);
+void RegisterPipelineExtensionRoutes(Router& router, ApiContext& ctx);
 
 void RegisterAllRoutes(Router& router, ApiContext& ctx);
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "http/api/api.hpp"
+#include "http/api/encoders.hpp"
 #include "http/api/field_reader.hpp"
 #include "http/api/handler_support.hpp"
 #include "services/mcp_service.hpp"
@@ -26,6 +27,8 @@ util::Json EncodeRuntime(const std::optional<domain::McpRuntimeInfo>& info) {
       {"restarts", info->restarts}};
 }
 
+}  // namespace
+
 util::JsonObject EncodeMcpServer(const services::McpServerView& v) {
   const auto& s = v.server;
   return util::JsonObject{{"uuid", s.uuid},
@@ -37,6 +40,8 @@ util::JsonObject EncodeMcpServer(const services::McpServerView& v) {
                           {"created_at", util::FormatRfc3339(s.created_at)},
                           {"updated_at", util::FormatRfc3339(s.updated_at)}};
 }
+
+namespace {
 
 // The body of a create or a test: the console's whole form.
 services::McpServerDraft ReadDraft(FieldReader& body) {

@@ -117,6 +117,7 @@ void RegisterAllRoutes(Router& router, ApiContext& ctx) {
   RegisterPluginRoutes(router, ctx);
   RegisterKnowledgeRoutes(router, ctx);
   RegisterMcpRoutes(router, ctx);
+  RegisterPipelineExtensionRoutes(router, ctx);
 }
 
 }  // namespace sb::http::api
