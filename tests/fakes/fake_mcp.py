@@ -386,6 +386,9 @@ class Server(http.server.ThreadingHTTPServer):
         self.sse_queues = {}
         self.crashed = False
 
+    def handle_error(self, request, client_address):
+        pass  # a client that hangs up on an endless answer is expected, not news
+
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Fake MCP server for tests")
