@@ -22,6 +22,7 @@
 #include "http/console_assets.hpp"
 #include "http/server.hpp"
 #include "llm/gateway.hpp"
+#include "mcp/server_tester.hpp"
 #include "net/http_client.hpp"
 #include "net/websocket.hpp"
 #include "plugins/marketplace_client.hpp"
@@ -147,6 +148,11 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   auto knowledge = std::make_unique<services::KnowledgeService>(
       core.storage().knowledge(), core.tasks(), core.models(), *gateway, knowledge_clock,
       knowledge_options);
+  util::SystemClock mcp_clock;
+  services::McpService mcp_service(core.storage().mcp_servers(), mcp_clock, nullptr);
+  mcp::McpServerTester mcp_tester(*http_client, io->get_executor(), core.storage().tasks(),
+                                  mcp_clock, blocking_executor);
+  mcp_service.set_tester(&mcp_tester);
   auto bot_stack = std::make_unique<BotStack>(core, io->get_executor(), http_client, websockets,
                                               *gateway, blocking_executor);
   BotStack& bots = *bot_stack;
@@ -274,6 +280,7 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   ctx.plugin_config_files = &plugin_config_files;
   ctx.knowledge = knowledge.get();
   ctx.webhooks = &webhook_service;
+  ctx.mcp = &mcp_service;
   http::api::RegisterAllRoutes(router, ctx);
 
   const http::ConsoleHandler console(*console_files);

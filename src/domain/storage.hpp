@@ -7,6 +7,7 @@
 #include "domain/bot_log.hpp"
 #include "domain/conversation.hpp"
 #include "domain/knowledge.hpp"
+#include "domain/mcp.hpp"
 #include "domain/model.hpp"
 #include "domain/pipeline.hpp"
 #include "domain/plugin.hpp"
@@ -33,6 +34,7 @@ class Storage {
   virtual PluginRepository& plugins() = 0;
   virtual KnowledgeRepository& knowledge() = 0;
   virtual WebhookRepository& webhooks() = 0;
+  virtual McpServerRepository& mcp_servers() = 0;
 };
 
 }  // namespace sb::domain

@@ -243,6 +243,9 @@ class HostileRequestsTest(ServerTestCase):
             "key": "nothing_0123456789abcdef.png",
             "filepath": "logo.svg",
             "file_key": "plugin_config_0123456789abcdef.txt",
+            "server_name": create("/api/v1/mcp/servers", {
+                "name": "victim-mcp", "mode": "http", "enable": False,
+                "extra_args": {"url": "http://127.0.0.1:9/mcp"}}) and "victim-mcp",
         }
         cls.ids["webhook_id"] = str(create("/api/v1/webhooks", {
             "name": "hook", "url": "http://127.0.0.1:9/hook", "enabled": False})["webhook"]["id"])

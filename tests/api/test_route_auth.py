@@ -64,6 +64,9 @@ class RouteAuthTest(ServerTestCase):
             "key": "nothing_0123456789abcdef.png",
             "filepath": "logo.svg",
             "file_key": "plugin_config_0123456789abcdef.txt",
+            "server_name": create("/api/v1/mcp/servers", {
+                "name": "mcp1", "mode": "http", "enable": False,
+                "extra_args": {"url": "http://127.0.0.1:9/mcp"}}) and "mcp1",
         }
         cls.ids["webhook_id"] = str(create("/api/v1/webhooks", {
             "name": "hook", "url": "http://127.0.0.1:9/hook", "enabled": False})["webhook"]["id"])

@@ -338,6 +338,8 @@ TEST(RouteTable, EveryRegisteredRouteIsListedWithItsAuthClass) {
   util::SystemClock webhook_clock;
   services::WebhookService webhooks((*core)->storage().webhooks(), webhook_clock);
   ctx.webhooks = &webhooks;
+  services::McpService mcp((*core)->storage().mcp_servers(), clock, nullptr);
+  ctx.mcp = &mcp;
   api::RegisterAllRoutes(router, ctx);
 
   std::set<std::string> registered;

@@ -17,6 +17,7 @@
 #include "services/auth_service.hpp"
 #include "services/bot_service.hpp"
 #include "services/knowledge_service.hpp"
+#include "services/mcp_service.hpp"
 #include "services/model_service.hpp"
 #include "services/model_test_service.hpp"
 #include "services/pipeline_service.hpp"
@@ -68,6 +69,7 @@ struct ApiContext {
   services::KnowledgeService* knowledge = nullptr;  // null: the knowledge and file routes absent
   services::PluginConfigFiles* plugin_config_files = nullptr;  // null: /plugins/config-files absent
   services::WebhookService* webhooks = nullptr;  // null: the /webhooks routes are absent
+  services::McpService* mcp = nullptr;           // null: the /mcp routes are absent
 };
 
 void RegisterSystemRoutes(Router& router, ApiContext& ctx);
@@ -81,6 +83,8 @@ void RegisterDebugChatRoutes(Router& router, ApiContext& ctx);
 void RegisterPluginRoutes(Router& router, ApiContext& ctx);
 void RegisterKnowledgeRoutes(Router& router, ApiContext& ctx);
 void RegisterWebhookRoutes(Router& router, ApiContext& ctx);
+void RegisterMcpRoutes(Router& router, ApiContext& ctx);
+void RegisterPipelineExtensionRoutes(Router& router, ApiContext& ctx);
 
 void RegisterAllRoutes(Router& router, ApiContext& ctx);
 

@@ -7,8 +7,10 @@
 #include "domain/bot_log.hpp"
 #include "domain/catalogue.hpp"
 #include "domain/pipeline.hpp"
+#include "domain/plugin.hpp"
 #include "domain/task.hpp"
 #include "services/bot_service.hpp"
+#include "services/mcp_service.hpp"
 #include "services/model_service.hpp"
 #include "services/system_service.hpp"
 #include "util/json.hpp"
@@ -31,5 +33,9 @@ util::JsonObject EncodePipeline(const domain::Pipeline& p);
 util::JsonObject EncodeTask(const domain::Task& t);
 util::JsonObject EncodeApiKey(const domain::ApiKey& k);
 util::JsonObject EncodeSystemInfo(const services::SystemInfo& info);
+// An installed plugin as /plugins lists it (http/api/plugin_routes.cpp).
+util::Json EncodePlugin(const domain::PluginView& view);
+// An MCP server as /mcp/servers lists it, secrets masked (http/api/mcp_routes.cpp).
+util::JsonObject EncodeMcpServer(const services::McpServerView& v);
 
 }  // namespace sb::http::api

@@ -117,6 +117,8 @@ void RegisterAllRoutes(Router& router, ApiContext& ctx) {
   RegisterPluginRoutes(router, ctx);
   RegisterKnowledgeRoutes(router, ctx);
   RegisterWebhookRoutes(router, ctx);
+  RegisterMcpRoutes(router, ctx);
+  RegisterPipelineExtensionRoutes(router, ctx);
 }
 
 }  // namespace sb::http::api

@@ -13,6 +13,8 @@ namespace {
 
 using util::ErrorCode;
 
+}  // namespace
+
 util::Json EncodePlugin(const domain::PluginView& view) {
   const auto& p = view.plugin;
   util::JsonObject manifest = p.manifest;
@@ -39,6 +41,8 @@ util::Json EncodePlugin(const domain::PluginView& view) {
                           {"created_at", util::FormatRfc3339(p.created_at)},
                           {"updated_at", util::FormatRfc3339(p.updated_at)}};
 }
+
+namespace {
 
 domain::PluginKey KeyOf(const Request& req) {
   return {std::string(req.PathParam("author")), std::string(req.PathParam("name"))};

@@ -247,9 +247,21 @@ CREATE INDEX knowledge_chunks_parent ON knowledge_chunks (parent_id) WHERE paren
 CREATE VIRTUAL TABLE knowledge_fts USING fts5(
   text, base_uuid UNINDEXED, tokenize = 'unicode61 remove_diacritics 2');
 )sql"},
+    // MCP servers (LangBot 4.9.5's mcp_servers): extra_args is JSON sealed with the secret box.
+    {7, R"sql(
+CREATE TABLE mcp_servers (
+  uuid        TEXT PRIMARY KEY NOT NULL,
+  name        TEXT NOT NULL UNIQUE,
+  enable      INTEGER NOT NULL DEFAULT 0,
+  mode        TEXT NOT NULL CHECK (mode IN ('stdio', 'sse', 'http')),
+  extra_args  TEXT NOT NULL,
+  created_at  INTEGER NOT NULL,
+  updated_at  INTEGER NOT NULL
+);
+)sql"},
     {8, R"sql(
 -- Outgoing webhooks (issue 18), LangBot's columns plus the signing secret and how the last push
--- went. Version 7 is left for the MCP servers.
+-- went.
 CREATE TABLE webhooks (
   id               INTEGER PRIMARY KEY AUTOINCREMENT,
   name             TEXT NOT NULL,

@@ -89,7 +89,8 @@ SqliteStorage::SqliteStorage(std::unique_ptr<Database> db, util::SecretBox secre
       settings_(*db_),
       plugins_(*db_),
       knowledge_(*db_),
-      webhooks_(*db_, secrets_) {}
+      webhooks_(*db_, secrets_),
+      mcp_servers_(*db_, secrets_) {}
 
 SqliteStorage::~SqliteStorage() { Close(); }
 

@@ -14,6 +14,7 @@
 #include "storage/sqlite/conversation_repository.hpp"
 #include "storage/sqlite/database.hpp"
 #include "storage/sqlite/knowledge_repository.hpp"
+#include "storage/sqlite/mcp_server_repository.hpp"
 #include "storage/sqlite/model_repository.hpp"
 #include "storage/sqlite/pipeline_repository.hpp"
 #include "storage/sqlite/plugin_repository.hpp"
@@ -53,6 +54,7 @@ class SqliteStorage final : public domain::Storage {
   domain::PluginRepository& plugins() override { return plugins_; }
   domain::KnowledgeRepository& knowledge() override { return knowledge_; }
   domain::WebhookRepository& webhooks() override { return webhooks_; }
+  domain::McpServerRepository& mcp_servers() override { return mcp_servers_; }
 
  private:
   SqliteStorage(std::unique_ptr<Database> db, util::SecretBox secrets);
@@ -72,6 +74,7 @@ class SqliteStorage final : public domain::Storage {
   SqlitePluginRepository plugins_;
   SqliteKnowledgeRepository knowledge_;
   SqliteWebhookRepository webhooks_;
+  SqliteMcpServerRepository mcp_servers_;
 };
 
 }  // namespace sb::storage::sqlite
