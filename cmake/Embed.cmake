@@ -9,4 +9,6 @@ function(sb_embed_text target symbol file)
     DEPENDS ${file} ${PROJECT_SOURCE_DIR}/cmake/embed_text.cmake
     VERBATIM)
   target_sources(${target} PRIVATE ${out})
+  # One string literal: the precompiled header would only add its load time.
+  set_source_files_properties(${out} PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
 endfunction()

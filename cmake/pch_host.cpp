@@ -1,0 +1,1 @@
+// Empty: the target only hosts the precompiled header (cmake/PrecompiledHeaders.cmake).
