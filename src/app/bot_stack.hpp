@@ -14,6 +14,7 @@
 #include "domain/debug_chat.hpp"
 #include "domain/knowledge.hpp"
 #include "domain/llm.hpp"
+#include "domain/monitoring.hpp"
 #include "domain/plugin_hooks.hpp"
 #include "util/blocking_executor.hpp"
 
@@ -31,7 +32,7 @@ class BotStack {
  public:
   BotStack(Core& core, boost::asio::any_io_executor executor, std::shared_ptr<net::HttpClient> http,
            std::shared_ptr<net::WebSocketTransport> websockets, domain::LlmGateway& gateway,
-           util::BlockingExecutor& blocking);
+           util::BlockingExecutor& blocking, domain::MonitoringSink* monitoring = nullptr);
   ~BotStack();
 
   // Attaches the runtime to the services and starts every enabled bot. Errors are logged.

@@ -21,6 +21,7 @@
 #include "http/console_assets.hpp"
 #include "http/server.hpp"
 #include "llm/gateway.hpp"
+#include "llm/observed_gateway.hpp"
 #include "net/http_client.hpp"
 #include "net/websocket.hpp"
 #include "plugins/marketplace_client.hpp"
@@ -30,6 +31,7 @@
 #include "services/knowledge_service.hpp"
 #include "services/model_resolver.hpp"
 #include "services/model_test_service.hpp"
+#include "services/monitoring_recorder.hpp"
 #include "util/blocking_executor.hpp"
 #include "util/crypto.hpp"
 
@@ -132,8 +134,26 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   gateway_options.max_response_bytes = cfg.llm.max_response_bytes;
   auto gateway = std::make_shared<llm::HttpLlmGateway>(io->get_executor(), http_client,
                                                        core.requesters(), gateway_options);
+  // Monitoring: the gateway seen by everything below reports each model call; the writer thread
+  // keeps the records (monitoring.enabled: false leaves both out).
+  util::SystemClock monitoring_clock;
+  std::unique_ptr<services::MonitoringRecorder> monitoring;
+  std::unique_ptr<llm::ObservedLlmGateway> observed_gateway;
+  domain::LlmGateway* model_gateway = gateway.get();
+  if (cfg.monitoring.enabled) {
+    monitoring = std::make_unique<services::MonitoringRecorder>(
+        core.storage().monitoring(), monitoring_clock,
+        services::MonitoringRecorderOptions{
+            .queue_bound = static_cast<std::size_t>(cfg.monitoring.queue_bound),
+            .batch_size = static_cast<std::size_t>(cfg.monitoring.batch_size),
+            .flush_interval = std::chrono::milliseconds(cfg.monitoring.flush_interval_ms),
+            .retention_days = cfg.monitoring.retention_days});
+    observed_gateway =
+        std::make_unique<llm::ObservedLlmGateway>(*gateway, *monitoring, monitoring_clock);
+    model_gateway = observed_gateway.get();
+  }
   services::ModelTestService model_tests(core.models(), core.providers(), core.storage().models(),
-                                         *gateway, blocking_executor);
+                                         *model_gateway, blocking_executor);
   services::KnowledgeOptions knowledge_options;
   knowledge_options.files_dir = core.data_dir() / "files";
   knowledge_options.max_upload_bytes = cfg.knowledge.max_upload_bytes;
@@ -142,10 +162,10 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   knowledge_options.limits.max_input_bytes = cfg.knowledge.max_upload_bytes;
   util::SystemClock knowledge_clock;
   auto knowledge = std::make_unique<services::KnowledgeService>(
-      core.storage().knowledge(), core.tasks(), core.models(), *gateway, knowledge_clock,
+      core.storage().knowledge(), core.tasks(), core.models(), *model_gateway, knowledge_clock,
       knowledge_options);
   auto bot_stack = std::make_unique<BotStack>(core, io->get_executor(), http_client, websockets,
-                                              *gateway, blocking_executor);
+                                              *model_gateway, blocking_executor, monitoring.get());
   BotStack& bots = *bot_stack;
 
   util::SystemClock plugin_clock;
@@ -161,7 +181,7 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   plugin_deps.validate = services::ApplyConfigSchema;
   services::StoredModelResolver plugin_models(core.models(), core.providers());
   plugin_deps.send_message = MakeSendMessageCall(core.bots(), blocking_executor);
-  plugin_deps.invoke_llm = MakeInvokeLlmCall(plugin_models, *gateway, blocking_executor);
+  plugin_deps.invoke_llm = MakeInvokeLlmCall(plugin_models, *model_gateway, blocking_executor);
   plugins::PluginManagerOptions plugin_options;
   plugin_options.plugins_dir = core.data_dir() / "plugins";
   plugin_options.supervisor.data_root = plugin_options.plugins_dir;
@@ -228,6 +248,7 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   ctx.debug_chat = &bots.debug_chat();
   ctx.plugins = plugin_manager.get();
   ctx.knowledge = knowledge.get();
+  ctx.monitoring = &core.storage().monitoring();
   http::api::RegisterAllRoutes(router, ctx);
 
   const http::ConsoleHandler console(*console_files);
@@ -304,7 +325,8 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   io->stop();
   for (auto& t : io_threads) t.join();
   blocking.join();
-  bots.Flush();  // log entries and conversation turns queued by the last runs
+  bots.Flush();                        // log entries and conversation turns queued by the last runs
+  if (monitoring) monitoring->Stop();  // writes the records still queued
   // Every object that holds a socket, timer, signal set or strand of the I/O context is destroyed
   // before the context: their destructors deregister from its services, which die with it (under
   // AddressSanitizer each SIGTERM ended in a heap-use-after-free here). Plain objects that
@@ -322,6 +344,8 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   http_client.reset();
   websockets.reset();
   io.reset();  // destroys what was left suspended, while everything it may touch still exists
+  observed_gateway.reset();
+  monitoring.reset();
   core.Close();
   spdlog::info("stopped cleanly");
   return 0;

@@ -8,6 +8,7 @@
 #include "domain/conversation.hpp"
 #include "domain/knowledge.hpp"
 #include "domain/model.hpp"
+#include "domain/monitoring.hpp"
 #include "domain/pipeline.hpp"
 #include "domain/plugin.hpp"
 #include "domain/provider.hpp"
@@ -31,6 +32,7 @@ class Storage {
   virtual SettingsRepository& settings() = 0;
   virtual PluginRepository& plugins() = 0;
   virtual KnowledgeRepository& knowledge() = 0;
+  virtual MonitoringRepository& monitoring() = 0;
 };
 
 }  // namespace sb::domain

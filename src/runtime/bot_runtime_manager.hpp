@@ -19,6 +19,7 @@
 #include "domain/bot.hpp"
 #include "domain/bot_log.hpp"
 #include "domain/bot_runtime.hpp"
+#include "domain/monitoring.hpp"
 #include "domain/pipeline.hpp"
 #include "pipeline/message_driver.hpp"
 #include "pipeline/pipeline_snapshot.hpp"
@@ -54,6 +55,8 @@ struct RuntimeDeps {
   domain::BotLogRepository* logs = nullptr;
   const util::Clock* clock = nullptr;
   std::map<std::string, AdapterFactory> adapters;  // by adapter name
+  // Monitoring records of each message; null records nothing. Never blocks.
+  domain::MonitoringSink* monitoring = nullptr;
 };
 
 class BotRuntimeManager final : public domain::BotRuntime {

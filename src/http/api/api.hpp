@@ -10,6 +10,7 @@
 
 #include "domain/catalogue.hpp"
 #include "domain/debug_chat.hpp"
+#include "domain/monitoring.hpp"
 #include "domain/plugin.hpp"
 #include "http/metrics.hpp"
 #include "http/router.hpp"
@@ -60,6 +61,7 @@ struct ApiContext {
   domain::DebugChat* debug_chat = nullptr;          // the console's debug chat; null: routes absent
   domain::PluginManager* plugins = nullptr;         // null: the plugin routes are absent
   services::KnowledgeService* knowledge = nullptr;  // null: the knowledge and file routes absent
+  domain::MonitoringRepository* monitoring = nullptr;  // null: /monitoring and /stats absent
 };
 
 void RegisterSystemRoutes(Router& router, ApiContext& ctx);
@@ -72,6 +74,7 @@ void RegisterPipelineRoutes(Router& router, ApiContext& ctx);
 void RegisterDebugChatRoutes(Router& router, ApiContext& ctx);
 void RegisterPluginRoutes(Router& router, ApiContext& ctx);
 void RegisterKnowledgeRoutes(Router& router, ApiContext& ctx);
+void RegisterMonitoringRoutes(Router& router, ApiContext& ctx);
 
 void RegisterAllRoutes(Router& router, ApiContext& ctx);
 

@@ -116,6 +116,7 @@ void RegisterAllRoutes(Router& router, ApiContext& ctx) {
   RegisterDebugChatRoutes(router, ctx);
   RegisterPluginRoutes(router, ctx);
   RegisterKnowledgeRoutes(router, ctx);
+  RegisterMonitoringRoutes(router, ctx);
 }
 
 }  // namespace sb::http::api

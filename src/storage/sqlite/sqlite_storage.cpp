@@ -88,7 +88,8 @@ SqliteStorage::SqliteStorage(std::unique_ptr<Database> db, util::SecretBox secre
       api_keys_(*db_),
       settings_(*db_),
       plugins_(*db_),
-      knowledge_(*db_) {}
+      knowledge_(*db_),
+      monitoring_(*db_) {}
 
 SqliteStorage::~SqliteStorage() { Close(); }
 

@@ -15,6 +15,7 @@
 #include "storage/sqlite/database.hpp"
 #include "storage/sqlite/knowledge_repository.hpp"
 #include "storage/sqlite/model_repository.hpp"
+#include "storage/sqlite/monitoring_repository.hpp"
 #include "storage/sqlite/pipeline_repository.hpp"
 #include "storage/sqlite/plugin_repository.hpp"
 #include "storage/sqlite/provider_repository.hpp"
@@ -51,6 +52,7 @@ class SqliteStorage final : public domain::Storage {
   domain::SettingsRepository& settings() override { return settings_; }
   domain::PluginRepository& plugins() override { return plugins_; }
   domain::KnowledgeRepository& knowledge() override { return knowledge_; }
+  domain::MonitoringRepository& monitoring() override { return monitoring_; }
 
  private:
   SqliteStorage(std::unique_ptr<Database> db, util::SecretBox secrets);
@@ -69,6 +71,7 @@ class SqliteStorage final : public domain::Storage {
   SqliteSettingsRepository settings_;
   SqlitePluginRepository plugins_;
   SqliteKnowledgeRepository knowledge_;
+  SqliteMonitoringRepository monitoring_;
 };
 
 }  // namespace sb::storage::sqlite
