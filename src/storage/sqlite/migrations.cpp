@@ -282,11 +282,13 @@ CREATE TABLE monitoring_embedding_calls (
 CREATE INDEX monitoring_embedding_calls_time ON monitoring_embedding_calls (timestamp);
 CREATE INDEX monitoring_embedding_calls_base ON monitoring_embedding_calls (knowledge_base_id, timestamp);
 
+-- A session id ("person_<id>") is the platform's chat, so two bots can share one: the key is the
+-- pair (LangBot's key is the session id alone, and mixes them).
 CREATE TABLE monitoring_sessions (
-  session_id TEXT PRIMARY KEY NOT NULL, bot_id TEXT NOT NULL, bot_name TEXT NOT NULL,
+  session_id TEXT NOT NULL, bot_id TEXT NOT NULL, bot_name TEXT NOT NULL,
   pipeline_id TEXT NOT NULL, pipeline_name TEXT NOT NULL, message_count INTEGER NOT NULL,
   start_time INTEGER NOT NULL, last_activity INTEGER NOT NULL, is_active INTEGER NOT NULL,
-  platform TEXT, user_id TEXT, user_name TEXT);
+  platform TEXT, user_id TEXT, user_name TEXT, PRIMARY KEY (session_id, bot_id));
 CREATE INDEX monitoring_sessions_start ON monitoring_sessions (start_time);
 CREATE INDEX monitoring_sessions_last ON monitoring_sessions (last_activity);
 CREATE INDEX monitoring_sessions_bot ON monitoring_sessions (bot_id, start_time);

@@ -298,7 +298,7 @@ util::Result<void> WriteIn(Connection& c, const domain::MonitoringBatch& b) {
                      "INSERT INTO monitoring_sessions (session_id, bot_id, bot_name, pipeline_id, "
                      "pipeline_name, message_count, start_time, last_activity, is_active, "
                      "platform, user_id, user_name) VALUES (?,?,?,?,?,1,?,?,1,?,?,?) "
-                     "ON CONFLICT (session_id) DO UPDATE SET message_count = message_count + 1, "
+                     "ON CONFLICT (session_id, bot_id) DO UPDATE SET message_count = message_count + 1, "
                      "last_activity = MAX(last_activity, excluded.last_activity), "
                      "bot_name = excluded.bot_name, pipeline_id = excluded.pipeline_id, "
                      "pipeline_name = excluded.pipeline_name, is_active = 1",
@@ -468,9 +468,11 @@ util::Result<std::optional<util::JsonObject>> SqliteMonitoringRepository::Find(
     MonitoringTable table, const std::string& key) {
   const TableSpec& spec = SpecOf(table);
   return db_.Read([&](Connection& c) -> util::Result<std::optional<util::JsonObject>> {
+    // A session id may belong to several bots: the most recent one answers.
     auto stmt = Query(c,
-                      fmt::format("SELECT {} FROM {} WHERE {} = ?", SelectList(spec), spec.name,
-                                  spec.columns.front().name),
+                      fmt::format("SELECT {} FROM {} WHERE {} = ? ORDER BY {} DESC LIMIT 1",
+                                  SelectList(spec), spec.name, spec.columns.front().name,
+                                  spec.time_column),
                       key);
     if (!stmt) return tl::make_unexpected(stmt.error());
     auto row = stmt->Step();
