@@ -40,7 +40,8 @@ namespace sb::app {
 struct BotStack::Parts {
   Parts(Core& core, boost::asio::any_io_executor executor, std::shared_ptr<net::HttpClient> http,
         std::shared_ptr<net::WebSocketTransport> websockets, domain::LlmGateway& gateway,
-        util::BlockingExecutor& blocking, domain::MonitoringSink* monitoring)
+        util::BlockingExecutor& blocking, domain::MonitoringSink* monitoring,
+        util::MetricsRegistry* metrics)
       : dify(executor, http),
         n8n(executor, http),
         resolver(core.models(), core.providers()),
@@ -63,7 +64,7 @@ struct BotStack::Parts {
         debug_chat(std::make_shared<runtime::DebugChatRuntime>(
             debug_driver, core.storage().pipelines(), pipelines, debug_memory, clock)),
         runtime(MakeDeps(core, std::move(executor), std::move(http), std::move(websockets),
-                         blocking, monitoring),
+                         blocking, monitoring, metrics),
                 MakeOptions(core.config())) {
     // The external runners serve the bots' pipelines and the debug chat alike.
     for (pipeline::PipelineEngine* e : {&engine, &debug_engine}) {
@@ -79,9 +80,11 @@ struct BotStack::Parts {
                                 std::shared_ptr<net::HttpClient> http,
                                 std::shared_ptr<net::WebSocketTransport> websockets,
                                 util::BlockingExecutor& blocking,
-                                domain::MonitoringSink* monitoring) {
+                                domain::MonitoringSink* monitoring,
+                                util::MetricsRegistry* metrics) {
     runtime::RuntimeDeps deps;
     deps.monitoring = monitoring;
+    deps.metrics = metrics;
     deps.executor = std::move(executor);
     deps.http = std::move(http);
     deps.websockets = std::move(websockets);
@@ -160,10 +163,12 @@ struct BotStack::Parts {
 BotStack::BotStack(Core& core, boost::asio::any_io_executor executor,
                    std::shared_ptr<net::HttpClient> http,
                    std::shared_ptr<net::WebSocketTransport> websockets, domain::LlmGateway& gateway,
-                   util::BlockingExecutor& blocking, domain::MonitoringSink* monitoring)
+                   util::BlockingExecutor& blocking, domain::MonitoringSink* monitoring,
+                   util::MetricsRegistry* metrics)
     : core_(core),
       parts_(std::make_unique<Parts>(core, std::move(executor), std::move(http),
-                                     std::move(websockets), gateway, blocking, monitoring)) {}
+                                     std::move(websockets), gateway, blocking, monitoring,
+                                     metrics)) {}
 
 BotStack::~BotStack() {
   core_.bots().AttachRuntime(nullptr);

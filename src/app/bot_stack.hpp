@@ -17,6 +17,7 @@
 #include "domain/monitoring.hpp"
 #include "domain/plugin_hooks.hpp"
 #include "util/blocking_executor.hpp"
+#include "util/metrics_registry.hpp"
 
 namespace sb::net {
 class HttpClient;
@@ -32,7 +33,8 @@ class BotStack {
  public:
   BotStack(Core& core, boost::asio::any_io_executor executor, std::shared_ptr<net::HttpClient> http,
            std::shared_ptr<net::WebSocketTransport> websockets, domain::LlmGateway& gateway,
-           util::BlockingExecutor& blocking, domain::MonitoringSink* monitoring = nullptr);
+           util::BlockingExecutor& blocking, domain::MonitoringSink* monitoring = nullptr,
+           util::MetricsRegistry* metrics = nullptr);
   ~BotStack();
 
   // Attaches the runtime to the services and starts every enabled bot. Errors are logged.

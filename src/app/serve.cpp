@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "app/bot_stack.hpp"
+#include "app/metrics_collectors.hpp"
 #include "app/plugin_calls.hpp"
 #include "http/api/api.hpp"
 #include "http/auth_guard.hpp"
@@ -34,6 +35,7 @@
 #include "services/monitoring_recorder.hpp"
 #include "util/blocking_executor.hpp"
 #include "util/crypto.hpp"
+#include "util/metrics_registry.hpp"
 
 namespace sb::app {
 namespace {
@@ -137,9 +139,8 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   // Monitoring: the gateway seen by everything below reports each model call; the writer thread
   // keeps the records (monitoring.enabled: false leaves both out).
   util::SystemClock monitoring_clock;
+  util::MetricsRegistry metrics_registry;  // /metrics beyond the HTTP counters
   std::unique_ptr<services::MonitoringRecorder> monitoring;
-  std::unique_ptr<llm::ObservedLlmGateway> observed_gateway;
-  domain::LlmGateway* model_gateway = gateway.get();
   if (cfg.monitoring.enabled) {
     monitoring = std::make_unique<services::MonitoringRecorder>(
         core.storage().monitoring(), monitoring_clock,
@@ -148,10 +149,10 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
             .batch_size = static_cast<std::size_t>(cfg.monitoring.batch_size),
             .flush_interval = std::chrono::milliseconds(cfg.monitoring.flush_interval_ms),
             .retention_days = cfg.monitoring.retention_days});
-    observed_gateway =
-        std::make_unique<llm::ObservedLlmGateway>(*gateway, *monitoring, monitoring_clock);
-    model_gateway = observed_gateway.get();
   }
+  auto observed_gateway = std::make_unique<llm::ObservedLlmGateway>(
+      *gateway, monitoring.get(), &metrics_registry, monitoring_clock);
+  domain::LlmGateway* model_gateway = observed_gateway.get();
   services::ModelTestService model_tests(core.models(), core.providers(), core.storage().models(),
                                          *model_gateway, blocking_executor);
   services::KnowledgeOptions knowledge_options;
@@ -164,8 +165,9 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   auto knowledge = std::make_unique<services::KnowledgeService>(
       core.storage().knowledge(), core.tasks(), core.models(), *model_gateway, knowledge_clock,
       knowledge_options);
-  auto bot_stack = std::make_unique<BotStack>(core, io->get_executor(), http_client, websockets,
-                                              *model_gateway, blocking_executor, monitoring.get());
+  auto bot_stack =
+      std::make_unique<BotStack>(core, io->get_executor(), http_client, websockets, *model_gateway,
+                                 blocking_executor, monitoring.get(), &metrics_registry);
   BotStack& bots = *bot_stack;
 
   util::SystemClock plugin_clock;
@@ -249,6 +251,8 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   ctx.plugins = plugin_manager.get();
   ctx.knowledge = knowledge.get();
   ctx.monitoring = &core.storage().monitoring();
+  ctx.metrics_registry = &metrics_registry;
+  AddMetricsCollectors(metrics_registry, core, bots, *plugin_manager, monitoring.get());
   http::api::RegisterAllRoutes(router, ctx);
 
   const http::ConsoleHandler console(*console_files);

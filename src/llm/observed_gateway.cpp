@@ -22,6 +22,19 @@ std::string Describe(const util::Error& e) {
 
 }  // namespace
 
+ObservedLlmGateway::ObservedLlmGateway(domain::LlmGateway& inner, domain::MonitoringSink* sink,
+                                       util::MetricsRegistry* metrics, const util::Clock& clock)
+    : inner_(inner), sink_(sink), clock_(clock) {
+  if (!metrics) return;
+  durations_ =
+      &metrics->Histogram("switchboard_model_call_duration_seconds",
+                          "Model calls (chat and embedding) by model and outcome.",
+                          {"kind", "model", "outcome"}, util::MetricsRegistry::DurationBuckets());
+  tokens_ = &metrics->Counter("switchboard_model_tokens_total",
+                              "Tokens the providers reported, by model and direction.",
+                              {"model", "direction"});
+}
+
 std::shared_ptr<domain::CallHandle> ObservedLlmGateway::Chat(
     const domain::ProviderEndpoint& endpoint, domain::ChatRequest request,
     std::function<void(const domain::ChatDelta&)> on_delta,
@@ -43,7 +56,15 @@ std::shared_ptr<domain::CallHandle> ObservedLlmGateway::Chat(
       call.status = "error";
       call.error_message = Describe(result.error());
     }
-    sink_.RecordLlmCall(std::move(call));
+    if (durations_) {
+      durations_->Observe({"chat", call.model_name, call.status},
+                          static_cast<double>(call.duration_ms) / 1000.0);
+    }
+    if (tokens_ && result) {
+      tokens_->Add({call.model_name, "input"}, static_cast<double>(call.input_tokens));
+      tokens_->Add({call.model_name, "output"}, static_cast<double>(call.output_tokens));
+    }
+    if (sink_) sink_->RecordLlmCall(std::move(call));
     done(std::move(result));
   };
   return inner_.Chat(endpoint, std::move(request), std::move(on_delta), std::move(observed));
@@ -71,7 +92,14 @@ std::shared_ptr<domain::CallHandle> ObservedLlmGateway::Embed(
       call.status = "error";
       call.error_message = Describe(result.error());
     }
-    sink_.RecordEmbeddingCall(std::move(call));
+    if (durations_) {
+      durations_->Observe({"embedding", call.model_name, call.status},
+                          static_cast<double>(call.duration_ms) / 1000.0);
+    }
+    if (tokens_ && result) {
+      tokens_->Add({call.model_name, "input"}, static_cast<double>(call.prompt_tokens));
+    }
+    if (sink_) sink_->RecordEmbeddingCall(std::move(call));
     done(std::move(result));
   };
   return inner_.Embed(endpoint, std::move(request), std::move(observed));

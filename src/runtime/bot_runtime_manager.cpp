@@ -49,7 +49,7 @@ struct BotRuntimeManager::Impl : std::enable_shared_from_this<Impl> {
       : deps(std::move(d)),
         options(std::move(o)),
         log_writer(*deps.logs, *deps.blocking),
-        monitor(deps.monitoring, deps.clock) {}
+        monitor(deps.monitoring, deps.metrics, deps.clock) {}
 
   struct Entry {
     std::shared_ptr<Incarnation> current;
@@ -393,7 +393,7 @@ class BotTurn final : public pipeline::Turn, public std::enable_shared_from_this
       if (outcome.failed) {
         impl->monitor.Failed(inc_->bot(), monitor_id_, session_id_, "pipeline", outcome.error);
       } else {
-        impl->monitor.Ignored(monitor_id_);
+        impl->monitor.Ignored(inc_->bot(), monitor_id_);
       }
     }
   }

@@ -27,6 +27,7 @@
 #include "platforms/platform_adapter.hpp"
 #include "util/blocking_executor.hpp"
 #include "util/clock.hpp"
+#include "util/metrics_registry.hpp"
 
 namespace sb::runtime {
 
@@ -57,6 +58,7 @@ struct RuntimeDeps {
   std::map<std::string, AdapterFactory> adapters;  // by adapter name
   // Monitoring records of each message; null records nothing. Never blocks.
   domain::MonitoringSink* monitoring = nullptr;
+  util::MetricsRegistry* metrics = nullptr;  // message counters; null counts nothing
 };
 
 class BotRuntimeManager final : public domain::BotRuntime {

@@ -12,6 +12,22 @@ constexpr std::size_t kMaxContentBytes = 4000;
 
 }  // namespace
 
+MessageMonitor::MessageMonitor(domain::MonitoringSink* sink, util::MetricsRegistry* metrics,
+                               const util::Clock* clock)
+    : sink_(sink), clock_(clock) {
+  if (metrics) {
+    messages_ = &metrics->Counter(
+        "switchboard_messages_total",
+        "Messages of the running bots: received, then replied, ignored, failed or refused.",
+        {"bot", "adapter", "outcome"});
+  }
+}
+
+// Bots are config entities, so the label set is bounded; the registry folds any excess.
+void MessageMonitor::Count(const domain::Bot& bot, const char* outcome) const {
+  if (messages_) messages_->Add({bot.uuid.str(), bot.adapter, outcome});
+}
+
 domain::MonitoringContext MessageMonitor::ContextOf(const domain::Bot& bot,
                                                     const std::string& session) const {
   domain::MonitoringContext c;
@@ -24,6 +40,7 @@ domain::MonitoringContext MessageMonitor::ContextOf(const domain::Bot& bot,
 
 std::string MessageMonitor::Received(const domain::Bot& bot, const domain::ReceivedMessage& message,
                                      const std::string& session_id) const {
+  Count(bot, "received");
   if (!sink_) return {};
   domain::MonitoredMessage m;
   m.id = util::NewUuid();
@@ -42,6 +59,7 @@ std::string MessageMonitor::Received(const domain::Bot& bot, const domain::Recei
 
 void MessageMonitor::Replied(const domain::Bot& bot, const std::string& id,
                              const std::string& session_id, const std::string& reply_text) const {
+  Count(bot, "replied");
   if (!sink_ || id.empty()) return;
   sink_->ChangeMessageStatus({id, "success", "info"});
   domain::MonitoredMessage m;
@@ -56,7 +74,8 @@ void MessageMonitor::Replied(const domain::Bot& bot, const std::string& id,
   sink_->RecordMessage(std::move(m));
 }
 
-void MessageMonitor::Ignored(const std::string& id) const {
+void MessageMonitor::Ignored(const domain::Bot& bot, const std::string& id) const {
+  Count(bot, "ignored");
   if (!sink_ || id.empty()) return;
   sink_->ChangeMessageStatus({id, "ignored", "info"});
 }
@@ -64,6 +83,7 @@ void MessageMonitor::Ignored(const std::string& id) const {
 void MessageMonitor::Failed(const domain::Bot& bot, const std::string& id,
                             const std::string& session_id, const std::string& error_type,
                             const std::string& why) const {
+  Count(bot, "failed");
   if (!sink_) return;
   if (!id.empty()) sink_->ChangeMessageStatus({id, "error", "error"});
   domain::MonitoredError e;
@@ -78,9 +98,28 @@ void MessageMonitor::Failed(const domain::Bot& bot, const std::string& id,
 
 void MessageMonitor::Refused(const domain::Bot& bot, const domain::ReceivedMessage& message,
                              const std::string& session_id, const std::string& why) const {
+  Count(bot, "refused");
   if (!sink_) return;
-  const std::string id = Received(bot, message, session_id);
-  Failed(bot, id, session_id, "refused", why);
+  // Recorded as received and failed, without counting either: the counter says "refused".
+  domain::MonitoredMessage m;
+  m.id = util::NewUuid();
+  m.timestamp = clock_->Now();
+  m.context = ContextOf(bot, session_id);
+  m.message_content = domain::TruncateUtf8(domain::DescribeChain(message.chain), kMaxContentBytes);
+  m.status = "error";
+  m.level = "warning";
+  m.platform = bot.adapter;
+  m.user_id = message.sender_id;
+  m.user_name = message.sender_name;
+  domain::MonitoredError e;
+  e.id = util::NewUuid();
+  e.timestamp = m.timestamp;
+  e.context = m.context;
+  e.context.message_id = m.id;
+  e.error_type = "refused";
+  e.error_message = why;
+  sink_->RecordMessage(std::move(m));
+  sink_->RecordError(std::move(e));
 }
 
 }  // namespace sb::runtime

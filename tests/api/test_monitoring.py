@@ -252,6 +252,43 @@ class MonitoringTest(ServerTestCase):
         self.assertEqual(self.ok("GET", "/api/v1/stats/basic"),
                          {"active_session_count": 3, "conversation_count": 3, "query_count": 8})
 
+    def metrics(self):
+        status, body, _ = self.as_user("GET", "/metrics")
+        self.assertEqual(status, 200)
+        samples = {}
+        for line in body.splitlines():
+            if line and not line.startswith("#"):
+                name, value = line.rsplit(" ", 1)
+                samples[name] = float(value)
+        return body, samples
+
+    def test_metrics_show_messages_model_calls_bots_and_the_queue(self):
+        self.settled()
+        body, m = self.metrics()
+        a = 'switchboard_messages_total{bot="%s",adapter="webhook",outcome="%s"}'
+        self.assertEqual(m[a % (self.bot_a, "received")], 3)
+        self.assertEqual(m[a % (self.bot_a, "replied")], 3)
+        self.assertEqual(m[a % (self.bot_b, "received")], 1)
+        self.assertEqual(m[a % (self.bot_b, "replied")], 1)
+        self.assertIn("# TYPE switchboard_model_call_duration_seconds histogram", body)
+        count = 'switchboard_model_call_duration_seconds_count{kind="chat",model="gpt-test",' \
+                'outcome="success"}'
+        self.assertEqual(m[count], 4)
+        inf = 'switchboard_model_call_duration_seconds_bucket{kind="chat",model="gpt-test",' \
+              'outcome="success",le="+Inf"}'
+        self.assertEqual(m[inf], 4)
+        calls = self.get("llm-calls")["llm_calls"]
+        self.assertEqual(m['switchboard_model_tokens_total{model="gpt-test",direction="input"}'],
+                         sum(c["input_tokens"] for c in calls))
+        self.assertEqual(m['switchboard_model_tokens_total{model="gpt-test",direction="output"}'],
+                         sum(c["output_tokens"] for c in calls))
+        self.assertEqual(m['switchboard_bots{status="running"}'], 2)
+        self.assertEqual(m['switchboard_bots{status="error"}'], 0)
+        self.assertEqual(m["switchboard_monitoring_queue_depth"], 0)
+        self.assertEqual(m['switchboard_monitoring_records_total{fate="dropped"}'], 0)
+        # 8 messages, 4 status changes, 4 model calls.
+        self.assertEqual(m['switchboard_monitoring_records_total{fate="written"}'], 16)
+
     def test_routes_need_a_user_token(self):
         for path in ("/api/v1/monitoring/overview", "/api/v1/monitoring/export",
                      "/api/v1/stats/basic"):

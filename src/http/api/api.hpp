@@ -23,6 +23,7 @@
 #include "services/provider_service.hpp"
 #include "services/system_service.hpp"
 #include "services/task_service.hpp"
+#include "util/metrics_registry.hpp"
 
 namespace sb::http::api {
 
@@ -62,6 +63,7 @@ struct ApiContext {
   domain::PluginManager* plugins = nullptr;         // null: the plugin routes are absent
   services::KnowledgeService* knowledge = nullptr;  // null: the knowledge and file routes absent
   domain::MonitoringRepository* monitoring = nullptr;  // null: /monitoring and /stats absent
+  util::MetricsRegistry* metrics_registry = nullptr;   // more /metrics series; null: none
 };
 
 void RegisterSystemRoutes(Router& router, ApiContext& ctx);
