@@ -293,7 +293,8 @@ util::Result<void> WriteIn(Connection& c, const domain::MonitoringBatch& b) {
                      x.pipeline_name, m.message_content, x.session_id, m.status, m.level,
                      Opt(m.platform), Opt(m.user_id), Opt(m.user_name), Opt(m.runner_name), m.role);
     if (!r) return tl::make_unexpected(r.error());
-    if (m.role != "user" || x.session_id.empty()) continue;
+    // A record written twice (same id) counts in its session once.
+    if (*r == 0 || m.role != "user" || x.session_id.empty()) continue;
     auto s = Execute(c,
                      "INSERT INTO monitoring_sessions (session_id, bot_id, bot_name, pipeline_id, "
                      "pipeline_name, message_count, start_time, last_activity, is_active, "
