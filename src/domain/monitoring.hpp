@@ -128,6 +128,7 @@ struct MonitoringFilter {
   std::optional<std::string> knowledge_base;  // embedding calls only
   int limit = 100;
   int offset = 0;
+  bool with_total = true;  // false: Page leaves `total` at 0 (the caller knows it already)
 };
 
 // Rows are LangBot's column dumps (serialize_model): keys are its column names, times ISO 8601.

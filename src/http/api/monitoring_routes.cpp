@@ -291,28 +291,32 @@ void RegisterMonitoringRoutes(Router& router, ApiContext& ctx) {
                 return JsonOk(EncodeOverview(*o));
               }});
 
-  router.Add({"GET", "/api/v1/monitoring/data", AuthClass::kUserOnly, [&repo](Request& req) {
-                auto f = FilterOf(req, 50, kMaxPage);
-                if (!f) return Fail(req, f.error());
-                f->offset = 0;
-                f->session_ids.clear();
-                auto o = repo.Overview(*f);
-                if (!o) return Fail(req, o.error());
-                util::JsonObject data{{"overview", EncodeOverview(*o)}};
-                util::JsonObject totals;
-                for (auto [table, key] : {std::pair{MonitoringTable::kMessages, "messages"},
-                                          {MonitoringTable::kLlmCalls, "llmCalls"},
-                                          {MonitoringTable::kEmbeddingCalls, "embeddingCalls"},
-                                          {MonitoringTable::kSessions, "sessions"},
-                                          {MonitoringTable::kErrors, "errors"}}) {
-                  auto page = repo.Page(table, *f);
-                  if (!page) return Fail(req, page.error());
-                  totals[key] = page->total;
-                  data[key] = Rows(*page);
-                }
-                data["totalCount"] = std::move(totals);
-                return JsonOk(data);
-              }});
+  router.Add(
+      {"GET", "/api/v1/monitoring/data", AuthClass::kUserOnly, [&repo](Request& req) {
+         auto f = FilterOf(req, 50, kMaxPage);
+         if (!f) return Fail(req, f.error());
+         f->offset = 0;
+         f->session_ids.clear();
+         auto o = repo.Overview(*f);
+         if (!o) return Fail(req, o.error());
+         util::JsonObject data{{"overview", EncodeOverview(*o)}};
+         util::JsonObject totals;
+         // The overview counted messages and model calls already: not counted twice.
+         for (auto [table, key, known] :
+              {std::tuple{MonitoringTable::kMessages, "messages", o->total_messages},
+               std::tuple{MonitoringTable::kLlmCalls, "llmCalls", o->llm_calls},
+               std::tuple{MonitoringTable::kEmbeddingCalls, "embeddingCalls", o->embedding_calls},
+               std::tuple{MonitoringTable::kSessions, "sessions", std::int64_t{-1}},
+               std::tuple{MonitoringTable::kErrors, "errors", std::int64_t{-1}}}) {
+           f->with_total = known < 0;
+           auto page = repo.Page(table, *f);
+           if (!page) return Fail(req, page.error());
+           totals[key] = known < 0 ? page->total : known;
+           data[key] = Rows(*page);
+         }
+         data["totalCount"] = std::move(totals);
+         return JsonOk(data);
+       }});
 
   router.Add({"GET", "/api/v1/monitoring/messages/{message_id}/details", AuthClass::kUserOnly,
               [&repo](Request& req) {

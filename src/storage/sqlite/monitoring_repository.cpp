@@ -295,17 +295,17 @@ util::Result<void> WriteIn(Connection& c, const domain::MonitoringBatch& b) {
     if (!r) return tl::make_unexpected(r.error());
     // A record written twice (same id) counts in its session once.
     if (*r == 0 || m.role != "user" || x.session_id.empty()) continue;
-    auto s = Execute(c,
-                     "INSERT INTO monitoring_sessions (session_id, bot_id, bot_name, pipeline_id, "
-                     "pipeline_name, message_count, start_time, last_activity, is_active, "
-                     "platform, user_id, user_name) VALUES (?,?,?,?,?,1,?,?,1,?,?,?) "
-                     "ON CONFLICT (session_id, bot_id) DO UPDATE SET message_count = message_count + 1, "
-                     "last_activity = MAX(last_activity, excluded.last_activity), "
-                     "bot_name = excluded.bot_name, pipeline_id = excluded.pipeline_id, "
-                     "pipeline_name = excluded.pipeline_name, is_active = 1",
-                     x.session_id, x.bot_id, x.bot_name, x.pipeline_id, x.pipeline_name,
-                     Millis(m.timestamp), Millis(m.timestamp), Opt(m.platform), Opt(m.user_id),
-                     Opt(m.user_name));
+    auto s = Execute(
+        c,
+        "INSERT INTO monitoring_sessions (session_id, bot_id, bot_name, pipeline_id, "
+        "pipeline_name, message_count, start_time, last_activity, is_active, "
+        "platform, user_id, user_name) VALUES (?,?,?,?,?,1,?,?,1,?,?,?) "
+        "ON CONFLICT (session_id, bot_id) DO UPDATE SET message_count = message_count + 1, "
+        "last_activity = MAX(last_activity, excluded.last_activity), "
+        "bot_name = excluded.bot_name, pipeline_id = excluded.pipeline_id, "
+        "pipeline_name = excluded.pipeline_name, is_active = 1",
+        x.session_id, x.bot_id, x.bot_name, x.pipeline_id, x.pipeline_name, Millis(m.timestamp),
+        Millis(m.timestamp), Opt(m.platform), Opt(m.user_id), Opt(m.user_name));
     if (!s) return tl::make_unexpected(s.error());
   }
   for (const auto& u : b.status_changes) {
@@ -384,9 +384,11 @@ util::Result<domain::MonitoringPage> SqliteMonitoringRepository::Page(Monitoring
   const Where w = WhereOf(spec, f, table);
   return db_.Read([&](Connection& c) -> util::Result<domain::MonitoringPage> {
     domain::MonitoringPage page;
-    auto total = Count(c, spec.name, w);
-    if (!total) return tl::make_unexpected(total.error());
-    page.total = *total;
+    if (f.with_total) {
+      auto total = Count(c, spec.name, w);
+      if (!total) return tl::make_unexpected(total.error());
+      page.total = *total;
+    }
     if (f.limit <= 0) return page;
     auto stmt = c.Prepare(fmt::format("SELECT {} FROM {}{} ORDER BY {} DESC LIMIT ? OFFSET ?",
                                       SelectList(spec), spec.name, w.sql, spec.time_column));
@@ -414,12 +416,20 @@ util::Result<domain::MonitoringOverview> SqliteMonitoringRepository::Overview(
       return Count(c, spec.name, WhereOf(spec, f, t), extra);
     };
     // Only the message list takes session ids; the overview never filters by them.
-    auto messages = count(MonitoringTable::kMessages, "");
-    if (!messages) return tl::make_unexpected(messages.error());
-    o.total_messages = *messages;
-    auto success = count(MonitoringTable::kMessages, "status = 'success'");
-    if (!success) return tl::make_unexpected(success.error());
-    o.success_messages = *success;
+    {
+      // Total and successes in one pass over a covering index (bot|pipeline|time, status).
+      const auto& spec = SpecOf(MonitoringTable::kMessages);
+      const Where w = WhereOf(spec, f, MonitoringTable::kMessages);
+      auto stmt = c.Prepare(
+          "SELECT COUNT(*), COALESCE(SUM(status = 'success'), 0) FROM monitoring_messages" + w.sql);
+      if (!stmt) return tl::make_unexpected(stmt.error());
+      int index = 1;
+      w.BindTo(*stmt, index);
+      auto row = stmt->Step();
+      if (!row) return tl::make_unexpected(row.error());
+      o.total_messages = *row ? stmt->Int64(0) : 0;
+      o.success_messages = *row ? stmt->Int64(1) : 0;
+    }
     auto llm = count(MonitoringTable::kLlmCalls, "");
     if (!llm) return tl::make_unexpected(llm.error());
     o.llm_calls = *llm;
@@ -470,11 +480,11 @@ util::Result<std::optional<util::JsonObject>> SqliteMonitoringRepository::Find(
   const TableSpec& spec = SpecOf(table);
   return db_.Read([&](Connection& c) -> util::Result<std::optional<util::JsonObject>> {
     // A session id may belong to several bots: the most recent one answers.
-    auto stmt = Query(c,
-                      fmt::format("SELECT {} FROM {} WHERE {} = ? ORDER BY {} DESC LIMIT 1",
-                                  SelectList(spec), spec.name, spec.columns.front().name,
-                                  spec.time_column),
-                      key);
+    auto stmt =
+        Query(c,
+              fmt::format("SELECT {} FROM {} WHERE {} = ? ORDER BY {} DESC LIMIT 1",
+                          SelectList(spec), spec.name, spec.columns.front().name, spec.time_column),
+              key);
     if (!stmt) return tl::make_unexpected(stmt.error());
     auto row = stmt->Step();
     if (!row) return tl::make_unexpected(row.error());
