@@ -245,6 +245,43 @@ TEST_F(MonitoringRepositoryTest, PruneDeletesOnlyOlderRecords) {
   EXPECT_EQ(repo_->Page(MonitoringTable::kSessions, {})->total, 1);
 }
 
+// Totals come from the hourly rollup plus the partial hours at the range's edges; a session
+// filter makes the repository count rows instead, which is the reference here.
+TEST_F(MonitoringRepositoryTest, RollupTotalsMatchCountingRows) {
+  const auto t0 = util::FromUnixMillis(1'700'000'000'000);
+  domain::MonitoringBatch batch;
+  for (int i = 0; i < 300; ++i) {
+    auto m = Message(i % 3 ? "a" : "b", t0 + std::chrono::minutes(7 * i), "s");
+    m.status = i % 4 ? "success" : "pending";
+    batch.messages.push_back(std::move(m));
+  }
+  ASSERT_TRUE(repo_->Write(batch));
+  domain::MonitoringBatch change;
+  change.status_changes.push_back({batch.messages[0].id, "success", "info"});
+  ASSERT_TRUE(repo_->Write(change));
+  for (int k = 0; k < 40; ++k) {
+    domain::MonitoringFilter f;
+    if (k % 5) f.start_ms = util::ToUnixMillis(t0) + 1'234'567LL * k;
+    if (k % 3) f.end_ms = util::ToUnixMillis(t0) + 2'345'678LL * (k + 3);
+    if (k % 2) f.bot_ids = {"a"};
+    domain::MonitoringFilter rows = f;
+    rows.session_ids = {"s"};
+    auto fast = repo_->Page(MonitoringTable::kMessages, f);
+    auto slow = repo_->Page(MonitoringTable::kMessages, rows);
+    ASSERT_TRUE(fast && slow);
+    EXPECT_EQ(fast->total, slow->total) << "case " << k;
+  }
+  auto overview = repo_->Overview({});
+  ASSERT_TRUE(overview);
+  EXPECT_EQ(overview->total_messages, 300);
+  EXPECT_EQ(overview->success_messages, 226);  // 225 plus the one changed to success
+  ASSERT_TRUE(repo_->Prune(t0 + std::chrono::hours(10)));
+  domain::MonitoringFilter rows;
+  rows.session_ids = {"s"};
+  EXPECT_EQ(repo_->Page(MonitoringTable::kMessages, {})->total,
+            repo_->Page(MonitoringTable::kMessages, rows)->total);
+}
+
 TEST(MetricsRegistryTest, RendersCountersGaugesAndCumulativeHistograms) {
   util::MetricsRegistry registry;
   auto& c = registry.Counter("sb_messages_total", "Messages.", {"bot", "outcome"});

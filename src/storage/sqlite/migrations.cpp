@@ -311,6 +311,13 @@ CREATE TABLE monitoring_feedback (
   stream_id TEXT, user_id TEXT, platform TEXT);
 CREATE INDEX monitoring_feedback_time ON monitoring_feedback (timestamp);
 CREATE INDEX monitoring_feedback_bot ON monitoring_feedback (bot_id, timestamp);
+
+-- Hourly counts per table, bot and pipeline (hour = unix millis / 3600000), written with the
+-- records: the routes' totals over a month of records read these instead of every row.
+CREATE TABLE monitoring_hourly (
+  kind TEXT NOT NULL, hour INTEGER NOT NULL, bot_id TEXT NOT NULL, pipeline_id TEXT NOT NULL,
+  n INTEGER NOT NULL, success INTEGER NOT NULL,
+  PRIMARY KEY (kind, hour, bot_id, pipeline_id)) WITHOUT ROWID;
 )sql"},
 };
 

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "storage/sqlite/monitoring_rollup.hpp"
 #include "storage/sqlite/row_codec.hpp"
 
 namespace sb::storage::sqlite {
@@ -293,8 +294,13 @@ util::Result<void> WriteIn(Connection& c, const domain::MonitoringBatch& b) {
                      x.pipeline_name, m.message_content, x.session_id, m.status, m.level,
                      Opt(m.platform), Opt(m.user_id), Opt(m.user_name), Opt(m.runner_name), m.role);
     if (!r) return tl::make_unexpected(r.error());
-    // A record written twice (same id) counts in its session once.
-    if (*r == 0 || m.role != "user" || x.session_id.empty()) continue;
+    if (*r == 0) continue;  // written before (same id): counted once
+    if (auto ok = RollupAdd(c, "messages", Millis(m.timestamp), x.bot_id, x.pipeline_id, 1,
+                            m.status == "success" ? 1 : 0);
+        !ok) {
+      return ok;
+    }
+    if (m.role != "user" || x.session_id.empty()) continue;
     auto s = Execute(
         c,
         "INSERT INTO monitoring_sessions (session_id, bot_id, bot_name, pipeline_id, "
@@ -309,6 +315,22 @@ util::Result<void> WriteIn(Connection& c, const domain::MonitoringBatch& b) {
     if (!s) return tl::make_unexpected(s.error());
   }
   for (const auto& u : b.status_changes) {
+    // The rollup's success count follows the status: read the record's hour and owner first.
+    auto old = Query(c,
+                     "SELECT timestamp, bot_id, pipeline_id, status FROM monitoring_messages "
+                     "WHERE id = ?",
+                     u.id);
+    if (!old) return tl::make_unexpected(old.error());
+    auto found = old->Step();
+    if (!found) return tl::make_unexpected(found.error());
+    if (!*found) continue;
+    const int delta = (u.status == "success") - (old->Text(3) == "success");
+    if (delta != 0) {
+      if (auto ok = RollupAdd(c, "messages", old->Int64(0), old->Text(1), old->Text(2), 0, delta);
+          !ok) {
+        return ok;
+      }
+    }
     auto r = Execute(c, "UPDATE monitoring_messages SET status = ?, level = ? WHERE id = ?",
                      u.status, u.level, u.id);
     if (!r) return tl::make_unexpected(r.error());
@@ -325,6 +347,11 @@ util::Result<void> WriteIn(Connection& c, const domain::MonitoringBatch& b) {
                      x.bot_name, x.pipeline_id, x.pipeline_name, x.session_id, Opt(l.error_message),
                      Opt(x.message_id));
     if (!r) return tl::make_unexpected(r.error());
+    if (*r == 0) continue;
+    if (auto ok = RollupAdd(c, "llm_calls", Millis(l.timestamp), x.bot_id, x.pipeline_id, 1, 0);
+        !ok) {
+      return ok;
+    }
   }
   for (const auto& e : b.embedding_calls) {
     const auto& x = e.context;
@@ -338,6 +365,10 @@ util::Result<void> WriteIn(Connection& c, const domain::MonitoringBatch& b) {
                      Opt(e.knowledge_base_id), Opt(e.query_text), Opt(x.session_id),
                      Opt(x.message_id), e.call_type);
     if (!r) return tl::make_unexpected(r.error());
+    if (*r == 0) continue;
+    if (auto ok = RollupAdd(c, "embedding_calls", Millis(e.timestamp), "", "", 1, 0); !ok) {
+      return ok;
+    }
   }
   for (const auto& e : b.errors) {
     const auto& x = e.context;
@@ -348,6 +379,10 @@ util::Result<void> WriteIn(Connection& c, const domain::MonitoringBatch& b) {
                      e.id, Millis(e.timestamp), e.error_type, e.error_message, x.bot_id, x.bot_name,
                      x.pipeline_id, x.pipeline_name, Opt(x.session_id), Opt(x.message_id));
     if (!r) return tl::make_unexpected(r.error());
+    if (*r == 0) continue;
+    if (auto ok = RollupAdd(c, "errors", Millis(e.timestamp), x.bot_id, x.pipeline_id, 1, 0); !ok) {
+      return ok;
+    }
   }
   return util::Ok();
 }
@@ -360,7 +395,8 @@ util::Result<void> SqliteMonitoringRepository::Write(const domain::MonitoringBat
 }
 
 util::Result<std::int64_t> SqliteMonitoringRepository::Prune(util::TimePoint before) {
-  const std::int64_t cut = Millis(before);
+  // Whole hours only, so the hourly counts drop exactly the records deleted.
+  const std::int64_t cut = Millis(before) / kRollupHourMs * kRollupHourMs;
   return db_.Write([&](Connection& c) -> util::Result<std::int64_t> {
     std::int64_t removed = 0;
     for (auto [table, column] : std::array<std::pair<const char*, const char*>, 6>{
@@ -374,6 +410,8 @@ util::Result<std::int64_t> SqliteMonitoringRepository::Prune(util::TimePoint bef
       if (!n) return tl::make_unexpected(n.error());
       removed += *n;
     }
+    auto hours = Execute(c, "DELETE FROM monitoring_hourly WHERE hour < ?", cut / kRollupHourMs);
+    if (!hours) return tl::make_unexpected(hours.error());
     return removed;
   });
 }
@@ -384,7 +422,11 @@ util::Result<domain::MonitoringPage> SqliteMonitoringRepository::Page(Monitoring
   const Where w = WhereOf(spec, f, table);
   return db_.Read([&](Connection& c) -> util::Result<domain::MonitoringPage> {
     domain::MonitoringPage page;
-    if (f.with_total) {
+    if (f.with_total && RollupCovers(table, f)) {
+      auto total = RollupCount(c, table, f);
+      if (!total) return tl::make_unexpected(total.error());
+      page.total = total->first;
+    } else if (f.with_total) {
       auto total = Count(c, spec.name, w);
       if (!total) return tl::make_unexpected(total.error());
       page.total = *total;
@@ -415,27 +457,20 @@ util::Result<domain::MonitoringOverview> SqliteMonitoringRepository::Overview(
       const auto& spec = SpecOf(t);
       return Count(c, spec.name, WhereOf(spec, f, t), extra);
     };
-    // Only the message list takes session ids; the overview never filters by them.
-    {
-      // Total and successes in one pass over a covering index (bot|pipeline|time, status).
-      const auto& spec = SpecOf(MonitoringTable::kMessages);
-      const Where w = WhereOf(spec, f, MonitoringTable::kMessages);
-      auto stmt = c.Prepare(
-          "SELECT COUNT(*), COALESCE(SUM(status = 'success'), 0) FROM monitoring_messages" + w.sql);
-      if (!stmt) return tl::make_unexpected(stmt.error());
-      int index = 1;
-      w.BindTo(*stmt, index);
-      auto row = stmt->Step();
-      if (!row) return tl::make_unexpected(row.error());
-      o.total_messages = *row ? stmt->Int64(0) : 0;
-      o.success_messages = *row ? stmt->Int64(1) : 0;
-    }
-    auto llm = count(MonitoringTable::kLlmCalls, "");
+    // The overview never filters by session (only the message list does).
+    MonitoringFilter g = f;
+    g.session_ids.clear();
+    g.knowledge_base.reset();
+    auto messages = RollupCount(c, MonitoringTable::kMessages, g);
+    if (!messages) return tl::make_unexpected(messages.error());
+    o.total_messages = messages->first;
+    o.success_messages = messages->second;
+    auto llm = RollupCount(c, MonitoringTable::kLlmCalls, g);
     if (!llm) return tl::make_unexpected(llm.error());
-    o.llm_calls = *llm;
-    auto embedding = count(MonitoringTable::kEmbeddingCalls, "");
+    o.llm_calls = llm->first;
+    auto embedding = RollupCount(c, MonitoringTable::kEmbeddingCalls, g);
     if (!embedding) return tl::make_unexpected(embedding.error());
-    o.embedding_calls = *embedding;
+    o.embedding_calls = embedding->first;
     auto active = count(MonitoringTable::kSessions, "is_active = 1");
     if (!active) return tl::make_unexpected(active.error());
     o.active_sessions = *active;
