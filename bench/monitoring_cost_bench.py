@@ -11,7 +11,7 @@ Usage: monitoring_cost_bench.py --binary build/switchboard --out docs/performanc
 
 import argparse
 import datetime
-import http.client
+import http.client as httpclient
 import json
 import multiprocessing
 import os
@@ -32,7 +32,7 @@ CLIENTS = int(os.environ.get("BENCH_CLIENTS", "6"))
 
 
 def client(port, bot, seconds, worker, out):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn = httpclient.HTTPConnection("127.0.0.1", port, timeout=10)
     deadline = time.monotonic() + seconds
     sent = i = 0
     while time.monotonic() < deadline:

@@ -2,7 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <string_view>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace sb::services {
 
@@ -58,6 +61,23 @@ void MonitoringRecorder::WriteBatch(std::deque<Item>& items) {
           }
         },
         item);
+  }
+  // A reply usually follows its message within the interval: its status goes into the insert
+  // instead of a later read and update.
+  if (!batch.status_changes.empty()) {
+    std::unordered_map<std::string_view, domain::MonitoredMessage*> by_id;
+    for (auto& m : batch.messages) by_id[m.id] = &m;
+    std::vector<domain::MessageStatusChange> later;
+    for (auto& change : batch.status_changes) {
+      auto it = by_id.find(change.id);
+      if (it == by_id.end()) {
+        later.push_back(std::move(change));
+        continue;
+      }
+      it->second->status = std::move(change.status);
+      it->second->level = std::move(change.level);
+    }
+    batch.status_changes = std::move(later);
   }
   const auto n = items.size();
   items.clear();

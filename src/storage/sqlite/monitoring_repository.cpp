@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <map>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "storage/sqlite/monitoring_rollup.hpp"
@@ -282,7 +285,28 @@ std::optional<std::string> Opt(const std::string& s) {
   return s;
 }
 
+// Per batch, one rollup upsert per (table, hour, bot, pipeline) and one session upsert per
+// (session, bot), not one per record: the writer's cost per message is mostly statements.
+struct BatchTotals {
+  std::map<std::tuple<std::string, std::int64_t, std::string, std::string>,
+           std::pair<std::int64_t, std::int64_t>>
+      hourly;
+  struct Session {
+    const domain::MonitoredMessage* first = nullptr;
+    std::int64_t n = 0, start = 0, last = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Session> sessions;
+
+  void Add(std::string_view kind, std::int64_t ms, const std::string& bot,
+           const std::string& pipeline, std::int64_t n, std::int64_t success) {
+    auto& slot = hourly[{std::string(kind), ms / kRollupHourMs, bot, pipeline}];
+    slot.first += n;
+    slot.second += success;
+  }
+};
+
 util::Result<void> WriteIn(Connection& c, const domain::MonitoringBatch& b) {
+  BatchTotals totals;
   for (const auto& m : b.messages) {
     const auto& x = m.context;
     auto r = Execute(c,
@@ -295,23 +319,33 @@ util::Result<void> WriteIn(Connection& c, const domain::MonitoringBatch& b) {
                      Opt(m.platform), Opt(m.user_id), Opt(m.user_name), Opt(m.runner_name), m.role);
     if (!r) return tl::make_unexpected(r.error());
     if (*r == 0) continue;  // written before (same id): counted once
-    if (auto ok = RollupAdd(c, "messages", Millis(m.timestamp), x.bot_id, x.pipeline_id, 1,
-                            m.status == "success" ? 1 : 0);
-        !ok) {
-      return ok;
-    }
+    const std::int64_t ms = Millis(m.timestamp);
+    totals.Add("messages", ms, x.bot_id, x.pipeline_id, 1, m.status == "success" ? 1 : 0);
     if (m.role != "user" || x.session_id.empty()) continue;
-    auto s = Execute(
-        c,
-        "INSERT INTO monitoring_sessions (session_id, bot_id, bot_name, pipeline_id, "
-        "pipeline_name, message_count, start_time, last_activity, is_active, "
-        "platform, user_id, user_name) VALUES (?,?,?,?,?,1,?,?,1,?,?,?) "
-        "ON CONFLICT (session_id, bot_id) DO UPDATE SET message_count = message_count + 1, "
-        "last_activity = MAX(last_activity, excluded.last_activity), "
-        "bot_name = excluded.bot_name, pipeline_id = excluded.pipeline_id, "
-        "pipeline_name = excluded.pipeline_name, is_active = 1",
-        x.session_id, x.bot_id, x.bot_name, x.pipeline_id, x.pipeline_name, Millis(m.timestamp),
-        Millis(m.timestamp), Opt(m.platform), Opt(m.user_id), Opt(m.user_name));
+    auto& session = totals.sessions[{x.session_id, x.bot_id}];
+    if (!session.first) {
+      session.first = &m;
+      session.start = session.last = ms;
+    }
+    ++session.n;
+    session.start = std::min(session.start, ms);
+    session.last = std::max(session.last, ms);
+  }
+  for (const auto& [key, session] : totals.sessions) {
+    const auto& m = *session.first;
+    const auto& x = m.context;
+    auto s =
+        Execute(c,
+                "INSERT INTO monitoring_sessions (session_id, bot_id, bot_name, pipeline_id, "
+                "pipeline_name, message_count, start_time, last_activity, is_active, "
+                "platform, user_id, user_name) VALUES (?,?,?,?,?,?,?,?,1,?,?,?) "
+                "ON CONFLICT (session_id, bot_id) DO UPDATE SET "
+                "message_count = message_count + excluded.message_count, "
+                "last_activity = MAX(last_activity, excluded.last_activity), "
+                "bot_name = excluded.bot_name, pipeline_id = excluded.pipeline_id, "
+                "pipeline_name = excluded.pipeline_name, is_active = 1",
+                x.session_id, x.bot_id, x.bot_name, x.pipeline_id, x.pipeline_name, session.n,
+                session.start, session.last, Opt(m.platform), Opt(m.user_id), Opt(m.user_name));
     if (!s) return tl::make_unexpected(s.error());
   }
   for (const auto& u : b.status_changes) {
@@ -325,12 +359,7 @@ util::Result<void> WriteIn(Connection& c, const domain::MonitoringBatch& b) {
     if (!found) return tl::make_unexpected(found.error());
     if (!*found) continue;
     const int delta = (u.status == "success") - (old->Text(3) == "success");
-    if (delta != 0) {
-      if (auto ok = RollupAdd(c, "messages", old->Int64(0), old->Text(1), old->Text(2), 0, delta);
-          !ok) {
-        return ok;
-      }
-    }
+    if (delta != 0) totals.Add("messages", old->Int64(0), old->Text(1), old->Text(2), 0, delta);
     auto r = Execute(c, "UPDATE monitoring_messages SET status = ?, level = ? WHERE id = ?",
                      u.status, u.level, u.id);
     if (!r) return tl::make_unexpected(r.error());
@@ -347,11 +376,7 @@ util::Result<void> WriteIn(Connection& c, const domain::MonitoringBatch& b) {
                      x.bot_name, x.pipeline_id, x.pipeline_name, x.session_id, Opt(l.error_message),
                      Opt(x.message_id));
     if (!r) return tl::make_unexpected(r.error());
-    if (*r == 0) continue;
-    if (auto ok = RollupAdd(c, "llm_calls", Millis(l.timestamp), x.bot_id, x.pipeline_id, 1, 0);
-        !ok) {
-      return ok;
-    }
+    if (*r == 1) totals.Add("llm_calls", Millis(l.timestamp), x.bot_id, x.pipeline_id, 1, 0);
   }
   for (const auto& e : b.embedding_calls) {
     const auto& x = e.context;
@@ -365,10 +390,7 @@ util::Result<void> WriteIn(Connection& c, const domain::MonitoringBatch& b) {
                      Opt(e.knowledge_base_id), Opt(e.query_text), Opt(x.session_id),
                      Opt(x.message_id), e.call_type);
     if (!r) return tl::make_unexpected(r.error());
-    if (*r == 0) continue;
-    if (auto ok = RollupAdd(c, "embedding_calls", Millis(e.timestamp), "", "", 1, 0); !ok) {
-      return ok;
-    }
+    if (*r == 1) totals.Add("embedding_calls", Millis(e.timestamp), "", "", 1, 0);
   }
   for (const auto& e : b.errors) {
     const auto& x = e.context;
@@ -379,8 +401,13 @@ util::Result<void> WriteIn(Connection& c, const domain::MonitoringBatch& b) {
                      e.id, Millis(e.timestamp), e.error_type, e.error_message, x.bot_id, x.bot_name,
                      x.pipeline_id, x.pipeline_name, Opt(x.session_id), Opt(x.message_id));
     if (!r) return tl::make_unexpected(r.error());
-    if (*r == 0) continue;
-    if (auto ok = RollupAdd(c, "errors", Millis(e.timestamp), x.bot_id, x.pipeline_id, 1, 0); !ok) {
+    if (*r == 1) totals.Add("errors", Millis(e.timestamp), x.bot_id, x.pipeline_id, 1, 0);
+  }
+  for (const auto& [key, counts] : totals.hourly) {
+    const auto& [kind, hour, bot, pipeline] = key;
+    if (auto ok =
+            RollupAdd(c, kind, hour * kRollupHourMs, bot, pipeline, counts.first, counts.second);
+        !ok) {
       return ok;
     }
   }
