@@ -311,6 +311,7 @@ TEST(RouteTable, EveryRegisteredRouteIsListedWithItsAuthClass) {
   services::KnowledgeService knowledge((*core)->storage().knowledge(), (*core)->tasks(),
                                        (*core)->models(), gateway, clock, knowledge_options);
   ctx.knowledge = &knowledge;
+  ctx.monitoring = &(*core)->storage().monitoring();
   api::RegisterAllRoutes(router, ctx);
 
   std::set<std::string> registered;
