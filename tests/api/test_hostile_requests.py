@@ -241,6 +241,8 @@ class HostileRequestsTest(ServerTestCase):
             "name": "nothing",
             "file_id": "00000000-0000-4000-8000-000000000000",
             "key": "nothing_0123456789abcdef.png",
+            "message_id": "00000000-0000-4000-8000-000000000000",
+            "session_id": "person_nobody",
         }
         cls.ids["uuid"] = create("/api/v1/knowledge/bases", {
             "name": "victim", "knowledge_engine_plugin_id": "switchboard/builtin",

@@ -62,6 +62,8 @@ class RouteAuthTest(ServerTestCase):
             "author": "nobody",  # a plugin author with nothing installed
             "file_id": unknown_uuid(),
             "key": "nothing_0123456789abcdef.png",
+            "message_id": unknown_uuid(),  # a monitoring record that does not exist
+            "session_id": "person_nobody",
         }
         cls.ids["uuid"] = create("/api/v1/knowledge/bases", {
             "name": "kb", "knowledge_engine_plugin_id": "switchboard/builtin",
