@@ -56,4 +56,16 @@ node web/scripts/budget.mjs --binary "$build_dir/switchboard" --out "$out" || ec
   echo
   "$build_dir/bench/sb_knowledge_ingest_bench" 8
 } | python3 bench/write_section.py "$out" knowledge-ingest-bench
+python3 bench/monitoring_cost_bench.py --binary "$build_dir/switchboard" --out "$out"
+{
+  echo "### Monitoring queries over one million records (issue 18) — $today"
+  echo
+  echo "Command: \`make bench\` (\`$build_dir/bench/sb_monitoring_bench 1000000\`): a real SQLite"
+  echo "file filled through SqliteMonitoringRepository (migration 9) with 1,000,000 records over"
+  echo "30 days (20 bots, 5 pipelines: 60 % messages, 30 % model calls, 5 % embedding calls, 5 %"
+  echo "errors), then the repository calls of GET /monitoring/data (overview, five pages of 50"
+  echo "with their totals), in-process, one thread."
+  echo
+  "$build_dir/bench/sb_monitoring_bench" 1000000
+} | python3 bench/write_section.py "$out" monitoring-query-bench
 echo "wrote $out"

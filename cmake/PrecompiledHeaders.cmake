@@ -82,8 +82,20 @@ function(sb_enable_pch)
     ${PROJECT_SOURCE_DIR}/src/pipeline/ignore_rules.cpp
     DIRECTORY ${PROJECT_SOURCE_DIR}/src/pipeline
     PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
+  set_source_files_properties(
+    ${PROJECT_SOURCE_DIR}/src/platforms/common/lark_crypto.cpp
+    ${PROJECT_SOURCE_DIR}/src/platforms/common/wechat_crypto.cpp
+    ${PROJECT_SOURCE_DIR}/src/platforms/common/ed25519.cpp
+    ${PROJECT_SOURCE_DIR}/src/platforms/webhook/webhook_adapter.cpp
+    DIRECTORY ${PROJECT_SOURCE_DIR}/src/platforms
+    PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/src/app/data_dir.cpp
+                              DIRECTORY ${PROJECT_SOURCE_DIR}/src/app
+                              PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
   if(TARGET pipeline_test)
     set_source_files_properties(${PROJECT_SOURCE_DIR}/tests/unit/pipeline_test.cpp
+                                ${PROJECT_SOURCE_DIR}/tests/unit/storage_test.cpp
+                                ${PROJECT_SOURCE_DIR}/tests/unit/knowledge_test.cpp
                                 DIRECTORY ${PROJECT_SOURCE_DIR}/tests
                                 PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
   endif()

@@ -43,7 +43,8 @@ namespace sb::app {
 struct BotStack::Parts {
   Parts(Core& core, boost::asio::any_io_executor executor, std::shared_ptr<net::HttpClient> http,
         std::shared_ptr<net::WebSocketTransport> websockets, domain::LlmGateway& gateway,
-        util::BlockingExecutor& blocking)
+        util::BlockingExecutor& blocking, domain::MonitoringSink* monitoring,
+        util::MetricsRegistry* metrics)
       : dify(executor, http),
         n8n(executor, http),
         langflow(executor, http),
@@ -68,9 +69,9 @@ struct BotStack::Parts {
                                                    runtime::DebugChatRuntime::kDriverOptions)),
         debug_chat(std::make_shared<runtime::DebugChatRuntime>(
             debug_driver, core.storage().pipelines(), pipelines, debug_memory, clock)),
-        runtime(
-            MakeDeps(core, std::move(executor), std::move(http), std::move(websockets), blocking),
-            MakeOptions(core.config())) {
+        runtime(MakeDeps(core, std::move(executor), std::move(http), std::move(websockets),
+                         blocking, monitoring, metrics),
+                MakeOptions(core.config())) {
     // The external runners serve the bots' pipelines and the debug chat alike.
     for (pipeline::PipelineEngine* e : {&engine, &debug_engine}) {
       e->AddRunner("dify-service-api", dify);
@@ -87,8 +88,12 @@ struct BotStack::Parts {
   runtime::RuntimeDeps MakeDeps(Core& core, boost::asio::any_io_executor executor,
                                 std::shared_ptr<net::HttpClient> http,
                                 std::shared_ptr<net::WebSocketTransport> websockets,
-                                util::BlockingExecutor& blocking) {
+                                util::BlockingExecutor& blocking,
+                                domain::MonitoringSink* monitoring,
+                                util::MetricsRegistry* metrics) {
     runtime::RuntimeDeps deps;
+    deps.monitoring = monitoring;
+    deps.metrics = metrics;
     deps.executor = std::move(executor);
     deps.http = std::move(http);
     deps.websockets = std::move(websockets);
@@ -170,10 +175,12 @@ struct BotStack::Parts {
 BotStack::BotStack(Core& core, boost::asio::any_io_executor executor,
                    std::shared_ptr<net::HttpClient> http,
                    std::shared_ptr<net::WebSocketTransport> websockets, domain::LlmGateway& gateway,
-                   util::BlockingExecutor& blocking)
+                   util::BlockingExecutor& blocking, domain::MonitoringSink* monitoring,
+                   util::MetricsRegistry* metrics)
     : core_(core),
       parts_(std::make_unique<Parts>(core, std::move(executor), std::move(http),
-                                     std::move(websockets), gateway, blocking)) {}
+                                     std::move(websockets), gateway, blocking, monitoring,
+                                     metrics)) {}
 
 BotStack::~BotStack() {
   core_.bots().AttachRuntime(nullptr);

@@ -15,8 +15,10 @@
 #include "domain/knowledge.hpp"
 #include "domain/llm.hpp"
 #include "domain/message_takeover.hpp"
+#include "domain/monitoring.hpp"
 #include "domain/plugin_hooks.hpp"
 #include "util/blocking_executor.hpp"
+#include "util/metrics_registry.hpp"
 
 namespace sb::net {
 class HttpClient;
@@ -32,7 +34,8 @@ class BotStack {
  public:
   BotStack(Core& core, boost::asio::any_io_executor executor, std::shared_ptr<net::HttpClient> http,
            std::shared_ptr<net::WebSocketTransport> websockets, domain::LlmGateway& gateway,
-           util::BlockingExecutor& blocking);
+           util::BlockingExecutor& blocking, domain::MonitoringSink* monitoring = nullptr,
+           util::MetricsRegistry* metrics = nullptr);
   ~BotStack();
 
   // Attaches the runtime to the services and starts every enabled bot. Errors are logged.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "app/bot_stack.hpp"
+#include "app/metrics_collectors.hpp"
 #include "app/plugin_calls.hpp"
 #include "http/api/api.hpp"
 #include "http/auth_guard.hpp"
@@ -22,6 +23,7 @@
 #include "http/console_assets.hpp"
 #include "http/server.hpp"
 #include "llm/gateway.hpp"
+#include "llm/observed_gateway.hpp"
 #include "mcp/server_tester.hpp"
 #include "net/http_client.hpp"
 #include "net/websocket.hpp"
@@ -32,9 +34,11 @@
 #include "services/knowledge_service.hpp"
 #include "services/model_resolver.hpp"
 #include "services/model_test_service.hpp"
+#include "services/monitoring_recorder.hpp"
 #include "services/webhook_service.hpp"
 #include "util/blocking_executor.hpp"
 #include "util/crypto.hpp"
+#include "util/metrics_registry.hpp"
 #include "webhooks/webhook_pusher.hpp"
 
 namespace sb::app {
@@ -136,8 +140,25 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   gateway_options.max_response_bytes = cfg.llm.max_response_bytes;
   auto gateway = std::make_shared<llm::HttpLlmGateway>(io->get_executor(), http_client,
                                                        core.requesters(), gateway_options);
+  // Monitoring: the gateway seen by everything below reports each model call; the writer thread
+  // keeps the records (monitoring.enabled: false leaves both out).
+  util::SystemClock monitoring_clock;
+  util::MetricsRegistry metrics_registry;  // /metrics beyond the HTTP counters
+  std::unique_ptr<services::MonitoringRecorder> monitoring;
+  if (cfg.monitoring.enabled) {
+    monitoring = std::make_unique<services::MonitoringRecorder>(
+        core.storage().monitoring(), monitoring_clock,
+        services::MonitoringRecorderOptions{
+            .queue_bound = static_cast<std::size_t>(cfg.monitoring.queue_bound),
+            .batch_size = static_cast<std::size_t>(cfg.monitoring.batch_size),
+            .flush_interval = std::chrono::milliseconds(cfg.monitoring.flush_interval_ms),
+            .retention_days = cfg.monitoring.retention_days});
+  }
+  auto observed_gateway = std::make_unique<llm::ObservedLlmGateway>(
+      *gateway, monitoring.get(), &metrics_registry, monitoring_clock);
+  domain::LlmGateway* model_gateway = observed_gateway.get();
   services::ModelTestService model_tests(core.models(), core.providers(), core.storage().models(),
-                                         *gateway, blocking_executor);
+                                         *model_gateway, blocking_executor);
   services::KnowledgeOptions knowledge_options;
   knowledge_options.files_dir = core.data_dir() / "files";
   knowledge_options.max_upload_bytes = cfg.knowledge.max_upload_bytes;
@@ -146,15 +167,16 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   knowledge_options.limits.max_input_bytes = cfg.knowledge.max_upload_bytes;
   util::SystemClock knowledge_clock;
   auto knowledge = std::make_unique<services::KnowledgeService>(
-      core.storage().knowledge(), core.tasks(), core.models(), *gateway, knowledge_clock,
+      core.storage().knowledge(), core.tasks(), core.models(), *model_gateway, knowledge_clock,
       knowledge_options);
   util::SystemClock mcp_clock;
   services::McpService mcp_service(core.storage().mcp_servers(), mcp_clock, nullptr);
   mcp::McpServerTester mcp_tester(*http_client, io->get_executor(), core.storage().tasks(),
                                   mcp_clock, blocking_executor);
   mcp_service.set_tester(&mcp_tester);
-  auto bot_stack = std::make_unique<BotStack>(core, io->get_executor(), http_client, websockets,
-                                              *gateway, blocking_executor);
+  auto bot_stack =
+      std::make_unique<BotStack>(core, io->get_executor(), http_client, websockets, *model_gateway,
+                                 blocking_executor, monitoring.get(), &metrics_registry);
   BotStack& bots = *bot_stack;
 
   // Outgoing webhooks: the list lives in memory (read at start, refreshed on every change), so the
@@ -202,7 +224,7 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   plugin_deps.validate = services::ApplyConfigSchema;
   services::StoredModelResolver plugin_models(core.models(), core.providers());
   plugin_deps.send_message = MakeSendMessageCall(core.bots(), blocking_executor);
-  plugin_deps.invoke_llm = MakeInvokeLlmCall(plugin_models, *gateway, blocking_executor);
+  plugin_deps.invoke_llm = MakeInvokeLlmCall(plugin_models, *model_gateway, blocking_executor);
   services::PluginConfigFiles plugin_config_files(core.data_dir() / "files" / "plugin_config");
   plugin_deps.get_config_file = MakeGetConfigFileCall(plugin_config_files, blocking_executor);
   plugins::PluginManagerOptions plugin_options;
@@ -281,6 +303,9 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   ctx.knowledge = knowledge.get();
   ctx.webhooks = &webhook_service;
   ctx.mcp = &mcp_service;
+  ctx.monitoring = &core.storage().monitoring();
+  ctx.metrics_registry = &metrics_registry;
+  AddMetricsCollectors(metrics_registry, core, bots, *plugin_manager, monitoring.get());
   http::api::RegisterAllRoutes(router, ctx);
 
   const http::ConsoleHandler console(*console_files);
@@ -358,7 +383,8 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   io->stop();
   for (auto& t : io_threads) t.join();
   blocking.join();
-  bots.Flush();  // log entries and conversation turns queued by the last runs
+  bots.Flush();                        // log entries and conversation turns queued by the last runs
+  if (monitoring) monitoring->Stop();  // writes the records still queued
   // Every object that holds a socket, timer, signal set or strand of the I/O context is destroyed
   // before the context: their destructors deregister from its services, which die with it (under
   // AddressSanitizer each SIGTERM ended in a heap-use-after-free here). Plain objects that
@@ -378,6 +404,8 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   http_client.reset();
   websockets.reset();
   io.reset();  // destroys what was left suspended, while everything it may touch still exists
+  observed_gateway.reset();
+  monitoring.reset();
   core.Close();
   spdlog::info("stopped cleanly");
   return 0;

@@ -111,9 +111,9 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
     if (sep == std::string::npos || sep == 0 || sep + 2 >= name.size()) continue;
     const std::string section = Lower(name.substr(0, sep));
     const std::string key = Lower(name.substr(sep + 2));
-    static const char* kSections[] = {"api",      "database", "auth",  "space",
-                                      "plugins",  "network",  "llm",   "knowledge",
-                                      "webhooks", "runtime",  "system"};
+    static const char* kSections[] = {"api",      "database", "auth",   "space",
+                                      "plugins",  "network",  "llm",    "knowledge",
+                                      "webhooks", "runtime",  "system", "monitoring"};
     if (std::find(std::begin(kSections), std::end(kSections), section) == std::end(kSections)) {
       continue;
     }
@@ -187,6 +187,13 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
   wh.Read("max_attempts", c.webhooks.max_attempts);
   wh.Read("max_pending", c.webhooks.max_pending);
   take(wh);
+  SectionReader mon(root, "monitoring");
+  mon.Read("enabled", c.monitoring.enabled);
+  mon.Read("retention_days", c.monitoring.retention_days);
+  mon.Read("batch_size", c.monitoring.batch_size);
+  mon.Read("flush_interval_ms", c.monitoring.flush_interval_ms);
+  mon.Read("queue_bound", c.monitoring.queue_bound);
+  take(mon);
   SectionReader rt(root, "runtime");
   rt.Read("max_concurrent_pipelines", c.runtime.max_concurrent_pipelines);
   rt.Read("max_queued_messages", c.runtime.max_queued_messages);
@@ -249,6 +256,14 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
         "knowledge.embedding_batch_size must be 1..2048");
   range(c.knowledge.context_budget_chars >= 100,
         "knowledge.context_budget_chars must be at least 100");
+  range(c.monitoring.retention_days >= 1 && c.monitoring.retention_days <= 3650,
+        "monitoring.retention_days must be 1..3650");
+  range(c.monitoring.batch_size >= 1 && c.monitoring.batch_size <= 100000,
+        "monitoring.batch_size must be 1..100000");
+  range(c.monitoring.flush_interval_ms >= 10 && c.monitoring.flush_interval_ms <= 600000,
+        "monitoring.flush_interval_ms must be 10..600000");
+  range(c.monitoring.queue_bound >= 1 && c.monitoring.queue_bound <= 10000000,
+        "monitoring.queue_bound must be 1..10000000");
   range(c.network.proxy.empty() || c.network.proxy.rfind("http://", 0) == 0,
         "network.proxy must be an http:// URL");
   range(c.runtime.max_concurrent_pipelines >= 1 && c.runtime.max_concurrent_pipelines <= 100000,
@@ -362,6 +377,14 @@ std::string RenderConfig(const Config& c) {
   out << YAML::Key << "ban_word_mask" << YAML::Value << c.runtime.ban_word_mask;
   out << YAML::Key << "conversation_cache_bytes" << YAML::Value
       << c.runtime.conversation_cache_bytes;
+  out << YAML::EndMap;
+  out << YAML::Key << "monitoring" << YAML::Comment("monitoring records") << YAML::Value
+      << YAML::BeginMap;
+  out << YAML::Key << "enabled" << YAML::Value << c.monitoring.enabled;
+  out << YAML::Key << "retention_days" << YAML::Value << c.monitoring.retention_days;
+  out << YAML::Key << "batch_size" << YAML::Value << c.monitoring.batch_size;
+  out << YAML::Key << "flush_interval_ms" << YAML::Value << c.monitoring.flush_interval_ms;
+  out << YAML::Key << "queue_bound" << YAML::Value << c.monitoring.queue_bound;
   out << YAML::EndMap;
   out << YAML::Key << "system" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "debug" << YAML::Value << c.system.debug;

@@ -107,6 +107,15 @@ struct RuntimeConfig {
   std::size_t conversation_cache_bytes = 32 * 1024 * 1024;
 };
 
+// Monitoring records (LangBot's /monitoring routes): written off the message path in batches.
+struct MonitoringConfig {
+  bool enabled = true;
+  int retention_days = 30;
+  int batch_size = 500;          // records per transaction
+  int flush_interval_ms = 1000;  // the longest a record waits in memory
+  int queue_bound = 10000;       // records waiting; more are dropped (and counted)
+};
+
 struct SystemConfig {
   bool debug = false;
   std::string edition = "community";
@@ -129,6 +138,7 @@ struct Config {
   WebhooksConfig webhooks;
   RuntimeConfig runtime;
   SystemConfig system;
+  MonitoringConfig monitoring;
 };
 
 using Environment = std::map<std::string, std::string>;

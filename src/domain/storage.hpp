@@ -9,6 +9,7 @@
 #include "domain/knowledge.hpp"
 #include "domain/mcp.hpp"
 #include "domain/model.hpp"
+#include "domain/monitoring.hpp"
 #include "domain/pipeline.hpp"
 #include "domain/plugin.hpp"
 #include "domain/provider.hpp"
@@ -35,6 +36,7 @@ class Storage {
   virtual KnowledgeRepository& knowledge() = 0;
   virtual WebhookRepository& webhooks() = 0;
   virtual McpServerRepository& mcp_servers() = 0;
+  virtual MonitoringRepository& monitoring() = 0;
 };
 
 }  // namespace sb::domain

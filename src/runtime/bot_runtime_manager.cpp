@@ -14,6 +14,7 @@
 #include "domain/message_text.hpp"
 #include "pipeline/query.hpp"
 #include "runtime/bot_log_writer.hpp"
+#include "runtime/message_monitor.hpp"
 #include "runtime/streamed_reply.hpp"
 
 namespace sb::runtime {
@@ -45,7 +46,10 @@ class Incarnation;
 
 struct BotRuntimeManager::Impl : std::enable_shared_from_this<Impl> {
   Impl(RuntimeDeps d, RuntimeOptions o)
-      : deps(std::move(d)), options(std::move(o)), log_writer(*deps.logs, *deps.blocking) {}
+      : deps(std::move(d)),
+        options(std::move(o)),
+        log_writer(*deps.logs, *deps.blocking),
+        monitor(deps.monitoring, deps.metrics, deps.clock) {}
 
   struct Entry {
     std::shared_ptr<Incarnation> current;
@@ -59,6 +63,7 @@ struct BotRuntimeManager::Impl : std::enable_shared_from_this<Impl> {
   RuntimeDeps deps;
   RuntimeOptions options;
   BotLogWriter log_writer;
+  MessageMonitor monitor;
 
   std::mutex mu;
   std::condition_variable stopped_cv;
@@ -342,7 +347,7 @@ class BotOrigin final : public pipeline::MessageOrigin {
 class BotTurn final : public pipeline::Turn, public std::enable_shared_from_this<BotTurn> {
  public:
   BotTurn(std::weak_ptr<BotRuntimeManager::Impl> impl, std::shared_ptr<Incarnation> inc,
-          const domain::ReceivedMessage& message, std::string session_id,
+          const domain::ReceivedMessage& message, std::string session_id, std::string monitor_id,
           std::shared_ptr<domain::Takeover> takeover)
       : impl_(std::move(impl)),
         inc_(std::move(inc)),
@@ -350,7 +355,8 @@ class BotTurn final : public pipeline::Turn, public std::enable_shared_from_this
         chat_type_(message.chat_type),
         chat_id_(message.chat_id),
         message_id_(message.message_id),
-        session_id_(std::move(session_id)) {}
+        session_id_(std::move(session_id)),
+        monitor_id_(std::move(monitor_id)) {}
 
   void Log(LogLevel level, std::string text) override {
     if (auto impl = impl_.lock()) {
@@ -385,8 +391,15 @@ class BotTurn final : public pipeline::Turn, public std::enable_shared_from_this
     return [reply = streamed_](const domain::ChatDelta& delta) { reply->Add(delta.content); };
   }
 
-  void Ignored(const pipeline::EngineOutcome&) override {
+  void Ignored(const pipeline::EngineOutcome& outcome) override {
     if (streamed_ && streamed_->Started()) streamed_->Abandon();
+    if (auto impl = impl_.lock()) {
+      if (outcome.failed) {
+        impl->monitor.Failed(inc_->bot(), monitor_id_, session_id_, "pipeline", outcome.error);
+      } else {
+        impl->monitor.Ignored(inc_->bot(), monitor_id_);
+      }
+    }
   }
 
   bool TakenOver() override { return takeover_ && takeover_->Taken(); }
@@ -415,6 +428,7 @@ class BotTurn final : public pipeline::Turn, public std::enable_shared_from_this
     const bool streamed = streamed_ && streamed_->Started() && streamed_by_ == target;
     if (auto ok = inc_->adapter().CheckDeliverable(out); !ok) {
       Log(LogLevel::kError, "the reply cannot be delivered: " + ok.error().message);
+      impl->monitor.Failed(inc_->bot(), monitor_id_, session_id_, "delivery", ok.error().message);
       if (streamed) streamed_->Abandon();
       return done();
     }
@@ -423,8 +437,9 @@ class BotTurn final : public pipeline::Turn, public std::enable_shared_from_this
                            : "reply (" + made_by + "): " + domain::DescribeChain(out.chain);
     if (streamed) text.insert(5, " streamed");
     auto self = shared_from_this();
-    auto sent_back = [self, text = std::move(text),
+    auto sent_back = [self, text = std::move(text), reply_text = domain::DescribeChain(out.chain),
                       done = std::move(done)](util::Result<domain::SendReceipt> sent) {
+      self->Monitor(sent, reply_text);
       if (sent) {
         self->Log(LogLevel::kInfo, text);
       } else {
@@ -442,6 +457,13 @@ class BotTurn final : public pipeline::Turn, public std::enable_shared_from_this
   }
 
  private:
+  void Monitor(const util::Result<domain::SendReceipt>& sent, const std::string& reply_text) {
+    auto impl = impl_.lock();
+    if (!impl) return;
+    if (sent) return impl->monitor.Replied(inc_->bot(), monitor_id_, session_id_, reply_text);
+    impl->monitor.Failed(inc_->bot(), monitor_id_, session_id_, "delivery", sent.error().message);
+  }
+
   std::weak_ptr<BotRuntimeManager::Impl> impl_;
   std::shared_ptr<Incarnation> inc_;            // replaced by its successor when the bot restarted
   std::shared_ptr<domain::Takeover> takeover_;  // null: nobody can take the message over
@@ -451,12 +473,14 @@ class BotTurn final : public pipeline::Turn, public std::enable_shared_from_this
   const std::string chat_id_;
   const std::string message_id_;
   const std::string session_id_;
+  const std::string monitor_id_;  // the message's monitoring record; empty when off
 };
 
 void BotOrigin::Refused(const domain::ReceivedMessage& message, const std::string& session_id,
                         bool busy) {
   auto impl = impl_.lock();
   if (!impl) return;
+  impl->monitor.Refused(inc_->bot(), message, session_id, busy ? "queue full" : "bot stopped");
   if (!busy) {
     impl->Log(inc_->bot().uuid, inc_->retention(), LogLevel::kWarning,
               "a message arrived while the bot stopped and was not answered", session_id);
@@ -493,7 +517,9 @@ std::shared_ptr<pipeline::Turn> BotOrigin::Begin(const domain::ReceivedMessage& 
               takeover_->TakenBy() + " took the message over (skip_pipeline): no pipeline run",
               session_id);
   }
-  return std::make_shared<BotTurn>(impl_, live, message, session_id, takeover_);
+  return std::make_shared<BotTurn>(impl_, live, message, session_id,
+                                   impl->monitor.Received(live->bot(), message, session_id),
+                                   takeover_);
 }
 
 void BotRuntimeManager::Impl::Dispatch(const std::shared_ptr<Incarnation>& inc,

@@ -20,6 +20,7 @@
 #include "domain/bot_log.hpp"
 #include "domain/bot_runtime.hpp"
 #include "domain/message_takeover.hpp"
+#include "domain/monitoring.hpp"
 #include "domain/pipeline.hpp"
 #include "pipeline/message_driver.hpp"
 #include "pipeline/pipeline_snapshot.hpp"
@@ -27,6 +28,7 @@
 #include "platforms/platform_adapter.hpp"
 #include "util/blocking_executor.hpp"
 #include "util/clock.hpp"
+#include "util/metrics_registry.hpp"
 
 namespace sb::runtime {
 
@@ -60,6 +62,9 @@ struct RuntimeDeps {
   std::map<std::string, AdapterFactory> adapters;  // by adapter name
   // Told of every received message before its pipeline runs (outgoing webhooks); may be null.
   domain::MessageTakeoverListener* takeover = nullptr;
+  // Monitoring records of each message; null records nothing. Never blocks.
+  domain::MonitoringSink* monitoring = nullptr;
+  util::MetricsRegistry* metrics = nullptr;  // message counters; null counts nothing
 };
 
 class BotRuntimeManager final : public domain::BotRuntime {

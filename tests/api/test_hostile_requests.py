@@ -246,6 +246,8 @@ class HostileRequestsTest(ServerTestCase):
             "server_name": create("/api/v1/mcp/servers", {
                 "name": "victim-mcp", "mode": "http", "enable": False,
                 "extra_args": {"url": "http://127.0.0.1:9/mcp"}}) and "victim-mcp",
+            "message_id": "00000000-0000-4000-8000-000000000000",
+            "session_id": "person_nobody",
         }
         cls.ids["webhook_id"] = str(create("/api/v1/webhooks", {
             "name": "hook", "url": "http://127.0.0.1:9/hook", "enabled": False})["webhook"]["id"])

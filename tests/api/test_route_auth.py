@@ -67,6 +67,8 @@ class RouteAuthTest(ServerTestCase):
             "server_name": create("/api/v1/mcp/servers", {
                 "name": "mcp1", "mode": "http", "enable": False,
                 "extra_args": {"url": "http://127.0.0.1:9/mcp"}}) and "mcp1",
+            "message_id": unknown_uuid(),  # a monitoring record that does not exist
+            "session_id": "person_nobody",
         }
         cls.ids["webhook_id"] = str(create("/api/v1/webhooks", {
             "name": "hook", "url": "http://127.0.0.1:9/hook", "enabled": False})["webhook"]["id"])

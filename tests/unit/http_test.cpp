@@ -340,6 +340,7 @@ TEST(RouteTable, EveryRegisteredRouteIsListedWithItsAuthClass) {
   ctx.webhooks = &webhooks;
   services::McpService mcp((*core)->storage().mcp_servers(), clock, nullptr);
   ctx.mcp = &mcp;
+  ctx.monitoring = &(*core)->storage().monitoring();
   api::RegisterAllRoutes(router, ctx);
 
   std::set<std::string> registered;

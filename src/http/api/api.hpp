@@ -11,6 +11,7 @@
 
 #include "domain/catalogue.hpp"
 #include "domain/debug_chat.hpp"
+#include "domain/monitoring.hpp"
 #include "domain/plugin.hpp"
 #include "http/metrics.hpp"
 #include "http/router.hpp"
@@ -26,6 +27,7 @@
 #include "services/system_service.hpp"
 #include "services/task_service.hpp"
 #include "services/webhook_service.hpp"
+#include "util/metrics_registry.hpp"
 
 namespace sb::http::api {
 
@@ -68,8 +70,10 @@ struct ApiContext {
   domain::PluginManager* plugins = nullptr;         // null: the plugin routes are absent
   services::KnowledgeService* knowledge = nullptr;  // null: the knowledge and file routes absent
   services::PluginConfigFiles* plugin_config_files = nullptr;  // null: /plugins/config-files absent
-  services::WebhookService* webhooks = nullptr;  // null: the /webhooks routes are absent
-  services::McpService* mcp = nullptr;           // null: the /mcp routes are absent
+  services::WebhookService* webhooks = nullptr;        // null: the /webhooks routes are absent
+  services::McpService* mcp = nullptr;                 // null: the /mcp routes are absent
+  domain::MonitoringRepository* monitoring = nullptr;  // null: /monitoring and /stats absent
+  util::MetricsRegistry* metrics_registry = nullptr;   // more /metrics series; null: none
 };
 
 void RegisterSystemRoutes(Router& router, ApiContext& ctx);
@@ -85,6 +89,7 @@ void RegisterKnowledgeRoutes(Router& router, ApiContext& ctx);
 void RegisterWebhookRoutes(Router& router, ApiContext& ctx);
 void RegisterMcpRoutes(Router& router, ApiContext& ctx);
 void RegisterPipelineExtensionRoutes(Router& router, ApiContext& ctx);
+void RegisterMonitoringRoutes(Router& router, ApiContext& ctx);
 
 void RegisterAllRoutes(Router& router, ApiContext& ctx);
 

@@ -119,6 +119,7 @@ void RegisterAllRoutes(Router& router, ApiContext& ctx) {
   RegisterWebhookRoutes(router, ctx);
   RegisterMcpRoutes(router, ctx);
   RegisterPipelineExtensionRoutes(router, ctx);
+  RegisterMonitoringRoutes(router, ctx);
 }
 
 }  // namespace sb::http::api

@@ -175,6 +175,7 @@ void RegisterSystemRoutes(Router& router, ApiContext& ctx) {
                 Response r;
                 r.content_type = "text/plain; version=0.0.4";
                 r.body = ctx.metrics.RenderPrometheus();
+                if (ctx.metrics_registry) r.body += ctx.metrics_registry->Render();
                 return r;
               },
               Execution::kBlocking});

@@ -279,6 +279,78 @@ CREATE TABLE webhooks (
   failures         INTEGER NOT NULL DEFAULT 0
 );
 )sql"},
+    // Monitoring (LangBot's monitoring_* tables). Times are unix millis. Every list route filters
+    // by bot or pipeline and orders by time, so each table has (bot, time) and (pipeline, time)
+    // indexes next to the time index; retention deletes by time.
+    {9, R"sql(
+CREATE TABLE monitoring_messages (
+  id TEXT PRIMARY KEY NOT NULL, timestamp INTEGER NOT NULL,
+  bot_id TEXT NOT NULL, bot_name TEXT NOT NULL, pipeline_id TEXT NOT NULL,
+  pipeline_name TEXT NOT NULL, message_content TEXT NOT NULL, session_id TEXT NOT NULL,
+  status TEXT NOT NULL, level TEXT NOT NULL, platform TEXT, user_id TEXT, user_name TEXT,
+  runner_name TEXT, variables TEXT, role TEXT);
+-- status in the index: the overview's total and success count are one scan of the index alone.
+CREATE INDEX monitoring_messages_time ON monitoring_messages (timestamp, status);
+CREATE INDEX monitoring_messages_bot ON monitoring_messages (bot_id, timestamp, status);
+CREATE INDEX monitoring_messages_pipeline ON monitoring_messages (pipeline_id, timestamp, status);
+CREATE INDEX monitoring_messages_session ON monitoring_messages (session_id, timestamp);
+
+CREATE TABLE monitoring_llm_calls (
+  id TEXT PRIMARY KEY NOT NULL, timestamp INTEGER NOT NULL, model_name TEXT NOT NULL,
+  input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, total_tokens INTEGER NOT NULL,
+  duration INTEGER NOT NULL, cost REAL, status TEXT NOT NULL, bot_id TEXT NOT NULL,
+  bot_name TEXT NOT NULL, pipeline_id TEXT NOT NULL, pipeline_name TEXT NOT NULL,
+  session_id TEXT NOT NULL, error_message TEXT, message_id TEXT);
+CREATE INDEX monitoring_llm_calls_time ON monitoring_llm_calls (timestamp);
+CREATE INDEX monitoring_llm_calls_bot ON monitoring_llm_calls (bot_id, timestamp);
+CREATE INDEX monitoring_llm_calls_pipeline ON monitoring_llm_calls (pipeline_id, timestamp);
+CREATE INDEX monitoring_llm_calls_message ON monitoring_llm_calls (message_id);
+
+CREATE TABLE monitoring_embedding_calls (
+  id TEXT PRIMARY KEY NOT NULL, timestamp INTEGER NOT NULL, model_name TEXT NOT NULL,
+  prompt_tokens INTEGER NOT NULL, total_tokens INTEGER NOT NULL, duration INTEGER NOT NULL,
+  input_count INTEGER NOT NULL, status TEXT NOT NULL, error_message TEXT,
+  knowledge_base_id TEXT, query_text TEXT, session_id TEXT, message_id TEXT, call_type TEXT);
+CREATE INDEX monitoring_embedding_calls_time ON monitoring_embedding_calls (timestamp);
+CREATE INDEX monitoring_embedding_calls_base ON monitoring_embedding_calls (knowledge_base_id, timestamp);
+
+-- A session id ("person_<id>") is the platform's chat, so two bots can share one: the key is the
+-- pair (LangBot's key is the session id alone, and mixes them).
+CREATE TABLE monitoring_sessions (
+  session_id TEXT NOT NULL, bot_id TEXT NOT NULL, bot_name TEXT NOT NULL,
+  pipeline_id TEXT NOT NULL, pipeline_name TEXT NOT NULL, message_count INTEGER NOT NULL,
+  start_time INTEGER NOT NULL, last_activity INTEGER NOT NULL, is_active INTEGER NOT NULL,
+  platform TEXT, user_id TEXT, user_name TEXT, PRIMARY KEY (session_id, bot_id));
+CREATE INDEX monitoring_sessions_start ON monitoring_sessions (start_time);
+CREATE INDEX monitoring_sessions_last ON monitoring_sessions (last_activity);
+CREATE INDEX monitoring_sessions_bot ON monitoring_sessions (bot_id, start_time);
+CREATE INDEX monitoring_sessions_pipeline ON monitoring_sessions (pipeline_id, start_time);
+
+CREATE TABLE monitoring_errors (
+  id TEXT PRIMARY KEY NOT NULL, timestamp INTEGER NOT NULL, error_type TEXT NOT NULL,
+  error_message TEXT NOT NULL, bot_id TEXT NOT NULL, bot_name TEXT NOT NULL,
+  pipeline_id TEXT NOT NULL, pipeline_name TEXT NOT NULL, session_id TEXT, stack_trace TEXT,
+  message_id TEXT);
+CREATE INDEX monitoring_errors_time ON monitoring_errors (timestamp);
+CREATE INDEX monitoring_errors_bot ON monitoring_errors (bot_id, timestamp);
+CREATE INDEX monitoring_errors_pipeline ON monitoring_errors (pipeline_id, timestamp);
+CREATE INDEX monitoring_errors_message ON monitoring_errors (message_id);
+
+CREATE TABLE monitoring_feedback (
+  id TEXT PRIMARY KEY NOT NULL, timestamp INTEGER NOT NULL, feedback_id TEXT NOT NULL UNIQUE,
+  feedback_type INTEGER NOT NULL, feedback_content TEXT, inaccurate_reasons TEXT, bot_id TEXT,
+  bot_name TEXT, pipeline_id TEXT, pipeline_name TEXT, session_id TEXT, message_id TEXT,
+  stream_id TEXT, user_id TEXT, platform TEXT);
+CREATE INDEX monitoring_feedback_time ON monitoring_feedback (timestamp);
+CREATE INDEX monitoring_feedback_bot ON monitoring_feedback (bot_id, timestamp);
+
+-- Hourly counts per table, bot and pipeline (hour = unix millis / 3600000), written with the
+-- records: the routes' totals over a month of records read these instead of every row.
+CREATE TABLE monitoring_hourly (
+  kind TEXT NOT NULL, hour INTEGER NOT NULL, bot_id TEXT NOT NULL, pipeline_id TEXT NOT NULL,
+  n INTEGER NOT NULL, success INTEGER NOT NULL,
+  PRIMARY KEY (kind, hour, bot_id, pipeline_id)) WITHOUT ROWID;
+)sql"},
 };
 
 constexpr const char* kCreateMigrationsTable = R"sql(

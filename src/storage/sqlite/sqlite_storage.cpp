@@ -90,7 +90,8 @@ SqliteStorage::SqliteStorage(std::unique_ptr<Database> db, util::SecretBox secre
       plugins_(*db_),
       knowledge_(*db_),
       webhooks_(*db_, secrets_),
-      mcp_servers_(*db_, secrets_) {}
+      mcp_servers_(*db_, secrets_),
+      monitoring_(*db_) {}
 
 SqliteStorage::~SqliteStorage() { Close(); }
 

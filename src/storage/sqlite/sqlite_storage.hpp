@@ -16,6 +16,7 @@
 #include "storage/sqlite/knowledge_repository.hpp"
 #include "storage/sqlite/mcp_server_repository.hpp"
 #include "storage/sqlite/model_repository.hpp"
+#include "storage/sqlite/monitoring_repository.hpp"
 #include "storage/sqlite/pipeline_repository.hpp"
 #include "storage/sqlite/plugin_repository.hpp"
 #include "storage/sqlite/provider_repository.hpp"
@@ -55,6 +56,7 @@ class SqliteStorage final : public domain::Storage {
   domain::KnowledgeRepository& knowledge() override { return knowledge_; }
   domain::WebhookRepository& webhooks() override { return webhooks_; }
   domain::McpServerRepository& mcp_servers() override { return mcp_servers_; }
+  domain::MonitoringRepository& monitoring() override { return monitoring_; }
 
  private:
   SqliteStorage(std::unique_ptr<Database> db, util::SecretBox secrets);
@@ -75,6 +77,7 @@ class SqliteStorage final : public domain::Storage {
   SqliteKnowledgeRepository knowledge_;
   SqliteWebhookRepository webhooks_;
   SqliteMcpServerRepository mcp_servers_;
+  SqliteMonitoringRepository monitoring_;
 };
 
 }  // namespace sb::storage::sqlite
