@@ -306,6 +306,14 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   ctx.monitoring = &core.storage().monitoring();
   ctx.metrics_registry = &metrics_registry;
   AddMetricsCollectors(metrics_registry, core, bots, *plugin_manager, monitoring.get());
+  metrics_registry.AddCollector([pusher = webhook_pusher](util::MetricsWriter& w) {
+    w.Header("switchboard_webhook_pushes_pending", "gauge", "Outgoing webhook pushes in flight.");
+    w.Sample("switchboard_webhook_pushes_pending", {}, {}, static_cast<double>(pusher->Pending()));
+    w.Header("switchboard_webhook_pushes_dropped_total", "counter",
+             "Outgoing webhook pushes dropped because webhooks.max_pending were in flight.");
+    w.Sample("switchboard_webhook_pushes_dropped_total", {}, {},
+             static_cast<double>(pusher->Dropped()));
+  });
   http::api::RegisterAllRoutes(router, ctx);
 
   const http::ConsoleHandler console(*console_files);

@@ -120,6 +120,11 @@ class WebhookPushTest(OutgoingWebhookCase):
         self.assertEqual(state["last_delivery"]["status"], "ok")
         self.assertEqual(state["last_delivery"]["http_status"], 200)
         self.assertTrue(state["last_delivery"]["at"])
+        # A push leaves the in-flight count just after its status is recorded.
+        metrics = wait_until(lambda: (lambda m: "switchboard_webhook_pushes_pending 0" in m and m)(
+            self.as_user("GET", "/metrics")[1]))
+        self.assertTrue(metrics)
+        self.assertIn("switchboard_webhook_pushes_dropped_total 0", metrics)
 
     def test_a_500_is_retried_and_a_dead_receiver_shows_in_the_status(self):
         hook = self.hook()
