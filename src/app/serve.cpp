@@ -306,7 +306,11 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   ctx.monitoring = &core.storage().monitoring();
   ctx.metrics_registry = &metrics_registry;
   AddMetricsCollectors(metrics_registry, core, bots, *plugin_manager, monitoring.get());
-  metrics_registry.AddCollector([pusher = webhook_pusher](util::MetricsWriter& w) {
+  // A weak reference: the registry outlives the pusher, which must go (with its HTTP client)
+  // before the I/O context does.
+  metrics_registry.AddCollector([weak = std::weak_ptr(webhook_pusher)](util::MetricsWriter& w) {
+    auto pusher = weak.lock();
+    if (!pusher) return;
     w.Header("switchboard_webhook_pushes_pending", "gauge", "Outgoing webhook pushes in flight.");
     w.Sample("switchboard_webhook_pushes_pending", {}, {}, static_cast<double>(pusher->Pending()));
     w.Header("switchboard_webhook_pushes_dropped_total", "counter",
