@@ -96,9 +96,9 @@ TEST_F(ConfigTest, AnonymousDebugChatTakesLoopbackAndOriginsOnly) {
   auto c = LoadConfig(path_.string(), {{"API__ANONYMOUS_DEBUG_CHAT",
                                         "loopback,https://console.example,http://10.0.0.5:8080"}});
   ASSERT_TRUE(c) << c.error().message;
-  EXPECT_EQ(c->api.anonymous_debug_chat,
-            (std::vector<std::string>{"loopback", "https://console.example",
-                                      "http://10.0.0.5:8080"}));
+  EXPECT_EQ(
+      c->api.anonymous_debug_chat,
+      (std::vector<std::string>{"loopback", "https://console.example", "http://10.0.0.5:8080"}));
   EXPECT_TRUE(Config{}.api.anonymous_debug_chat.empty());  // off unless asked for
   for (const char* bad : {"*", "console.example", "https://console.example/chat",
                           "https://user@console.example", "ftp://console.example", "https://"}) {
