@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "mcp/jsonrpc.hpp"
+#include "mcp/session.hpp"
 #include "net/http_client.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
@@ -29,40 +30,26 @@ struct HttpTarget {
   std::size_t max_tools = 512;                               // across every tools/list page
 };
 
-struct Tool {
-  std::string name;
-  std::string description;
-  util::JsonObject input_schema;
-};
-
-struct ToolResult {
-  std::string text;  // the text content items joined; other kinds named in brackets
-  bool is_error = false;
-};
-
-// Not thread-safe: one coroutine at a time drives a session. Failures:
-//   kUpstreamUnreachable / kUpstreamTimeout  from the HTTP client
-//   kUpstreamFailed   non-2xx, an answer over max_message_bytes, invalid JSON-RPC, an
-//                     unsupported protocol version, a JSON-RPC error (its message, cut)
-//   kUnavailable      the server forgot the session (404): reconnect
-class HttpSession {
+// The Session contract; non-2xx answers are kUpstreamFailed, and a 404 on a session is
+// kUnavailable (the server forgot it: reconnect). Each request is its own POST, so calls overlap
+// freely.
+class HttpSession final : public Session {
  public:
   HttpSession(net::HttpClient& http, HttpTarget target) : http_(http), target_(std::move(target)) {}
 
-  boost::asio::awaitable<util::Result<void>> Initialize();
+  boost::asio::awaitable<util::Result<void>> Initialize() override;
   // Follows nextCursor; fails past max_tools or after 50 pages.
-  boost::asio::awaitable<util::Result<std::vector<Tool>>> ListTools();
-  boost::asio::awaitable<util::Result<ToolResult>> CallTool(const std::string& name,
-                                                            util::JsonObject arguments,
-                                                            std::chrono::milliseconds deadline);
-  boost::asio::awaitable<util::Result<void>> Ping();
+  boost::asio::awaitable<util::Result<std::vector<Tool>>> ListTools() override;
+  boost::asio::awaitable<util::Result<ToolResult>> CallTool(
+      const std::string& name, util::JsonObject arguments,
+      std::chrono::milliseconds deadline) override;
+  boost::asio::awaitable<util::Result<void>> Ping() override;
   // DELETE with the session id, when there is one; errors are ignored (the server may not allow
   // it, and the session is ours to forget anyway).
-  boost::asio::awaitable<void> Close();
+  boost::asio::awaitable<void> Close() override;
 
-  // Set when the server sent notifications/tools/list_changed; cleared by ListTools.
-  bool tools_changed() const { return tools_changed_; }
-  const std::string& protocol_version() const { return protocol_version_; }
+  bool tools_changed() const override { return tools_changed_; }
+  const std::string& protocol_version() const override { return protocol_version_; }
 
  private:
   net::HttpRequest NewPost(std::string body, std::chrono::milliseconds timeout) const;

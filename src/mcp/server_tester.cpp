@@ -5,10 +5,10 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/strand.hpp>
 #include <memory>
 
-#include "mcp/http_session.hpp"
-#include "mcp/server_config.hpp"
+#include "mcp/session_factory.hpp"
 
 namespace sb::mcp {
 
@@ -17,10 +17,13 @@ namespace {
 namespace asio = boost::asio;
 using util::ErrorCode;
 
-asio::awaitable<util::Result<util::Json>> RunTest(net::HttpClient& http, HttpTarget target) {
-  HttpSession session(http, std::move(target));
+asio::awaitable<util::Result<util::Json>> RunTest(std::unique_ptr<Session> owned) {
+  Session& session = *owned;
   auto init = co_await session.Initialize();
-  if (!init) co_return tl::make_unexpected(init.error());
+  if (!init) {
+    co_await session.Close();
+    co_return tl::make_unexpected(init.error());
+  }
   auto tools = co_await session.ListTools();
   co_await session.Close();
   if (!tools) co_return tl::make_unexpected(tools.error());
@@ -36,12 +39,10 @@ asio::awaitable<util::Result<util::Json>> RunTest(net::HttpClient& http, HttpTar
 }  // namespace
 
 util::Result<std::int64_t> McpServerTester::StartTest(const domain::McpServer& server) {
-  if (server.mode != "http") {
-    return util::Fail(ErrorCode::kInvalidArgument,
-                      fmt::format("testing mode '{}' is not supported by this build yet; only "
-                                  "'http' (Streamable HTTP) is",
-                                  server.mode));
-  }
+  // Each test gets its own strand: a session's calls never run on two threads at once.
+  auto strand = asio::make_strand(executor_);
+  auto session = MakeSession(server, {http_, strand});
+  if (!session) return tl::make_unexpected(session.error());
   domain::Task task;
   task.task_type = "mcp-operation";  // LangBot's kind for these tasks
   task.kind = "mcp-test";
@@ -55,7 +56,7 @@ util::Result<std::int64_t> McpServerTester::StartTest(const domain::McpServer& s
   if (!id) return tl::make_unexpected(id.error());
   task.id = *id;
   auto shared = std::make_shared<domain::Task>(std::move(task));
-  asio::co_spawn(executor_, RunTest(http_, HttpTargetOf(server)),
+  asio::co_spawn(strand, RunTest(std::move(*session)),
                  [this, shared](std::exception_ptr ep, util::Result<util::Json> result) {
                    if (ep)
                      result = util::Fail(ErrorCode::kInternal, "the test failed unexpectedly");

@@ -22,7 +22,7 @@ class McpServerTester final : public domain::McpTester {
                   util::BlockingExecutor& blocking)
       : http_(http), executor_(executor), tasks_(tasks), clock_(clock), blocking_(blocking) {}
 
-  // Modes "http" (Streamable HTTP). stdio and sse: kInvalidArgument, not built yet.
+  // Any mode MakeSession speaks; others kInvalidArgument.
   util::Result<std::int64_t> StartTest(const domain::McpServer& server) override;
 
  private:

@@ -1,0 +1,27 @@
+// The session for a stored server's mode (LangBot's names: "stdio", "sse", "http").
+//   auto session = MakeSession(server, {http, strand});
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <memory>
+
+#include "domain/mcp.hpp"
+#include "mcp/session.hpp"
+#include "net/http_client.hpp"
+#include "util/error.hpp"
+
+namespace sb::mcp {
+
+// What transports need from the server process. References outlive every session made.
+struct SessionDeps {
+  net::HttpClient& http;
+  // The executor every call of the session runs on (a strand of the I/O context).
+  boost::asio::any_io_executor executor;
+};
+
+// kInvalidArgument when this build does not speak the mode, or the configuration lacks what the
+// mode needs (a url); the message says which.
+util::Result<std::unique_ptr<Session>> MakeSession(const domain::McpServer& server,
+                                                   const SessionDeps& deps);
+
+}  // namespace sb::mcp
