@@ -199,6 +199,11 @@ void BotStack::SetPluginHooks(domain::PluginHooks* hooks) {
   parts_->debug_agent.SetPluginHooks(hooks);
 }
 
+void BotStack::SetMcpTools(domain::McpTools* tools) {
+  parts_->agent.SetMcpTools(tools);
+  parts_->debug_agent.SetMcpTools(tools);
+}
+
 void BotStack::SetKnowledge(domain::KnowledgeRetriever* retriever, std::size_t budget_chars) {
   parts_->agent.SetKnowledge(retriever, budget_chars);
   parts_->debug_agent.SetKnowledge(retriever, budget_chars);

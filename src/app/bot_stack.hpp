@@ -14,6 +14,7 @@
 #include "domain/debug_chat.hpp"
 #include "domain/knowledge.hpp"
 #include "domain/llm.hpp"
+#include "domain/mcp.hpp"
 #include "domain/message_takeover.hpp"
 #include "domain/monitoring.hpp"
 #include "domain/plugin_hooks.hpp"
@@ -49,6 +50,8 @@ class BotStack {
 
   // Plugins reach both the bots' pipelines and the debug chat. Before Start; outlives the stack.
   void SetPluginHooks(domain::PluginHooks* hooks);
+  // MCP servers' tools for the local agent of bots and the debug chat; before Start.
+  void SetMcpTools(domain::McpTools* tools);
   // Knowledge bases for the local agent of bots and the debug chat; before Start.
   void SetKnowledge(domain::KnowledgeRetriever* retriever, std::size_t budget_chars);
 

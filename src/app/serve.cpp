@@ -11,6 +11,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <future>
+#include <map>
 #include <thread>
 #include <vector>
 
@@ -25,6 +26,8 @@
 #include "llm/gateway.hpp"
 #include "llm/observed_gateway.hpp"
 #include "mcp/server_tester.hpp"
+#include "mcp/session_factory.hpp"
+#include "mcp/session_manager.hpp"
 #include "net/http_client.hpp"
 #include "net/websocket.hpp"
 #include "plugins/marketplace_client.hpp"
@@ -170,7 +173,19 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
       core.storage().knowledge(), core.tasks(), core.models(), *model_gateway, knowledge_clock,
       knowledge_options);
   util::SystemClock mcp_clock;
-  services::McpService mcp_service(core.storage().mcp_servers(), mcp_clock, nullptr);
+  // MCP servers: one supervised session per enabled server; their tools reach the local agent.
+  mcp::SessionManagerOptions mcp_options;
+  mcp_options.tool_timeout = std::chrono::seconds(cfg.mcp.tool_timeout_seconds);
+  mcp_options.max_result_bytes = static_cast<std::size_t>(cfg.mcp.max_result_bytes);
+  mcp_options.ping_interval = std::chrono::seconds(cfg.mcp.ping_interval_seconds);
+  mcp_options.max_backoff = std::chrono::seconds(cfg.mcp.max_backoff_seconds);
+  auto mcp_sessions = std::make_unique<mcp::McpSessionManager>(
+      core.storage().mcp_servers(),
+      [&http_client](const domain::McpServer& server, boost::asio::any_io_executor strand) {
+        return mcp::MakeSession(server, {*http_client, std::move(strand)});
+      },
+      io->get_executor(), mcp_options);
+  services::McpService mcp_service(core.storage().mcp_servers(), mcp_clock, mcp_sessions.get());
   mcp::McpServerTester mcp_tester(*http_client, io->get_executor(), core.storage().tasks(),
                                   mcp_clock, blocking_executor);
   mcp_service.set_tester(&mcp_tester);
@@ -318,6 +333,23 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
     w.Sample("switchboard_webhook_pushes_dropped_total", {}, {},
              static_cast<double>(pusher->Dropped()));
   });
+  metrics_registry.AddCollector([sessions = mcp_sessions.get()](util::MetricsWriter& w) {
+    const auto stats = sessions->Stats();
+    w.Header("switchboard_mcp_servers", "gauge",
+             "Enabled MCP servers by session status (connecting, connected, error).");
+    std::map<std::string, int> by_status{{"connecting", 0}, {"connected", 0}, {"error", 0}};
+    for (const auto& s : stats) ++by_status[s.status];
+    for (const auto& [status, n] : by_status) {
+      w.Sample("switchboard_mcp_servers", {"status"}, {status}, n);
+    }
+    w.Header("switchboard_mcp_server_restarts", "gauge",
+             "Restarts of each enabled MCP server's session since it was last enabled or "
+             "changed.");
+    // At most 200 series, like every labelled family here: the label set stays bounded.
+    for (std::size_t i = 0; i < stats.size() && i < 200; ++i) {
+      w.Sample("switchboard_mcp_server_restarts", {"server"}, {stats[i].name}, stats[i].restarts);
+    }
+  });
   http::api::RegisterAllRoutes(router, ctx);
 
   const http::ConsoleHandler console(*console_files);
@@ -349,10 +381,12 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   for (int i = 0; i < cfg.api.io_threads; ++i) io_threads.emplace_back([&io] { io->run(); });
   bots.SetPluginHooks(plugin_manager.get());
   bots.SetKnowledge(knowledge.get(), cfg.knowledge.context_budget_chars);
+  bots.SetMcpTools(mcp_sessions.get());
   if (auto started = knowledge->Start(); !started) {
     spdlog::error("knowledge bases: cannot resume ingestion: {}", started.error().message);
   }
   plugin_manager->Start();
+  mcp_sessions->Start();
   bots.Start();
   ready = true;
 
@@ -388,6 +422,7 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   // platform connection; pipeline runs still waiting on a model end with the gateway's cancel.
   webhook_pusher->Stop();
   bots.Stop(std::chrono::seconds(cfg.api.shutdown_grace_seconds));
+  mcp_sessions->Stop(std::chrono::seconds(3));
   knowledge->Stop();  // a file being ingested stays "processing" and resumes at the next start
   plugin_manager->Stop();
   gateway->CancelAll();
@@ -416,6 +451,7 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   http_client.reset();
   websockets.reset();
   io.reset();  // destroys what was left suspended, while everything it may touch still exists
+  mcp_sessions.reset();  // after the frames of its sessions' coroutines
   observed_gateway.reset();
   monitoring.reset();
   core.Close();

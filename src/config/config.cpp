@@ -111,9 +111,9 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
     if (sep == std::string::npos || sep == 0 || sep + 2 >= name.size()) continue;
     const std::string section = Lower(name.substr(0, sep));
     const std::string key = Lower(name.substr(sep + 2));
-    static const char* kSections[] = {"api",      "database", "auth",   "space",
-                                      "plugins",  "network",  "llm",    "knowledge",
-                                      "webhooks", "runtime",  "system", "monitoring"};
+    static const char* kSections[] = {"api",     "database",   "auth",      "space",    "plugins",
+                                      "network", "llm",        "knowledge", "webhooks", "runtime",
+                                      "system",  "monitoring", "mcp"};
     if (std::find(std::begin(kSections), std::end(kSections), section) == std::end(kSections)) {
       continue;
     }
@@ -187,6 +187,12 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
   wh.Read("max_attempts", c.webhooks.max_attempts);
   wh.Read("max_pending", c.webhooks.max_pending);
   take(wh);
+  SectionReader mcp(root, "mcp");
+  mcp.Read("tool_timeout_seconds", c.mcp.tool_timeout_seconds);
+  mcp.Read("max_result_bytes", c.mcp.max_result_bytes);
+  mcp.Read("ping_interval_seconds", c.mcp.ping_interval_seconds);
+  mcp.Read("max_backoff_seconds", c.mcp.max_backoff_seconds);
+  take(mcp);
   SectionReader mon(root, "monitoring");
   mon.Read("enabled", c.monitoring.enabled);
   mon.Read("retention_days", c.monitoring.retention_days);
@@ -280,6 +286,14 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
         "webhooks.max_attempts must be 1..10");
   range(c.webhooks.max_pending >= 1 && c.webhooks.max_pending <= 1000000,
         "webhooks.max_pending must be 1..1000000");
+  range(c.mcp.tool_timeout_seconds >= 1 && c.mcp.tool_timeout_seconds <= 3600,
+        "mcp.tool_timeout_seconds must be 1..3600");
+  range(c.mcp.max_result_bytes >= 256 && c.mcp.max_result_bytes <= 1024 * 1024,
+        "mcp.max_result_bytes must be 256..1048576");
+  range(c.mcp.ping_interval_seconds >= 1 && c.mcp.ping_interval_seconds <= 3600,
+        "mcp.ping_interval_seconds must be 1..3600");
+  range(c.mcp.max_backoff_seconds >= 1 && c.mcp.max_backoff_seconds <= 3600,
+        "mcp.max_backoff_seconds must be 1..3600");
   for (const auto& entry : c.api.anonymous_debug_chat) {
     range(entry == "loopback" || IsOrigin(entry),
           "api.anonymous_debug_chat entries must be \"loopback\" or an origin like "
@@ -367,6 +381,13 @@ std::string RenderConfig(const Config& c) {
   out << YAML::Key << "timeout_seconds" << YAML::Value << c.webhooks.timeout_seconds;
   out << YAML::Key << "max_attempts" << YAML::Value << c.webhooks.max_attempts;
   out << YAML::Key << "max_pending" << YAML::Value << c.webhooks.max_pending;
+  out << YAML::EndMap;
+  out << YAML::Key << "mcp" << YAML::Comment("MCP servers' sessions (docs/mcp.md)") << YAML::Value
+      << YAML::BeginMap;
+  out << YAML::Key << "tool_timeout_seconds" << YAML::Value << c.mcp.tool_timeout_seconds;
+  out << YAML::Key << "max_result_bytes" << YAML::Value << c.mcp.max_result_bytes;
+  out << YAML::Key << "ping_interval_seconds" << YAML::Value << c.mcp.ping_interval_seconds;
+  out << YAML::Key << "max_backoff_seconds" << YAML::Value << c.mcp.max_backoff_seconds;
   out << YAML::EndMap;
   out << YAML::Key << "runtime" << YAML::Comment("running bots") << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "max_concurrent_pipelines" << YAML::Value

@@ -43,6 +43,14 @@ struct WebhooksConfig {
   int max_pending = 1000;    // pushes in flight; more are dropped (logged, counted)
 };
 
+// MCP servers' sessions (docs/mcp.md).
+struct McpConfig {
+  int tool_timeout_seconds = 60;     // one tool call, end to end
+  int max_result_bytes = 64 * 1024;  // tool result text handed to a model; longer is cut
+  int ping_interval_seconds = 30;    // a connected server that stops answering is restarted
+  int max_backoff_seconds = 60;      // restarts wait 1 s, 2 s, 4 s ... up to this
+};
+
 struct DatabaseConfig {
   std::string backend = "sqlite";
   std::string sqlite_path = "switchboard.db";  // relative paths are inside the data directory
@@ -139,6 +147,7 @@ struct Config {
   RuntimeConfig runtime;
   SystemConfig system;
   MonitoringConfig monitoring;
+  McpConfig mcp;
 };
 
 using Environment = std::map<std::string, std::string>;

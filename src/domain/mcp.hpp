@@ -2,10 +2,12 @@
 // mode, extra_args) and where they are kept; the running side reports through McpRuntimeView.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "domain/llm.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
@@ -63,6 +65,35 @@ class McpRuntimeView {
   // The stored configuration changed (created, updated, enabled, disabled, deleted): sessions are
   // started, restarted or stopped to match. Never blocks on a server.
   virtual void Reload() = 0;
+};
+
+// Which MCP servers a pipeline uses: LangBot's extensions_preferences
+// ({"enable_all_mcp_servers": true} by default, else the servers named in "mcp_servers").
+struct McpBinding {
+  bool all_servers = true;
+  std::vector<std::string> servers;  // names
+
+  static McpBinding FromPreferences(const util::JsonObject* preferences);
+  // The binding a pipeline config carries under kExtensionsPreferencesKey (absent: all).
+  static McpBinding FromPipelineConfig(const util::JsonObject& config);
+  bool Includes(const std::string& server_name) const;
+};
+
+// The tools of the running MCP servers, as a pipeline's runner offers and calls them.
+// Thread-safe; callbacks run exactly once, on any thread, and must not block.
+class McpTools {
+ public:
+  virtual ~McpTools() = default;
+  // The tools of bound, connected servers, for models with the func_call ability; a name two
+  // servers offer goes to the server whose name sorts first. Never blocks.
+  virtual std::vector<ToolSpec> Tools(const McpBinding& binding) = 0;
+  // Runs a tool a model called; `arguments` is its JSON text. The result is text for the model
+  // (a tool's own error result included, marked as such); kNotFound when no bound, connected
+  // server offers it, kInvalidArgument for arguments that are not a JSON object, other codes
+  // when the server failed or missed the deadline.
+  virtual void CallTool(const McpBinding& binding, const std::string& name,
+                        const std::string& arguments,
+                        std::function<void(util::Result<std::string>)> done) = 0;
 };
 
 // Connection tests of a configuration (the console's "test" button): a background task that

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "util/utf8.hpp"
 
@@ -103,6 +104,10 @@ struct LocalAgentRunner::Call {
   std::atomic<bool> delivered{false};  // text reached the caller: no fallback may repeat it
   util::Error last_error{ErrorCode::kInternal, "no model answered"};
   domain::PluginBinding binding;
+  domain::McpBinding mcp_binding;
+  // The names offered to the model in the last request that MCP servers serve (the rest are
+  // plugins').
+  std::set<std::string, std::less<>> mcp_tool_names;
   // The tool exchange of this message (assistant tool calls and their results), sent after the
   // user's message; not remembered.
   std::vector<domain::ChatMessage> exchange;
@@ -214,6 +219,7 @@ void LocalAgentRunner::Run(const util::JsonObject& pipeline_config, AgentInput i
   call->on_delta = std::move(on_delta);
   call->done = std::move(done);
   call->binding = domain::PluginBinding::FromPipelineConfig(pipeline_config);
+  call->mcp_binding = domain::McpBinding::FromPipelineConfig(pipeline_config);
   auto history = memory_.Load(call->key, call->settings.max_rounds);
   if (!history) return call->done(tl::unexpected(history.error()));
   for (auto& turn : *history) call->history.push_back(std::move(turn.message));
@@ -277,10 +283,20 @@ void LocalAgentRunner::TryModel(std::shared_ptr<Call> call, std::size_t index) {
   request.messages.push_back(std::move(user));
   if (call->rewritten) request.messages = *call->rewritten;
   request.messages.insert(request.messages.end(), call->exchange.begin(), call->exchange.end());
-  const bool tools = plugins_ && call->tool_rounds < kMaxToolRounds &&
+  const bool tools = (plugins_ || mcp_) && call->tool_rounds < kMaxToolRounds &&
                      std::find(route->abilities.begin(), route->abilities.end(), "func_call") !=
                          route->abilities.end();
-  if (tools) request.tools = plugins_->Tools(call->binding);
+  call->mcp_tool_names.clear();
+  if (tools && plugins_) request.tools = plugins_->Tools(call->binding);
+  if (tools && mcp_) {
+    std::set<std::string, std::less<>> taken;
+    for (const auto& t : request.tools) taken.insert(t.name);
+    for (auto& t : mcp_->Tools(call->mcp_binding)) {
+      if (!taken.insert(t.name).second) continue;  // a plugin's tool of that name wins
+      call->mcp_tool_names.insert(t.name);
+      request.tools.push_back(std::move(t));
+    }
+  }
   const bool offered = !request.tools.empty();
   if (!vision) {
     // Earlier rounds may hold images too (remembered as sent); a blind model gets none of them.
@@ -343,18 +359,24 @@ void LocalAgentRunner::RunTools(std::shared_ptr<Call> call, std::size_t index,
     }
     auto self = weak.lock();
     const domain::ToolCall& tool = (*calls)[i];
-    plugins_->CallTool(
-        call->binding, tool.name, tool.arguments,
-        [call, calls, i, self](util::Result<std::string> result) {
-          domain::ChatMessage answer;
-          answer.role = "tool";
-          answer.tool_call_id = (*calls)[i].id;
-          answer.content.push_back({domain::ContentPart::Kind::kText,
-                                    result ? *result : "error: " + result.error().message,
-                                    {}});
-          call->exchange.push_back(std::move(answer));
-          (*self)(i + 1);
-        });
+    auto answered = [call, calls, i, self](util::Result<std::string> result) {
+      domain::ChatMessage answer;
+      answer.role = "tool";
+      answer.tool_call_id = (*calls)[i].id;
+      answer.content.push_back({domain::ContentPart::Kind::kText,
+                                result ? *result : "error: " + result.error().message,
+                                {}});
+      call->exchange.push_back(std::move(answer));
+      (*self)(i + 1);
+    };
+    if (call->mcp_tool_names.contains(tool.name)) {
+      mcp_->CallTool(call->mcp_binding, tool.name, tool.arguments, std::move(answered));
+    } else if (plugins_) {
+      plugins_->CallTool(call->binding, tool.name, tool.arguments, std::move(answered));
+    } else {
+      answered(util::Fail(ErrorCode::kNotFound,
+                          fmt::format("no tool named '{}' is offered", tool.name)));
+    }
   };
   (*next)(0);
 }

@@ -12,6 +12,7 @@
 #include "domain/conversation.hpp"
 #include "domain/knowledge.hpp"
 #include "domain/llm.hpp"
+#include "domain/mcp.hpp"
 #include "domain/plugin_hooks.hpp"
 #include "util/blocking_executor.hpp"
 #include "util/clock.hpp"
@@ -61,6 +62,10 @@ class LocalAgentRunner {
   void SetPluginHooks(domain::PluginHooks* hooks) { plugins_ = hooks; }
   static constexpr int kMaxToolRounds = 5;
 
+  // The tools of the pipeline's MCP servers, offered beside plugin tools (a name a plugin tool
+  // has goes to the plugin). Before Run; may be null.
+  void SetMcpTools(domain::McpTools* tools) { mcp_ = tools; }
+
   // Passages from the pipeline's knowledge bases go with each message, at most `budget_chars`
   // characters of them, best first; the model is told their source files. Before Run; may be
   // null (knowledge bases are then ignored, and the event log says so).
@@ -82,6 +87,7 @@ class LocalAgentRunner {
   util::BlockingExecutor& blocking_;
   const util::Clock& clock_;
   domain::PluginHooks* plugins_ = nullptr;
+  domain::McpTools* mcp_ = nullptr;
   domain::KnowledgeRetriever* knowledge_ = nullptr;
   std::size_t knowledge_budget_ = 6000;
 };

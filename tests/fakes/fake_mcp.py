@@ -20,7 +20,8 @@ Tools: echo {text} -> "echo: <text>"; add {a, b} -> the sum as text; slow {secon
 crash -> the process exits mid-call (stdio) / the HTTP connection is dropped and the fake stops
 answering until restarted (http, sse: the exit is real too: the test restarts the fake);
 grow -> adds tool "extra" and sends notifications/tools/list_changed. tools/list pages by
---page-size (default 2) with nextCursor. ping answers {}.
+--page-size (default 2) with nextCursor. ping answers {}. --tools NAME,NAME lists (and serves)
+only those tools, so a test's model, which calls the first tool offered, calls the one wanted.
 
 Hostile modes (--hostile MODE, or POST /_control/hostile {"mode": MODE}):
     endless    tools/call answers with an endless stream of bytes
@@ -63,8 +64,9 @@ BASE_TOOLS = [
 class Core:
     """The protocol, transport-neutral: handle(msg) -> list of messages to send back."""
 
-    def __init__(self, page_size=2, hostile=""):
+    def __init__(self, page_size=2, hostile="", only=None):
         self.page_size = page_size
+        self.only = only
         self.hostile = hostile
         self.extra = False
         self.lock = threading.Lock()
@@ -73,7 +75,7 @@ class Core:
         if self.hostile == "huge-list":
             return [{"name": "t%d" % i, "description": "x" * 50,
                      "inputSchema": {"type": "object"}} for i in range(100000)]
-        t = list(BASE_TOOLS)
+        t = [x for x in BASE_TOOLS if not self.only or x["name"] in self.only]
         if self.extra:
             t.append({"name": "extra", "description": "Added by grow",
                       "inputSchema": {"type": "object"}})
@@ -123,6 +125,8 @@ class Core:
                 return [], self.hostile
             name = params.get("name")
             args = params.get("arguments") or {}
+            if self.only and name not in self.only and name != "extra":
+                return [self.error(mid, -32602, "Unknown tool: %s" % name)], None
             if name == "echo":
                 return [self.result(mid, {"content": [
                     {"type": "text", "text": "echo: %s" % args.get("text", "")}]})], None
@@ -397,8 +401,10 @@ def main(argv=None):
     ap.add_argument("--sse-answers", action="store_true")
     ap.add_argument("--page-size", type=int, default=2)
     ap.add_argument("--hostile", default="")
+    ap.add_argument("--tools", default="", help="comma-separated: list only these tools")
     args = ap.parse_args(argv)
-    core = Core(page_size=args.page_size, hostile=args.hostile)
+    only = [n for n in args.tools.split(",") if n]
+    core = Core(page_size=args.page_size, hostile=args.hostile, only=only or None)
     if args.stdio:
         return run_stdio(core)
     server = Server(("127.0.0.1", args.port), core, args.sse_answers)

@@ -163,6 +163,28 @@ class OldSseTransportTest(unittest.TestCase):
             stop(proc)
 
 
+class OnlyToolsTest(unittest.TestCase):
+    def test_only_the_named_tools_are_listed_and_served(self):
+        proc = subprocess.Popen([sys.executable, FAKE, "--stdio", "--tools", "crash,add"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            def call(msg):
+                proc.stdin.write(json.dumps(msg) + "\n")
+                proc.stdin.flush()
+                return json.loads(proc.stdout.readline())
+            call(req(1, "initialize", INIT))
+            tools = call(req(2, "tools/list"))["result"]["tools"]
+            self.assertEqual([t["name"] for t in tools], ["add", "crash"])
+            self.assertEqual(call(req(3, "tools/call", {"name": "echo",
+                                                        "arguments": {"text": "x"}}))
+                             ["error"]["code"], -32602)
+            self.assertEqual(call(req(4, "tools/call", {"name": "add",
+                                                        "arguments": {"a": 1, "b": 2}}))
+                             ["result"]["content"][0]["text"], "3")
+        finally:
+            stop(proc)
+
+
 class StdioTest(unittest.TestCase):
     def test_lines_and_crash(self):
         proc = subprocess.Popen([sys.executable, FAKE, "--stdio"], stdin=subprocess.PIPE,

@@ -47,6 +47,13 @@ class ScriptedGateway final : public domain::LlmGateway {
       return nullptr;
     }
     domain::ChatResult r;
+    if (!call_tools.empty() && !request.tools.empty() && request.messages.back().role != "tool") {
+      for (const auto& name : call_tools) {
+        r.tool_calls.push_back({"call-" + name, name, R"({"q":1})"});
+      }
+      done(r);
+      return nullptr;
+    }
     r.content = "reply " + std::to_string(requests.size());
     if (on_delta) on_delta({r.content});
     done(r);
@@ -60,6 +67,7 @@ class ScriptedGateway final : public domain::LlmGateway {
   }
   std::vector<domain::ChatRequest> requests;
   std::set<std::string> failing;
+  std::vector<std::string> call_tools;  // called when tools are offered, then "reply <n>"
 };
 
 std::string TextOf(const domain::ChatMessage& m) {
@@ -77,6 +85,8 @@ class AgentTest : public ::testing::Test {
     key_ = {db_->pipeline(), db_->bot(), "person_42"};
     resolver_.routes["m-primary"] = {
         {"openai-chat-completions", "http://x", {}}, "primary", {}, {}};
+    resolver_.routes["m-tools"] = {
+        {"openai-chat-completions", "http://x", {}}, "tools", {}, {"chat", "func_call"}};
     resolver_.routes["m-fallback"] = {
         {"openai-chat-completions", "http://x", {}}, "fallback", {}, {"chat", "vision"}};
     runner_ = std::make_unique<LocalAgentRunner>(gateway_, resolver_, storage_->conversations(),
@@ -247,6 +257,82 @@ TEST_F(AgentTest, RewrittenPromptKeepsTheImagesOfKeptAndEditedUserMessages) {
   ASSERT_TRUE(Say(vision, "third"));
   EXPECT_EQ(TextOf(gateway_.requests.back().messages.front()), "Be brief.");
   runner_->SetPluginHooks(nullptr);
+}
+
+// Offers `names` as plugin tools (or MCP tools) and answers each call with "<source>:<name>".
+class ToolPlugin final : public domain::PluginHooks {
+ public:
+  void MessageReceived(const domain::PluginBinding&, util::JsonObject,
+                       std::function<void(std::optional<domain::PluginEventReply>)> done) override {
+    done(std::nullopt);
+  }
+  void Command(const domain::PluginBinding&, const std::string&, util::JsonObject,
+               std::function<void(std::optional<util::Result<std::string>>)> done) override {
+    done(std::nullopt);
+  }
+  std::vector<std::pair<std::string, std::string>> Commands(const domain::PluginBinding&) override {
+    return {};
+  }
+  bool Listens(const domain::PluginBinding&, const std::string&) override { return false; }
+  void Transform(const domain::PluginBinding&, const std::string&, util::JsonObject data,
+                 const std::string&, std::function<void(util::JsonObject)> done) override {
+    done(std::move(data));
+  }
+  std::vector<domain::ToolSpec> Tools(const domain::PluginBinding&) override {
+    return {{"shared", "plugin's", {}}, {"p_only", "", {}}};
+  }
+  void CallTool(const domain::PluginBinding&, const std::string& name, const std::string&,
+                std::function<void(util::Result<std::string>)> done) override {
+    done("plugin:" + name);
+  }
+};
+
+class ToolServers final : public domain::McpTools {
+ public:
+  std::vector<domain::ToolSpec> Tools(const domain::McpBinding& binding) override {
+    seen = binding;
+    return {{"shared", "server's", {}}, {"m_only", "", {}}};
+  }
+  void CallTool(const domain::McpBinding&, const std::string& name, const std::string& arguments,
+                std::function<void(util::Result<std::string>)> done) override {
+    done("mcp:" + name + arguments);
+  }
+  domain::McpBinding seen;
+};
+
+TEST_F(AgentTest, McpToolsAreOfferedBesidePluginToolsAndAPluginKeepsItsName) {
+  ToolPlugin plugin;
+  ToolServers servers;
+  runner_->SetPluginHooks(&plugin);
+  runner_->SetMcpTools(&servers);
+  auto config = Config(R"("m-tools")");
+  config["_extensions_preferences"] =
+      util::JsonObject{{"enable_all_mcp_servers", false}, {"mcp_servers", util::JsonArray{"a"}}};
+  gateway_.call_tools = {"shared", "m_only"};
+  auto r = Say(config, "use tools");
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(gateway_.requests.size(), 2u);
+  std::vector<std::string> offered;
+  for (const auto& t : gateway_.requests[0].tools) offered.push_back(t.name + "/" + t.description);
+  EXPECT_EQ(offered, (std::vector<std::string>{"shared/plugin's", "p_only/", "m_only/"}));
+  EXPECT_FALSE(servers.seen.all_servers);
+  EXPECT_EQ(servers.seen.servers, (std::vector<std::string>{"a"}));
+  const auto& sent = gateway_.requests[1].messages;
+  ASSERT_GE(sent.size(), 3u);
+  EXPECT_EQ(TextOf(sent[sent.size() - 2]), "plugin:shared");
+  EXPECT_EQ(TextOf(sent.back()), R"(mcp:m_only{"q":1})");
+  EXPECT_EQ(sent.back().tool_call_id, "call-m_only");
+  runner_->SetPluginHooks(nullptr);
+  runner_->SetMcpTools(nullptr);
+
+  // Without plugins, MCP tools alone are offered; a model without func_call gets none.
+  runner_->SetMcpTools(&servers);
+  gateway_.call_tools.clear();
+  ASSERT_TRUE(Say(config, "again"));
+  EXPECT_EQ(gateway_.requests.back().tools.size(), 2u);
+  ASSERT_TRUE(Say(Config(R"("m-primary")"), "blind"));
+  EXPECT_TRUE(gateway_.requests.back().tools.empty());
+  runner_->SetMcpTools(nullptr);
 }
 
 TEST_F(AgentTest, AllModelsFailingGivesTheLastError) {
