@@ -51,12 +51,21 @@ struct Usage {
   std::int64_t total_tokens = 0;
 };
 
+// Who asked for a call, for monitoring (never sent to the provider); empty when no bot did (a
+// model test, a plugin's call).
+struct CallOrigin {
+  std::string bot_id;
+  std::string pipeline_id;
+  std::string session_id;
+};
+
 struct ChatRequest {
   std::string model;  // the provider's model id (requester_config.model)
   std::vector<ChatMessage> messages;
   std::vector<ToolSpec> tools;
   util::JsonObject extra_args;  // merged into the wire request body as given
   bool stream = false;          // deliver text pieces through on_delta as they arrive
+  CallOrigin origin;
 };
 
 struct ChatResult {

@@ -41,11 +41,15 @@ std::shared_ptr<domain::CallHandle> ObservedLlmGateway::Chat(
     std::function<void(util::Result<domain::ChatResult>)> done) {
   const auto start = clock_.Now();
   std::string model = request.model;
-  auto observed = [this, start, model = std::move(model),
+  domain::CallOrigin origin = request.origin;
+  auto observed = [this, start, model = std::move(model), origin = std::move(origin),
                    done = std::move(done)](util::Result<domain::ChatResult> result) {
     domain::MonitoredLlmCall call;
     call.id = util::NewUuid();
     call.timestamp = start;
+    call.context.bot_id = origin.bot_id;
+    call.context.pipeline_id = origin.pipeline_id;
+    call.context.session_id = origin.session_id;
     call.model_name = model;
     call.duration_ms = MillisSince(clock_, start);
     if (result) {

@@ -258,6 +258,7 @@ void LocalAgentRunner::TryModel(std::shared_ptr<Call> call, std::size_t index) {
   request.model = route->model_id;
   request.extra_args = route->extra_args;
   request.stream = static_cast<bool>(call->on_delta);
+  request.origin = {call->key.bot.str(), call->key.pipeline.str(), call->key.session_id};
   request.messages = call->settings.prompt;
   request.messages.insert(request.messages.end(), call->history.begin(), call->history.end());
   domain::ChatMessage user = call->user;

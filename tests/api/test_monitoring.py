@@ -173,6 +173,12 @@ class MonitoringTest(ServerTestCase):
             self.assertGreater(c["output_tokens"], 0)
             self.assertEqual(c["total_tokens"], c["input_tokens"] + c["output_tokens"])
             self.assertGreaterEqual(c["duration"], 0)
+        # Each call names the bot, pipeline and session it answered for.
+        self.assertEqual({c["bot_id"] for c in calls["llm_calls"]}, {self.bot_a, self.bot_b})
+        self.assertTrue(all(c["pipeline_id"] and c["session_id"] for c in calls["llm_calls"]))
+        only_b = self.get("llm-calls", botId=self.bot_b)
+        self.assertEqual(only_b["total"], 1)
+        self.assertEqual(only_b["llm_calls"][0]["session_id"], "person_u1")
         sessions = self.get("sessions")
         self.assertEqual(sessions["total"], 3)
         by_key = {(s["bot_id"], s["session_id"]): s for s in sessions["sessions"]}
