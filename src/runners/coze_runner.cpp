@@ -174,25 +174,12 @@ std::optional<util::Error> Failure(const util::Result<net::HttpResponse>& sent, 
   return std::nullopt;
 }
 
-}  // namespace
-
-struct CozeRunner::Impl {
-  std::shared_ptr<net::HttpClient> http;
-  CallLauncher calls;
-  SessionIds conversations;
-
-  Impl(asio::any_io_executor executor, std::shared_ptr<net::HttpClient> h)
-      : http(std::move(h)), calls(std::move(executor)) {}
-
-  static asio::awaitable<util::Result<AgentReply>> Converse(std::shared_ptr<Impl> self, Turn turn,
-                                                            OnDelta on_delta);
-};
-
-asio::awaitable<util::Result<AgentReply>> CozeRunner::Impl::Converse(std::shared_ptr<Impl> self,
-                                                                     Turn turn, OnDelta on_delta) {
+// One message's call: the request, the streamed answer, the session id kept.
+asio::awaitable<util::Result<AgentReply>> Converse(std::shared_ptr<ServiceState> state, Turn turn,
+                                                   OnDelta on_delta) {
   // Coze keeps the history in its conversation; LangBot 4.9.5 never passes one (each message is
   // a new conversation), the API documents conversation_id as the way to continue.
-  const std::string known = self->conversations.Lookup(turn.session_key);
+  const std::string known = state->sessions.Lookup(turn.session_key);
   std::string url = turn.base + "/v3/chat";
   if (!known.empty()) url += "?conversation_id=" + known;  // Coze ids are digits
   net::HttpRequest request = JsonPost(std::move(url), turn.body, turn.timeout, true);
@@ -209,17 +196,17 @@ asio::awaitable<util::Result<AgentReply>> CozeRunner::Impl::Converse(std::shared
     if (!fits) stream.error = util::Error{ErrorCode::kUpstreamFailed, "coze: stream event too big"};
     return keep_going && fits;
   };
-  auto sent = co_await self->http->Send(std::move(request), sink);
+  auto sent = co_await state->http->Send(std::move(request), sink);
   // The id goes back into a URL: only a plain token (Coze's are digits) is kept.
   if (QueryToken(stream.conversation_id) && stream.conversation_id != known) {
-    self->conversations.Remember(turn.session_key, stream.conversation_id);
+    state->sessions.Remember(turn.session_key, stream.conversation_id);
   }
   std::optional<util::Error> failure = Failure(sent, stream, parser, on_delta);
   if (failure) {
     failure->message = Redact(std::move(failure->message), turn.api_key);
     // Coze no longer knows the conversation: the next message starts a new one.
     if (failure->code == ErrorCode::kUpstreamNotFound && !known.empty()) {
-      self->conversations.Drop(turn.session_key);
+      state->sessions.Drop(turn.session_key);
     }
     co_return tl::unexpected(std::move(*failure));
   }
@@ -236,31 +223,16 @@ asio::awaitable<util::Result<AgentReply>> CozeRunner::Impl::Converse(std::shared
   co_return reply;
 }
 
-CozeRunner::CozeRunner(asio::any_io_executor executor, std::shared_ptr<net::HttpClient> http)
-    : impl_(std::make_shared<Impl>(std::move(executor), std::move(http))) {}
+}  // namespace
 
-CozeRunner::~CozeRunner() = default;
-
-void CozeRunner::Run(const util::JsonObject& pipeline_config, pipeline::AgentInput input,
-                     std::function<void(const domain::ChatDelta&)> on_delta,
-                     std::function<void(util::Result<AgentReply>)> done) {
+util::Result<CallLauncher::Body> CozeRunner::Prepare(const util::JsonObject& pipeline_config,
+                                                     pipeline::AgentInput input,
+                                                     OnDelta on_delta) const {
   auto turn = ReadTurn(pipeline_config, input);
-  if (!turn) {
-    done(tl::unexpected(std::move(turn.error())));
-    return;
-  }
-  impl_->calls.Launch(
-      std::string(kService),
-      [self = impl_, turn = std::move(*turn), on_delta = std::move(on_delta)]() mutable {
-        return Impl::Converse(self, std::move(turn), std::move(on_delta));
-      },
-      std::move(done));
-}
-
-void CozeRunner::CancelAll() { impl_->calls.CancelAll(); }
-
-void CozeRunner::Forget(const domain::ConversationKey& key) {
-  impl_->conversations.Drop(SessionKey(key));
+  if (!turn) return tl::unexpected(std::move(turn.error()));
+  return [state = state(), turn = std::move(*turn), on_delta = std::move(on_delta)]() mutable {
+    return Converse(state, std::move(turn), std::move(on_delta));
+  };
 }
 
 }  // namespace sb::runners
