@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@ namespace {
 using OnDelta = std::function<void(const domain::ChatDelta&)>;
 constexpr std::string_view kService = "tbox";
 constexpr std::size_t kMaxConversationId = 256;
+constexpr std::size_t kMaxLanes = 64;  // a workflow has a few outputs; more is abuse
 
 struct Turn {
   std::string url;
@@ -81,21 +83,24 @@ std::string FirstString(const util::JsonObject& object, std::initializer_list<co
 util::Error ServiceError(const util::JsonObject& object) {
   std::string code = StringField(object, "errorCode");
   if (code.empty()) {
-    if (std::int64_t status = IntField(object, "status_code"); status != 0) {
-      code = std::to_string(status);
-    }
+    std::int64_t number = IntField(object, "errorCode");
+    if (number == 0) number = IntField(object, "status_code");
+    if (number != 0) code = std::to_string(number);
+  }
+  if (code == "0") {
+    return {ErrorCode::kUpstreamFailed, "tbox: a JSON answer instead of a stream"};
   }
   std::string why = FirstString(object, {"errorMsg", "description", "message"});
   if (why.empty()) why = "no explanation given";
-  return {ErrorCode::kUpstreamFailed,
-          fmt::format("tbox: {}{}{}", code, code.empty() ? "" : ": ", why.substr(0, 300))};
+  return {ErrorCode::kUpstreamFailed, fmt::format("tbox: {}{}{}", code.substr(0, 64),
+                                                  code.empty() ? "" : ": ", why.substr(0, 300))};
 }
 
 struct Stream {
   std::string text;
   std::string conversation_id;
   std::map<std::string, std::string> lane_media;  // lane -> mediaType of its header
-  bool answered = false;                          // a text chunk or an end message came
+  bool ended = false;                             // an `end` message came
   std::optional<util::Error> error;
   std::string head;  // the first bytes, for a JSON error answered instead of a stream
 };
@@ -116,7 +121,9 @@ bool OnEvent(const net::SseEvent& event, Stream& stream, const OnDelta& on_delta
   if (lane.empty()) lane = "default";
   auto payload = ObjectOf(data->if_contains("payload"));
   if (type == "header") {
-    if (payload) stream.lane_media[lane] = StringField(*payload, "mediaType");
+    if (payload && (stream.lane_media.size() < kMaxLanes || stream.lane_media.contains(lane))) {
+      stream.lane_media[lane] = StringField(*payload, "mediaType");
+    }
   } else if (type == "chunk") {
     if (!payload) return true;
     if (std::string id = StringField(*payload, "conversationId"); !id.empty()) {
@@ -130,7 +137,6 @@ bool OnEvent(const net::SseEvent& event, Stream& stream, const OnDelta& on_delta
     std::string piece = StringField(*payload, "text");
     if (piece.empty()) return true;
     stream.text += piece;
-    stream.answered = true;
     if (on_delta) on_delta(domain::ChatDelta{std::move(piece)});
   } else if (type == "error") {
     util::JsonObject merged = *data;
@@ -140,7 +146,7 @@ bool OnEvent(const net::SseEvent& event, Stream& stream, const OnDelta& on_delta
     stream.error = ServiceError(merged);
     return false;
   } else if (type == "end") {
-    stream.answered = true;
+    stream.ended = true;
     return false;
   }
   // meta, revoke, charge, followup, unknown and thinking carry no part of the answer.
@@ -152,7 +158,7 @@ std::optional<util::Error> Failure(const util::Result<net::HttpResponse>& sent, 
                                    net::SseParser& parser, const OnDelta& on_delta) {
   if (stream.error) return stream.error;
   // An `end` message stops the reading on purpose: that is the normal end, not a failure.
-  if (!sent && !(sent.error().code == ErrorCode::kCancelled && stream.answered)) {
+  if (!sent && !(sent.error().code == ErrorCode::kCancelled && stream.ended)) {
     return TransportError(kService, sent.error(), "");
   }
   if (sent && (sent->status < 200 || sent->status >= 300)) {
@@ -170,9 +176,9 @@ std::optional<util::Error> Failure(const util::Result<net::HttpResponse>& sent, 
     if (body && body->is_object()) return ServiceError(body->as_object());
     return util::Error{ErrorCode::kUpstreamFailed, "tbox: a JSON answer instead of a stream"};
   }
-  if (!stream.answered) {
-    // Tbox may send no `end` message; a stream without any text is still no answer.
-    return util::Error{ErrorCode::kUpstreamFailed, "tbox: the stream ended without an answer"};
+  if (stream.text.empty()) {
+    // Tbox may send no `end` message: the text received is the answer, and none is a failure.
+    return util::Error{ErrorCode::kUpstreamFailed, "tbox: the stream ended without a text answer"};
   }
   return std::nullopt;
 }

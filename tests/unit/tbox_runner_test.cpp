@@ -125,10 +125,15 @@ TEST_F(TboxTest, LanesEndMessagesInlineErrorsAndEmptyStreams) {
   ASSERT_FALSE(inline_error.result);
   EXPECT_NE(inline_error.result.error().message.find("model overloaded"), std::string::npos);
 
-  ScriptMessages({R"({"type":"meta","payload":"{}"})"});
-  auto empty = Run(*tbox_, Config("app-echo"), Input("x", "person_8"));
-  ASSERT_FALSE(empty.result);
-  EXPECT_EQ(empty.result.error().code, ErrorCode::kUpstreamFailed);
+  // A stream without text fails, with or without an `end`.
+  for (const char* last : {R"({"type":"meta","payload":"{}"})", R"({"type":"end"})"}) {
+    ScriptMessages(
+        {R"({"lane":"default","type":"header","payload":"{\"mediaType\":\"text\"}"})", last});
+    auto empty = Run(*tbox_, Config("app-echo"), Input("x", "person_8"));
+    ASSERT_FALSE(empty.result) << last;
+    EXPECT_EQ(empty.result.error().code, ErrorCode::kUpstreamFailed);
+    EXPECT_NE(empty.result.error().message.find("without a text answer"), std::string::npos);
+  }
 
   Script(
       R"({"path": "/api/chat", "status": 429, "body": {"errorCode": "LIMIT", "errorMsg": "slow down"}})");
