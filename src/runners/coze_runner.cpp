@@ -7,7 +7,6 @@
 #include <utility>
 #include <vector>
 
-#include "net/stream_parsers.hpp"
 #include "runners/runner_kit.hpp"
 
 namespace sb::runners {
@@ -94,7 +93,6 @@ struct Stream {
   domain::Usage usage;
   bool completed = false;
   std::optional<util::Error> error;
-  std::string head;  // the first bytes, for a JSON error answered instead of a stream
 };
 
 bool OnEvent(const net::SseEvent& event, Stream& stream, const OnDelta& on_delta) {
@@ -153,7 +151,7 @@ std::optional<util::Error> JsonError(const std::string& body) {
 
 // What went wrong with a finished /v3/chat call, if anything (the secret not yet redacted).
 std::optional<util::Error> Failure(const util::Result<net::HttpResponse>& sent, Stream& stream,
-                                   net::SseParser& parser, const OnDelta& on_delta) {
+                                   SseReader& reader) {
   if (stream.error) return stream.error;
   // `done` stops the reading on purpose: that is the normal end, not a failure.
   if (!sent && !(sent.error().code == ErrorCode::kCancelled && stream.completed)) {
@@ -163,11 +161,11 @@ std::optional<util::Error> Failure(const util::Result<net::HttpResponse>& sent, 
     if (auto coded = JsonError(sent->body)) return coded;
     return StatusError(kService, sent->status, sent->body, "");
   }
-  if (sent) parser.Finish([&](const net::SseEvent& event) { OnEvent(event, stream, on_delta); });
+  if (sent) reader.Finish();
   if (stream.error) return stream.error;
   if (!stream.completed) {
     // Coze answers some failures with a JSON {code, msg} body instead of a stream.
-    if (auto coded = JsonError(stream.head)) return coded;
+    if (auto coded = JsonError(reader.head())) return coded;
     return util::Error{ErrorCode::kUpstreamFailed,
                        "coze: the stream ended before conversation.chat.completed"};
   }
@@ -186,22 +184,16 @@ asio::awaitable<util::Result<AgentReply>> Converse(std::shared_ptr<ServiceState>
   request.headers.emplace_back("Authorization", "Bearer " + turn.api_key);
 
   Stream stream;
-  net::SseParser parser;
-  auto sink = [&](std::string_view piece) {
-    if (stream.head.size() < 4096) stream.head.append(piece.substr(0, 4096 - stream.head.size()));
-    bool keep_going = true;
-    const bool fits = parser.Feed(piece, [&](const net::SseEvent& event) {
-      if (keep_going) keep_going = OnEvent(event, stream, on_delta);
-    });
-    if (!fits) stream.error = util::Error{ErrorCode::kUpstreamFailed, "coze: stream event too big"};
-    return keep_going && fits;
-  };
-  auto sent = co_await state->http->Send(std::move(request), sink);
+  SseReader reader([&](const net::SseEvent& event) { return OnEvent(event, stream, on_delta); });
+  auto sent = co_await state->http->Send(std::move(request), reader.Sink());
+  if (reader.too_big()) {
+    stream.error = util::Error{ErrorCode::kUpstreamFailed, "coze: stream event too big"};
+  }
   // The id goes back into a URL: only a plain token (Coze's are digits) is kept.
   if (QueryToken(stream.conversation_id) && stream.conversation_id != known) {
     state->sessions.Remember(turn.session_key, stream.conversation_id);
   }
-  std::optional<util::Error> failure = Failure(sent, stream, parser, on_delta);
+  std::optional<util::Error> failure = Failure(sent, stream, reader);
   if (failure) {
     failure->message = Redact(std::move(failure->message), turn.api_key);
     // Coze no longer knows the conversation: the next message starts a new one.

@@ -7,7 +7,6 @@
 #include <string>
 #include <utility>
 
-#include "net/stream_parsers.hpp"
 #include "runners/runner_kit.hpp"
 
 namespace sb::runners {
@@ -195,16 +194,12 @@ asio::awaitable<util::Result<AgentReply>> Converse(std::shared_ptr<ServiceState>
   request.headers.emplace_back("X-DashScope-SSE", "enable");
 
   Stream stream;
-  net::SseParser parser;
-  auto sink = [&](std::string_view piece) {
-    bool keep_going = true;
-    const bool fits = parser.Feed(piece, [&](const net::SseEvent& event) {
-      if (keep_going) keep_going = OnEvent(event, stream, turn.workflow, on_delta);
-    });
-    if (!fits) stream.error = util::Error{ErrorCode::kUpstreamFailed, "dashscope: event too big"};
-    return keep_going && fits;
-  };
-  auto sent = co_await state->http->Send(std::move(request), sink);
+  SseReader reader(
+      [&](const net::SseEvent& event) { return OnEvent(event, stream, turn.workflow, on_delta); });
+  auto sent = co_await state->http->Send(std::move(request), reader.Sink());
+  if (reader.too_big()) {
+    stream.error = util::Error{ErrorCode::kUpstreamFailed, "dashscope: event too big"};
+  }
   if (!stream.session_id.empty() && stream.session_id != known) {
     state->sessions.Remember(turn.session_key, stream.session_id);
   }
@@ -214,8 +209,7 @@ asio::awaitable<util::Result<AgentReply>> Converse(std::shared_ptr<ServiceState>
     failure = BodyError(sent->body, sent->status);
   }
   if (!failure) {
-    parser.Finish(
-        [&](const net::SseEvent& event) { OnEvent(event, stream, turn.workflow, on_delta); });
+    reader.Finish();
     failure = stream.error;
   }
   if (!failure && !stream.finished) {

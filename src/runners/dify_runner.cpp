@@ -11,7 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include "net/stream_parsers.hpp"
 #include "pipeline/config_values.hpp"
 #include "runners/runner_kit.hpp"
 
@@ -280,19 +279,15 @@ asio::awaitable<util::Result<AgentReply>> RunChat(std::shared_ptr<ServiceState> 
   net::HttpRequest request = ChatRequest(turn, streaming);
 
   ChatStream stream;
-  net::SseParser parser;
-  auto sink = [&](std::string_view piece) {
-    bool keep_going = true;
-    const bool fits = parser.Feed(piece, [&](const net::SseEvent& event) {
-      if (keep_going) keep_going = OnChatEvent(event, stream, on_delta);
-    });
-    if (!fits) stream.error = util::Error{ErrorCode::kUpstreamFailed, "dify: stream event too big"};
-    return keep_going && fits;
-  };
+  SseReader reader(
+      [&](const net::SseEvent& event) { return OnChatEvent(event, stream, on_delta); });
   // A local, not a conditional expression in the co_await: GCC 12 destroys such temporaries twice.
   net::BodySink body_sink;
-  if (streaming) body_sink = sink;
+  if (streaming) body_sink = reader.Sink();
   auto sent = co_await state->http->Send(std::move(request), std::move(body_sink));
+  if (reader.too_big()) {
+    stream.error = util::Error{ErrorCode::kUpstreamFailed, "dify: stream event too big"};
+  }
   if (stream.error) {
     stream.error->message = Redact(std::move(stream.error->message), turn.api_key);
     co_return tl::unexpected(std::move(*stream.error));
@@ -309,7 +304,7 @@ asio::awaitable<util::Result<AgentReply>> RunChat(std::shared_ptr<ServiceState> 
   AgentReply reply;
   std::string conversation_id;
   if (streaming) {
-    parser.Finish([&](const net::SseEvent& event) { OnChatEvent(event, stream, on_delta); });
+    reader.Finish();
     if (stream.error) co_return tl::unexpected(std::move(*stream.error));
     if (!stream.ended) {
       co_return util::Fail(ErrorCode::kUpstreamFailed, "dify: the stream ended before message_end");

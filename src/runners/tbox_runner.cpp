@@ -8,7 +8,6 @@
 #include <string>
 #include <utility>
 
-#include "net/stream_parsers.hpp"
 #include "runners/runner_kit.hpp"
 
 namespace sb::runners {
@@ -102,7 +101,6 @@ struct Stream {
   std::map<std::string, std::string> lane_media;  // lane -> mediaType of its header
   bool ended = false;                             // an `end` message came
   std::optional<util::Error> error;
-  std::string head;  // the first bytes, for a JSON error answered instead of a stream
 };
 
 bool OnEvent(const net::SseEvent& event, Stream& stream, const OnDelta& on_delta) {
@@ -155,7 +153,7 @@ bool OnEvent(const net::SseEvent& event, Stream& stream, const OnDelta& on_delta
 
 // What went wrong with a finished /api/chat call, if anything (the token not yet redacted).
 std::optional<util::Error> Failure(const util::Result<net::HttpResponse>& sent, Stream& stream,
-                                   net::SseParser& parser, const OnDelta& on_delta) {
+                                   SseReader& reader) {
   if (stream.error) return stream.error;
   // An `end` message stops the reading on purpose: that is the normal end, not a failure.
   if (!sent && !(sent.error().code == ErrorCode::kCancelled && stream.ended)) {
@@ -168,11 +166,11 @@ std::optional<util::Error> Failure(const util::Result<net::HttpResponse>& sent, 
                           : sent->body;
     return StatusError(kService, sent->status, why, "");
   }
-  if (sent) parser.Finish([&](const net::SseEvent& event) { OnEvent(event, stream, on_delta); });
+  if (sent) reader.Finish();
   if (stream.error) return stream.error;
   if (sent && sent->Header("content-type").starts_with("application/json")) {
     // The request was refused before any answer: {errorCode, errorMsg} instead of a stream.
-    auto body = util::ParseJson(stream.head);
+    auto body = util::ParseJson(reader.head());
     if (body && body->is_object()) return ServiceError(body->as_object());
     return util::Error{ErrorCode::kUpstreamFailed, "tbox: a JSON answer instead of a stream"};
   }
@@ -195,18 +193,12 @@ asio::awaitable<util::Result<AgentReply>> Converse(std::shared_ptr<ServiceState>
   request.headers.emplace_back("Authorization", turn.token);
 
   Stream stream;
-  net::SseParser parser;
-  auto sink = [&](std::string_view piece) {
-    if (stream.head.size() < 4096) stream.head.append(piece.substr(0, 4096 - stream.head.size()));
-    bool keep_going = true;
-    const bool fits = parser.Feed(piece, [&](const net::SseEvent& event) {
-      if (keep_going) keep_going = OnEvent(event, stream, on_delta);
-    });
-    if (!fits) stream.error = util::Error{ErrorCode::kUpstreamFailed, "tbox: stream event too big"};
-    return keep_going && fits;
-  };
-  auto sent = co_await state->http->Send(std::move(request), sink);
-  std::optional<util::Error> failure = Failure(sent, stream, parser, on_delta);
+  SseReader reader([&](const net::SseEvent& event) { return OnEvent(event, stream, on_delta); });
+  auto sent = co_await state->http->Send(std::move(request), reader.Sink());
+  if (reader.too_big()) {
+    stream.error = util::Error{ErrorCode::kUpstreamFailed, "tbox: stream event too big"};
+  }
+  std::optional<util::Error> failure = Failure(sent, stream, reader);
   if (failure) {
     failure->message = Redact(std::move(failure->message), turn.token);
     // Tbox refused the turn outright (an error answer instead of a stream; its conversation may

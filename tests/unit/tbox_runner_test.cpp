@@ -143,5 +143,14 @@ TEST_F(TboxTest, LanesEndMessagesInlineErrorsAndEmptyStreams) {
   EXPECT_NE(limited.result.error().message.find("slow down"), std::string::npos);
 }
 
+TEST_F(TboxTest, AnEventOverTheLimitFailsTheCall) {
+  // 5 MiB in one event, beyond the SSE parser's 4 MiB and within the 8 MiB response cap.
+  ScriptMessages({R"({"type":"chunk","payload":")" + std::string(5 * 1024 * 1024, 'a') + "\"}"});
+  auto big = Run(*tbox_, Config("app-echo"), Input("x"));
+  ASSERT_FALSE(big.result);
+  EXPECT_EQ(big.result.error().code, ErrorCode::kUpstreamFailed);
+  EXPECT_NE(big.result.error().message.find("too big"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sb::runners
