@@ -1,8 +1,9 @@
-// What every hosted-agent runner (Coze, DashScope, Langflow, Tbox) needs besides its own wire
-// format: the calls in flight with cancellation, a bounded memory of the service's conversation id
-// per chat session, a JSON POST with the configured deadline, and errors that never carry a key.
+// What every external runner needs besides its own wire format: the calls in flight with
+// cancellation, a bounded memory of the service's conversation id per chat session, a JSON POST
+// with the configured deadline, a reader of streamed SSE bodies, and errors that never carry a
+// key. Runners get the first two through HostedRunner (hosted_runner.hpp).
 //   CallLauncher calls(executor);
-//   calls.Launch("langflow", [=](auto) -> asio::awaitable<Result<AgentReply>> {...}, done);
+//   calls.Launch("langflow", [=]() -> asio::awaitable<Result<AgentReply>> {...}, done);
 //   SessionIds ids; ids.Remember(SessionKey(input.conversation), "conv-1");
 #pragma once
 
