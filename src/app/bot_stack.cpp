@@ -32,6 +32,7 @@
 #include "runners/dify_runner.hpp"
 #include "runners/langflow_runner.hpp"
 #include "runners/n8n_runner.hpp"
+#include "runners/tbox_runner.hpp"
 #include "runtime/bot_runtime_manager.hpp"
 #include "runtime/debug_chat.hpp"
 #include "runtime/in_memory_conversations.hpp"
@@ -50,6 +51,7 @@ struct BotStack::Parts {
         langflow(executor, http),
         coze(executor, http),
         dashscope(executor, http),
+        tbox(executor, http),
         resolver(core.models(), core.providers()),
         memory(core.storage().conversations(), blocking,
                {.max_bytes = core.config().runtime.conversation_cache_bytes}),
@@ -79,6 +81,7 @@ struct BotStack::Parts {
       e->AddRunner("langflow-api", langflow);
       e->AddRunner("coze-api", coze);
       e->AddRunner("dashscope-app-api", dashscope);
+      e->AddRunner("tbox-app-api", tbox);
     }
     for (const auto& warning : ban_words.warnings()) {
       spdlog::warn("runtime.ban_words: {}", warning);
@@ -150,6 +153,7 @@ struct BotStack::Parts {
   runners::LangflowRunner langflow;
   runners::CozeRunner coze;
   runners::DashScopeRunner dashscope;
+  runners::TboxRunner tbox;
   services::StoredModelResolver resolver;
   // Conversation memory read from memory and written behind the replies (one transaction per
   // batch); the pipeline service clears through it too.

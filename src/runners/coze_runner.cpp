@@ -7,7 +7,6 @@
 #include <utility>
 #include <vector>
 
-#include "net/stream_parsers.hpp"
 #include "runners/runner_kit.hpp"
 
 namespace sb::runners {
@@ -94,7 +93,6 @@ struct Stream {
   domain::Usage usage;
   bool completed = false;
   std::optional<util::Error> error;
-  std::string head;  // the first bytes, for a JSON error answered instead of a stream
 };
 
 bool OnEvent(const net::SseEvent& event, Stream& stream, const OnDelta& on_delta) {
@@ -153,7 +151,7 @@ std::optional<util::Error> JsonError(const std::string& body) {
 
 // What went wrong with a finished /v3/chat call, if anything (the secret not yet redacted).
 std::optional<util::Error> Failure(const util::Result<net::HttpResponse>& sent, Stream& stream,
-                                   net::SseParser& parser, const OnDelta& on_delta) {
+                                   SseReader& reader) {
   if (stream.error) return stream.error;
   // `done` stops the reading on purpose: that is the normal end, not a failure.
   if (!sent && !(sent.error().code == ErrorCode::kCancelled && stream.completed)) {
@@ -163,63 +161,44 @@ std::optional<util::Error> Failure(const util::Result<net::HttpResponse>& sent, 
     if (auto coded = JsonError(sent->body)) return coded;
     return StatusError(kService, sent->status, sent->body, "");
   }
-  if (sent) parser.Finish([&](const net::SseEvent& event) { OnEvent(event, stream, on_delta); });
+  if (sent) reader.Finish();
   if (stream.error) return stream.error;
   if (!stream.completed) {
     // Coze answers some failures with a JSON {code, msg} body instead of a stream.
-    if (auto coded = JsonError(stream.head)) return coded;
+    if (auto coded = JsonError(reader.head())) return coded;
     return util::Error{ErrorCode::kUpstreamFailed,
                        "coze: the stream ended before conversation.chat.completed"};
   }
   return std::nullopt;
 }
 
-}  // namespace
-
-struct CozeRunner::Impl {
-  std::shared_ptr<net::HttpClient> http;
-  CallLauncher calls;
-  SessionIds conversations;
-
-  Impl(asio::any_io_executor executor, std::shared_ptr<net::HttpClient> h)
-      : http(std::move(h)), calls(std::move(executor)) {}
-
-  static asio::awaitable<util::Result<AgentReply>> Converse(std::shared_ptr<Impl> self, Turn turn,
-                                                            OnDelta on_delta);
-};
-
-asio::awaitable<util::Result<AgentReply>> CozeRunner::Impl::Converse(std::shared_ptr<Impl> self,
-                                                                     Turn turn, OnDelta on_delta) {
+// One message's call: the request, the streamed answer, the session id kept.
+asio::awaitable<util::Result<AgentReply>> Converse(std::shared_ptr<ServiceState> state, Turn turn,
+                                                   OnDelta on_delta) {
   // Coze keeps the history in its conversation; LangBot 4.9.5 never passes one (each message is
   // a new conversation), the API documents conversation_id as the way to continue.
-  const std::string known = self->conversations.Lookup(turn.session_key);
+  const std::string known = state->sessions.Lookup(turn.session_key);
   std::string url = turn.base + "/v3/chat";
   if (!known.empty()) url += "?conversation_id=" + known;  // Coze ids are digits
   net::HttpRequest request = JsonPost(std::move(url), turn.body, turn.timeout, true);
   request.headers.emplace_back("Authorization", "Bearer " + turn.api_key);
 
   Stream stream;
-  net::SseParser parser;
-  auto sink = [&](std::string_view piece) {
-    if (stream.head.size() < 4096) stream.head.append(piece.substr(0, 4096 - stream.head.size()));
-    bool keep_going = true;
-    const bool fits = parser.Feed(piece, [&](const net::SseEvent& event) {
-      if (keep_going) keep_going = OnEvent(event, stream, on_delta);
-    });
-    if (!fits) stream.error = util::Error{ErrorCode::kUpstreamFailed, "coze: stream event too big"};
-    return keep_going && fits;
-  };
-  auto sent = co_await self->http->Send(std::move(request), sink);
+  SseReader reader([&](const net::SseEvent& event) { return OnEvent(event, stream, on_delta); });
+  auto sent = co_await state->http->Send(std::move(request), reader.Sink());
+  if (reader.too_big()) {
+    stream.error = util::Error{ErrorCode::kUpstreamFailed, "coze: stream event too big"};
+  }
   // The id goes back into a URL: only a plain token (Coze's are digits) is kept.
   if (QueryToken(stream.conversation_id) && stream.conversation_id != known) {
-    self->conversations.Remember(turn.session_key, stream.conversation_id);
+    state->sessions.Remember(turn.session_key, stream.conversation_id);
   }
-  std::optional<util::Error> failure = Failure(sent, stream, parser, on_delta);
+  std::optional<util::Error> failure = Failure(sent, stream, reader);
   if (failure) {
     failure->message = Redact(std::move(failure->message), turn.api_key);
     // Coze no longer knows the conversation: the next message starts a new one.
     if (failure->code == ErrorCode::kUpstreamNotFound && !known.empty()) {
-      self->conversations.Drop(turn.session_key);
+      state->sessions.Drop(turn.session_key);
     }
     co_return tl::unexpected(std::move(*failure));
   }
@@ -236,31 +215,16 @@ asio::awaitable<util::Result<AgentReply>> CozeRunner::Impl::Converse(std::shared
   co_return reply;
 }
 
-CozeRunner::CozeRunner(asio::any_io_executor executor, std::shared_ptr<net::HttpClient> http)
-    : impl_(std::make_shared<Impl>(std::move(executor), std::move(http))) {}
+}  // namespace
 
-CozeRunner::~CozeRunner() = default;
-
-void CozeRunner::Run(const util::JsonObject& pipeline_config, pipeline::AgentInput input,
-                     std::function<void(const domain::ChatDelta&)> on_delta,
-                     std::function<void(util::Result<AgentReply>)> done) {
+util::Result<CallLauncher::Body> CozeRunner::Prepare(const util::JsonObject& pipeline_config,
+                                                     pipeline::AgentInput input,
+                                                     OnDelta on_delta) const {
   auto turn = ReadTurn(pipeline_config, input);
-  if (!turn) {
-    done(tl::unexpected(std::move(turn.error())));
-    return;
-  }
-  impl_->calls.Launch(
-      std::string(kService),
-      [self = impl_, turn = std::move(*turn), on_delta = std::move(on_delta)]() mutable {
-        return Impl::Converse(self, std::move(turn), std::move(on_delta));
-      },
-      std::move(done));
-}
-
-void CozeRunner::CancelAll() { impl_->calls.CancelAll(); }
-
-void CozeRunner::Forget(const domain::ConversationKey& key) {
-  impl_->conversations.Drop(SessionKey(key));
+  if (!turn) return tl::unexpected(std::move(turn.error()));
+  return [state = state(), turn = std::move(*turn), on_delta = std::move(on_delta)]() mutable {
+    return Converse(state, std::move(turn), std::move(on_delta));
+  };
 }
 
 }  // namespace sb::runners

@@ -7,7 +7,6 @@
 #include <string>
 #include <utility>
 
-#include "net/stream_parsers.hpp"
 #include "runners/runner_kit.hpp"
 
 namespace sb::runners {
@@ -183,23 +182,10 @@ std::string ReplaceReferences(const std::string& text,
   return out;
 }
 
-}  // namespace
-
-struct DashScopeRunner::Impl {
-  std::shared_ptr<net::HttpClient> http;
-  CallLauncher calls;
-  SessionIds sessions;
-
-  Impl(asio::any_io_executor executor, std::shared_ptr<net::HttpClient> h)
-      : http(std::move(h)), calls(std::move(executor)) {}
-
-  static asio::awaitable<util::Result<AgentReply>> Converse(std::shared_ptr<Impl> self, Turn turn,
-                                                            OnDelta on_delta);
-};
-
-asio::awaitable<util::Result<AgentReply>> DashScopeRunner::Impl::Converse(
-    std::shared_ptr<Impl> self, Turn turn, OnDelta on_delta) {
-  const std::string known = self->sessions.Lookup(turn.session_key);
+// One message's call: the request, the streamed answer, the session id kept.
+asio::awaitable<util::Result<AgentReply>> Converse(std::shared_ptr<ServiceState> state, Turn turn,
+                                                   OnDelta on_delta) {
+  const std::string known = state->sessions.Lookup(turn.session_key);
   if (!known.empty()) turn.body["input"].as_object()["session_id"] = known;
   // Always streamed: the incremental SSE output is the documented way to get pieces, and it
   // carries the same final fields as a blocking answer.
@@ -208,18 +194,14 @@ asio::awaitable<util::Result<AgentReply>> DashScopeRunner::Impl::Converse(
   request.headers.emplace_back("X-DashScope-SSE", "enable");
 
   Stream stream;
-  net::SseParser parser;
-  auto sink = [&](std::string_view piece) {
-    bool keep_going = true;
-    const bool fits = parser.Feed(piece, [&](const net::SseEvent& event) {
-      if (keep_going) keep_going = OnEvent(event, stream, turn.workflow, on_delta);
-    });
-    if (!fits) stream.error = util::Error{ErrorCode::kUpstreamFailed, "dashscope: event too big"};
-    return keep_going && fits;
-  };
-  auto sent = co_await self->http->Send(std::move(request), sink);
+  SseReader reader(
+      [&](const net::SseEvent& event) { return OnEvent(event, stream, turn.workflow, on_delta); });
+  auto sent = co_await state->http->Send(std::move(request), reader.Sink());
+  if (reader.too_big()) {
+    stream.error = util::Error{ErrorCode::kUpstreamFailed, "dashscope: event too big"};
+  }
   if (!stream.session_id.empty() && stream.session_id != known) {
-    self->sessions.Remember(turn.session_key, stream.session_id);
+    state->sessions.Remember(turn.session_key, stream.session_id);
   }
   std::optional<util::Error> failure = stream.error;
   if (!failure && !sent) failure = TransportError(kService, sent.error(), "");
@@ -227,8 +209,7 @@ asio::awaitable<util::Result<AgentReply>> DashScopeRunner::Impl::Converse(
     failure = BodyError(sent->body, sent->status);
   }
   if (!failure) {
-    parser.Finish(
-        [&](const net::SseEvent& event) { OnEvent(event, stream, turn.workflow, on_delta); });
+    reader.Finish();
     failure = stream.error;
   }
   if (!failure && !stream.finished) {
@@ -245,32 +226,16 @@ asio::awaitable<util::Result<AgentReply>> DashScopeRunner::Impl::Converse(
   co_return reply;
 }
 
-DashScopeRunner::DashScopeRunner(asio::any_io_executor executor,
-                                 std::shared_ptr<net::HttpClient> http)
-    : impl_(std::make_shared<Impl>(std::move(executor), std::move(http))) {}
+}  // namespace
 
-DashScopeRunner::~DashScopeRunner() = default;
-
-void DashScopeRunner::Run(const util::JsonObject& pipeline_config, pipeline::AgentInput input,
-                          std::function<void(const domain::ChatDelta&)> on_delta,
-                          std::function<void(util::Result<AgentReply>)> done) {
+util::Result<CallLauncher::Body> DashScopeRunner::Prepare(const util::JsonObject& pipeline_config,
+                                                          pipeline::AgentInput input,
+                                                          OnDelta on_delta) const {
   auto turn = ReadTurn(pipeline_config, input);
-  if (!turn) {
-    done(tl::unexpected(std::move(turn.error())));
-    return;
-  }
-  impl_->calls.Launch(
-      std::string(kService),
-      [self = impl_, turn = std::move(*turn), on_delta = std::move(on_delta)]() mutable {
-        return Impl::Converse(self, std::move(turn), std::move(on_delta));
-      },
-      std::move(done));
-}
-
-void DashScopeRunner::CancelAll() { impl_->calls.CancelAll(); }
-
-void DashScopeRunner::Forget(const domain::ConversationKey& key) {
-  impl_->sessions.Drop(SessionKey(key));
+  if (!turn) return tl::unexpected(std::move(turn.error()));
+  return [state = state(), turn = std::move(*turn), on_delta = std::move(on_delta)]() mutable {
+    return Converse(state, std::move(turn), std::move(on_delta));
+  };
 }
 
 }  // namespace sb::runners

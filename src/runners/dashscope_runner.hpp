@@ -6,11 +6,11 @@
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
-#include <functional>
 #include <memory>
+#include <utility>
 
 #include "net/http_client.hpp"
-#include "pipeline/engine.hpp"
+#include "runners/hosted_runner.hpp"
 
 namespace sb::runners {
 
@@ -24,21 +24,15 @@ namespace sb::runners {
 //   kUpstreamUnreachable  connection failures, as net::HttpClient reports them
 //   kCancelled            CancelAll
 // No error message carries the key. `on_delta` (may be null) gets the answer's pieces.
-class DashScopeRunner final : public pipeline::Runner {
+class DashScopeRunner final : public HostedRunner {
  public:
-  DashScopeRunner(boost::asio::any_io_executor executor, std::shared_ptr<net::HttpClient> http);
-  ~DashScopeRunner() override;
-
-  void Run(const util::JsonObject& pipeline_config, pipeline::AgentInput input,
-           std::function<void(const domain::ChatDelta&)> on_delta,
-           std::function<void(util::Result<pipeline::AgentReply>)> done) override;
-  void CancelAll();
-  // The session's next message starts a new DashScope session.
-  void Forget(const domain::ConversationKey& key) override;
+  DashScopeRunner(boost::asio::any_io_executor executor, std::shared_ptr<net::HttpClient> http)
+      : HostedRunner("dashscope", std::move(executor), std::move(http)) {}
 
  private:
-  struct Impl;
-  std::shared_ptr<Impl> impl_;
+  util::Result<CallLauncher::Body> Prepare(const util::JsonObject& pipeline_config,
+                                           pipeline::AgentInput input,
+                                           OnDelta on_delta) const override;
 };
 
 }  // namespace sb::runners

@@ -11,7 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include "net/stream_parsers.hpp"
 #include "pipeline/config_values.hpp"
 #include "runners/runner_kit.hpp"
 
@@ -229,33 +228,6 @@ bool OnChatEvent(const net::SseEvent& event, ChatStream& stream, const OnDelta& 
   return true;
 }
 
-}  // namespace
-
-struct DifyRunner::Impl {
-  std::shared_ptr<net::HttpClient> http;
-  CallLauncher calls;
-  SessionIds conversations;  // Dify conversation ids by SessionKey
-
-  Impl(asio::any_io_executor executor, std::shared_ptr<net::HttpClient> h,
-       std::size_t max_conversations)
-      : http(std::move(h)), calls(std::move(executor)), conversations(max_conversations) {}
-
-  std::string Lookup(const std::string& key) { return conversations.Lookup(key); }
-  void Remember(const std::string& key, std::string id) {
-    conversations.Remember(key, std::move(id));
-  }
-  void Drop(const std::string& key) { conversations.Drop(key); }
-
-  static asio::awaitable<util::Result<AgentReply>> Start(std::shared_ptr<Impl> self, Turn turn,
-                                                         OnDelta on_delta);
-  static asio::awaitable<util::Result<AgentReply>> RunChat(std::shared_ptr<Impl> self, Turn turn,
-                                                           OnDelta on_delta);
-  static asio::awaitable<util::Result<AgentReply>> RunWorkflow(std::shared_ptr<Impl> self,
-                                                               Turn turn);
-};
-
-namespace {
-
 // The workflow's answer: `answer` or `text` when it has them, else its first string output.
 std::optional<std::string> WorkflowText(const util::JsonObject& outputs) {
   for (const char* key : {"answer", "text"}) {
@@ -300,35 +272,22 @@ util::Result<AgentReply> ParseWorkflowReply(const std::string& body, const std::
   return reply;
 }
 
-}  // namespace
-
-asio::awaitable<util::Result<AgentReply>> DifyRunner::Impl::Start(std::shared_ptr<Impl> self,
-                                                                  Turn turn, OnDelta on_delta) {
-  if (turn.app_type == AppType::kWorkflow) co_return co_await RunWorkflow(self, std::move(turn));
-  turn.conversation_id = self->Lookup(turn.conversation_key);
-  co_return co_await RunChat(self, std::move(turn), std::move(on_delta));
-}
-
-asio::awaitable<util::Result<AgentReply>> DifyRunner::Impl::RunChat(std::shared_ptr<Impl> self,
-                                                                    Turn turn, OnDelta on_delta) {
+asio::awaitable<util::Result<AgentReply>> RunChat(std::shared_ptr<ServiceState> state, Turn turn,
+                                                  OnDelta on_delta) {
   // Agent apps only stream; a chatbot streams only when someone wants the pieces.
   const bool streaming = turn.app_type == AppType::kAgent || on_delta != nullptr;
   net::HttpRequest request = ChatRequest(turn, streaming);
 
   ChatStream stream;
-  net::SseParser parser;
-  auto sink = [&](std::string_view piece) {
-    bool keep_going = true;
-    const bool fits = parser.Feed(piece, [&](const net::SseEvent& event) {
-      if (keep_going) keep_going = OnChatEvent(event, stream, on_delta);
-    });
-    if (!fits) stream.error = util::Error{ErrorCode::kUpstreamFailed, "dify: stream event too big"};
-    return keep_going && fits;
-  };
+  SseReader reader(
+      [&](const net::SseEvent& event) { return OnChatEvent(event, stream, on_delta); });
   // A local, not a conditional expression in the co_await: GCC 12 destroys such temporaries twice.
   net::BodySink body_sink;
-  if (streaming) body_sink = sink;
-  auto sent = co_await self->http->Send(std::move(request), std::move(body_sink));
+  if (streaming) body_sink = reader.Sink();
+  auto sent = co_await state->http->Send(std::move(request), std::move(body_sink));
+  if (reader.too_big()) {
+    stream.error = util::Error{ErrorCode::kUpstreamFailed, "dify: stream event too big"};
+  }
   if (stream.error) {
     stream.error->message = Redact(std::move(stream.error->message), turn.api_key);
     co_return tl::unexpected(std::move(*stream.error));
@@ -337,14 +296,15 @@ asio::awaitable<util::Result<AgentReply>> DifyRunner::Impl::RunChat(std::shared_
   if (sent->status < 200 || sent->status >= 300) {
     util::Error error = ClassifyStatus(*sent, turn.api_key);
     // The conversation is gone on Dify's side: the next message starts a new one.
-    if (sent->status == 404 && !turn.conversation_id.empty()) self->Drop(turn.conversation_key);
+    if (sent->status == 404 && !turn.conversation_id.empty())
+      state->sessions.Drop(turn.conversation_key);
     co_return tl::unexpected(std::move(error));
   }
 
   AgentReply reply;
   std::string conversation_id;
   if (streaming) {
-    parser.Finish([&](const net::SseEvent& event) { OnChatEvent(event, stream, on_delta); });
+    reader.Finish();
     if (stream.error) co_return tl::unexpected(std::move(*stream.error));
     if (!stream.ended) {
       co_return util::Fail(ErrorCode::kUpstreamFailed, "dify: the stream ended before message_end");
@@ -357,14 +317,15 @@ asio::awaitable<util::Result<AgentReply>> DifyRunner::Impl::RunChat(std::shared_
     if (!parsed) co_return tl::unexpected(std::move(parsed.error()));
     reply = std::move(*parsed);
   }
-  if (!conversation_id.empty()) self->Remember(turn.conversation_key, std::move(conversation_id));
+  if (!conversation_id.empty())
+    state->sessions.Remember(turn.conversation_key, std::move(conversation_id));
   co_return reply;
 }
 
-asio::awaitable<util::Result<AgentReply>> DifyRunner::Impl::RunWorkflow(std::shared_ptr<Impl> self,
-                                                                        Turn turn) {
+asio::awaitable<util::Result<AgentReply>> RunWorkflow(std::shared_ptr<ServiceState> state,
+                                                      Turn turn) {
   net::HttpRequest request = WorkflowRequest(turn);
-  auto sent = co_await self->http->Send(std::move(request));
+  auto sent = co_await state->http->Send(std::move(request));
   if (!sent) co_return tl::unexpected(Transport(sent.error(), turn.api_key));
   if (sent->status < 200 || sent->status >= 300) {
     co_return tl::unexpected(ClassifyStatus(*sent, turn.api_key));
@@ -372,30 +333,24 @@ asio::awaitable<util::Result<AgentReply>> DifyRunner::Impl::RunWorkflow(std::sha
   co_return ParseWorkflowReply(sent->body, turn.api_key);
 }
 
-DifyRunner::DifyRunner(asio::any_io_executor executor, std::shared_ptr<net::HttpClient> http,
-                       std::size_t max_conversations)
-    : impl_(std::make_shared<Impl>(std::move(executor), std::move(http), max_conversations)) {}
-
-DifyRunner::~DifyRunner() = default;
-
-void DifyRunner::Run(const util::JsonObject& pipeline_config, pipeline::AgentInput input,
-                     std::function<void(const domain::ChatDelta&)> on_delta,
-                     std::function<void(util::Result<AgentReply>)> done) {
-  auto turn = ReadTurn(pipeline_config, input);
-  if (!turn) {
-    done(tl::unexpected(std::move(turn.error())));
-    return;
-  }
-  impl_->calls.Launch(
-      "dify",
-      [self = impl_, turn = std::move(*turn), on_delta = std::move(on_delta)]() mutable {
-        return Impl::Start(self, std::move(turn), std::move(on_delta));
-      },
-      std::move(done));
+// One message: a chat or agent app continues the session's Dify conversation.
+asio::awaitable<util::Result<AgentReply>> Start(std::shared_ptr<ServiceState> state, Turn turn,
+                                                OnDelta on_delta) {
+  if (turn.app_type == AppType::kWorkflow) co_return co_await RunWorkflow(state, std::move(turn));
+  turn.conversation_id = state->sessions.Lookup(turn.conversation_key);
+  co_return co_await RunChat(state, std::move(turn), std::move(on_delta));
 }
 
-void DifyRunner::CancelAll() { impl_->calls.CancelAll(); }
+}  // namespace
 
-void DifyRunner::Forget(const domain::ConversationKey& key) { impl_->Drop(SessionKey(key)); }
+util::Result<CallLauncher::Body> DifyRunner::Prepare(const util::JsonObject& pipeline_config,
+                                                     pipeline::AgentInput input,
+                                                     OnDelta on_delta) const {
+  auto turn = ReadTurn(pipeline_config, input);
+  if (!turn) return tl::unexpected(std::move(turn.error()));
+  return [state = state(), turn = std::move(*turn), on_delta = std::move(on_delta)]() mutable {
+    return Start(state, std::move(turn), std::move(on_delta));
+  };
+}
 
 }  // namespace sb::runners

@@ -8,12 +8,12 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <cstddef>
-#include <functional>
 #include <memory>
+#include <utility>
 
 #include "domain/conversation.hpp"
 #include "net/http_client.hpp"
-#include "pipeline/engine.hpp"
+#include "runners/hosted_runner.hpp"
 
 namespace sb::runners {
 
@@ -28,27 +28,18 @@ namespace sb::runners {
 //   kCancelled            CancelAll
 // No error message carries the API key. `on_delta` (may be null) gets the streamed text pieces of
 // chat and agent apps; a workflow app answers in one piece.
-class DifyRunner final : public pipeline::Runner {
+class DifyRunner final : public HostedRunner {
  public:
   // `max_conversations` bounds the remembered Dify conversation ids; the least recently used is
   // forgotten first.
   DifyRunner(boost::asio::any_io_executor executor, std::shared_ptr<net::HttpClient> http,
-             std::size_t max_conversations = 10'000);
-  ~DifyRunner() override;
-
-  void Run(const util::JsonObject& pipeline_config, pipeline::AgentInput input,
-           std::function<void(const domain::ChatDelta&)> on_delta,
-           std::function<void(util::Result<pipeline::AgentReply>)> done) override;
-
-  // Cancels every call in flight (shutdown): each `done` then runs with kCancelled.
-  void CancelAll();
-
-  // Forgets the Dify conversation of `key`, so its next message starts a new one.
-  void Forget(const domain::ConversationKey& key) override;
+             std::size_t max_conversations = 10'000)
+      : HostedRunner("dify", std::move(executor), std::move(http), max_conversations) {}
 
  private:
-  struct Impl;
-  std::shared_ptr<Impl> impl_;  // shared with the calls in flight, which may outlive the runner
+  util::Result<CallLauncher::Body> Prepare(const util::JsonObject& pipeline_config,
+                                           pipeline::AgentInput input,
+                                           OnDelta on_delta) const override;
 };
 
 }  // namespace sb::runners

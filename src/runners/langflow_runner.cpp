@@ -178,30 +178,16 @@ bool OnLine(std::string_view line, Stream& stream, const OnDelta& on_delta) {
   return true;
 }
 
-}  // namespace
-
-struct LangflowRunner::Impl {
-  std::shared_ptr<net::HttpClient> http;
-  CallLauncher calls;
-  SessionIds sessions;
-
-  Impl(asio::any_io_executor executor, std::shared_ptr<net::HttpClient> h)
-      : http(std::move(h)), calls(std::move(executor)) {}
-
-  static asio::awaitable<util::Result<AgentReply>> Converse(std::shared_ptr<Impl> self, Turn turn,
-                                                            OnDelta on_delta);
-};
-
-asio::awaitable<util::Result<AgentReply>> LangflowRunner::Impl::Converse(std::shared_ptr<Impl> self,
-                                                                         Turn turn,
-                                                                         OnDelta on_delta) {
+// One message's call: the request, the streamed answer, the session id kept.
+asio::awaitable<util::Result<AgentReply>> Converse(std::shared_ptr<ServiceState> state, Turn turn,
+                                                   OnDelta on_delta) {
   // Langflow keeps chat memory by session_id, which we choose: a new one per chat session and
   // after !reset (LangBot sends a fresh one every message, so its flows forget; the docs' way
   // keeps the conversation).
-  std::string session = self->sessions.Lookup(turn.session_key);
+  std::string session = state->sessions.Lookup(turn.session_key);
   if (session.empty()) {
     session = util::NewUuid();
-    self->sessions.Remember(turn.session_key, session);
+    state->sessions.Remember(turn.session_key, session);
   }
   turn.body["session_id"] = session;
   const bool streaming = on_delta != nullptr;
@@ -221,7 +207,7 @@ asio::awaitable<util::Result<AgentReply>> LangflowRunner::Impl::Converse(std::sh
   };
   net::BodySink body_sink;
   if (streaming) body_sink = sink;
-  auto sent = co_await self->http->Send(std::move(request), std::move(body_sink));
+  auto sent = co_await state->http->Send(std::move(request), std::move(body_sink));
   if (stream.error) {
     stream.error->message = Redact(std::move(stream.error->message), turn.api_key);
     co_return tl::unexpected(std::move(*stream.error));
@@ -252,32 +238,16 @@ asio::awaitable<util::Result<AgentReply>> LangflowRunner::Impl::Converse(std::sh
   co_return ReplyFrom(parsed->as_object());
 }
 
-LangflowRunner::LangflowRunner(asio::any_io_executor executor,
-                               std::shared_ptr<net::HttpClient> http)
-    : impl_(std::make_shared<Impl>(std::move(executor), std::move(http))) {}
+}  // namespace
 
-LangflowRunner::~LangflowRunner() = default;
-
-void LangflowRunner::Run(const util::JsonObject& pipeline_config, pipeline::AgentInput input,
-                         std::function<void(const domain::ChatDelta&)> on_delta,
-                         std::function<void(util::Result<AgentReply>)> done) {
+util::Result<CallLauncher::Body> LangflowRunner::Prepare(const util::JsonObject& pipeline_config,
+                                                         pipeline::AgentInput input,
+                                                         OnDelta on_delta) const {
   auto turn = ReadTurn(pipeline_config, input);
-  if (!turn) {
-    done(tl::unexpected(std::move(turn.error())));
-    return;
-  }
-  impl_->calls.Launch(
-      std::string(kService),
-      [self = impl_, turn = std::move(*turn), on_delta = std::move(on_delta)]() mutable {
-        return Impl::Converse(self, std::move(turn), std::move(on_delta));
-      },
-      std::move(done));
-}
-
-void LangflowRunner::CancelAll() { impl_->calls.CancelAll(); }
-
-void LangflowRunner::Forget(const domain::ConversationKey& key) {
-  impl_->sessions.Drop(SessionKey(key));
+  if (!turn) return tl::unexpected(std::move(turn.error()));
+  return [state = state(), turn = std::move(*turn), on_delta = std::move(on_delta)]() mutable {
+    return Converse(state, std::move(turn), std::move(on_delta));
+  };
 }
 
 }  // namespace sb::runners

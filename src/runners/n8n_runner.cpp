@@ -258,21 +258,9 @@ util::Result<std::string> WholeBody(const std::string& body, const std::string& 
   return util::SerializeJson(*value);
 }
 
-}  // namespace
-
-struct N8nRunner::Impl {
-  std::shared_ptr<net::HttpClient> http;
-  CallLauncher calls;
-
-  Impl(asio::any_io_executor executor, std::shared_ptr<net::HttpClient> h)
-      : http(std::move(h)), calls(std::move(executor)) {}
-
-  static asio::awaitable<util::Result<AgentReply>> Start(std::shared_ptr<Impl> self, Turn turn,
-                                                         OnDelta on_delta);
-};
-
-asio::awaitable<util::Result<AgentReply>> N8nRunner::Impl::Start(std::shared_ptr<Impl> self,
-                                                                 Turn turn, OnDelta on_delta) {
+// One message: the webhook call and its answer, streamed or whole.
+asio::awaitable<util::Result<AgentReply>> Start(std::shared_ptr<ServiceState> state, Turn turn,
+                                                OnDelta on_delta) {
   Reading reading;
   std::string body;
   auto sink = [&](std::string_view piece) {
@@ -285,7 +273,7 @@ asio::awaitable<util::Result<AgentReply>> N8nRunner::Impl::Start(std::shared_ptr
     return true;
   };
   net::BodySink body_sink = sink;
-  auto sent = co_await self->http->Send(std::move(turn.request), std::move(body_sink));
+  auto sent = co_await state->http->Send(std::move(turn.request), std::move(body_sink));
   if (!sent) {
     util::Error error = sent.error();
     error.message = Redact("n8n: " + error.message, turn.secrets);
@@ -314,27 +302,16 @@ asio::awaitable<util::Result<AgentReply>> N8nRunner::Impl::Start(std::shared_ptr
   co_return reply;
 }
 
-N8nRunner::N8nRunner(asio::any_io_executor executor, std::shared_ptr<net::HttpClient> http)
-    : impl_(std::make_shared<Impl>(std::move(executor), std::move(http))) {}
+}  // namespace
 
-N8nRunner::~N8nRunner() = default;
-
-void N8nRunner::Run(const util::JsonObject& pipeline_config, pipeline::AgentInput input,
-                    std::function<void(const domain::ChatDelta&)> on_delta,
-                    std::function<void(util::Result<AgentReply>)> done) {
+util::Result<CallLauncher::Body> N8nRunner::Prepare(const util::JsonObject& pipeline_config,
+                                                    pipeline::AgentInput input,
+                                                    OnDelta on_delta) const {
   auto turn = ReadTurn(pipeline_config, input);
-  if (!turn) {
-    done(tl::unexpected(std::move(turn.error())));
-    return;
-  }
-  impl_->calls.Launch(
-      "n8n",
-      [self = impl_, turn = std::move(*turn), on_delta = std::move(on_delta)]() mutable {
-        return Impl::Start(self, std::move(turn), std::move(on_delta));
-      },
-      std::move(done));
+  if (!turn) return tl::unexpected(std::move(turn.error()));
+  return [state = state(), turn = std::move(*turn), on_delta = std::move(on_delta)]() mutable {
+    return Start(state, std::move(turn), std::move(on_delta));
+  };
 }
-
-void N8nRunner::CancelAll() { impl_->calls.CancelAll(); }
 
 }  // namespace sb::runners

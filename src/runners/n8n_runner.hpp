@@ -6,11 +6,11 @@
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
-#include <functional>
 #include <memory>
+#include <utility>
 
 #include "net/http_client.hpp"
-#include "pipeline/engine.hpp"
+#include "runners/hosted_runner.hpp"
 
 namespace sb::runners {
 
@@ -26,21 +26,15 @@ namespace sb::runners {
 //   kCancelled            CancelAll
 // No error message carries a password, secret or header value. `on_delta` (may be null) gets the
 // item texts of a streaming webhook as they arrive.
-class N8nRunner final : public pipeline::Runner {
+class N8nRunner final : public HostedRunner {
  public:
-  N8nRunner(boost::asio::any_io_executor executor, std::shared_ptr<net::HttpClient> http);
-  ~N8nRunner() override;
-
-  void Run(const util::JsonObject& pipeline_config, pipeline::AgentInput input,
-           std::function<void(const domain::ChatDelta&)> on_delta,
-           std::function<void(util::Result<pipeline::AgentReply>)> done) override;
-
-  // Cancels every call in flight (shutdown): each `done` then runs with kCancelled.
-  void CancelAll();
+  N8nRunner(boost::asio::any_io_executor executor, std::shared_ptr<net::HttpClient> http)
+      : HostedRunner("n8n", std::move(executor), std::move(http)) {}
 
  private:
-  struct Impl;
-  std::shared_ptr<Impl> impl_;  // shared with the calls in flight, which may outlive the runner
+  util::Result<CallLauncher::Body> Prepare(const util::JsonObject& pipeline_config,
+                                           pipeline::AgentInput input,
+                                           OnDelta on_delta) const override;
 };
 
 }  // namespace sb::runners

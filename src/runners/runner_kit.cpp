@@ -101,6 +101,23 @@ void CallLauncher::CancelAll() {
   for (auto& call : live) call->Cancel();
 }
 
+net::BodySink SseReader::Sink() {
+  return [this](std::string_view piece) {
+    constexpr std::size_t kHeadBytes = 4096;
+    if (head_.size() < kHeadBytes) head_.append(piece.substr(0, kHeadBytes - head_.size()));
+    bool keep_going = true;
+    const bool fits = parser_.Feed(piece, [&](const net::SseEvent& event) {
+      if (keep_going) keep_going = on_event_(event);
+    });
+    if (!fits) too_big_ = true;
+    return keep_going && fits;
+  };
+}
+
+void SseReader::Finish() {
+  parser_.Finish([this](const net::SseEvent& event) { on_event_(event); });
+}
+
 std::string Redact(std::string text, const std::string& secret) {
   if (secret.size() < 4) return text;
   for (auto pos = text.find(secret); pos != std::string::npos; pos = text.find(secret, pos)) {

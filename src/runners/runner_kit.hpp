@@ -1,8 +1,9 @@
-// What every hosted-agent runner (Coze, DashScope, Langflow, Tbox) needs besides its own wire
-// format: the calls in flight with cancellation, a bounded memory of the service's conversation id
-// per chat session, a JSON POST with the configured deadline, and errors that never carry a key.
+// What every external runner needs besides its own wire format: the calls in flight with
+// cancellation, a bounded memory of the service's conversation id per chat session, a JSON POST
+// with the configured deadline, a reader of streamed SSE bodies, and errors that never carry a
+// key. Runners get the first two through HostedRunner (hosted_runner.hpp).
 //   CallLauncher calls(executor);
-//   calls.Launch("langflow", [=](auto) -> asio::awaitable<Result<AgentReply>> {...}, done);
+//   calls.Launch("langflow", [=]() -> asio::awaitable<Result<AgentReply>> {...}, done);
 //   SessionIds ids; ids.Remember(SessionKey(input.conversation), "conv-1");
 #pragma once
 
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "net/http_client.hpp"
+#include "net/stream_parsers.hpp"
 #include "pipeline/config_values.hpp"
 #include "pipeline/engine.hpp"
 
@@ -67,6 +69,30 @@ class CallLauncher {
   boost::asio::any_io_executor executor_;
   std::mutex mu_;
   std::vector<std::weak_ptr<Call>> calls_;  // guarded by mu_
+};
+
+// Reads a Server-Sent Events response body as it arrives: each event goes to `on_event`, which
+// returns false to stop reading (the call then ends with kCancelled); an event over the parser's
+// limit stops it too. The first 4 KiB are kept for services that answer some failures with JSON
+// instead of a stream. Sink() refers to the reader: keep it alive until the call is over.
+//   SseReader reader([&](const net::SseEvent& e) { return OnEvent(e, stream); });
+//   auto sent = co_await http->Send(std::move(request), reader.Sink());
+class SseReader {
+ public:
+  using OnEvent = std::function<bool(const net::SseEvent&)>;
+  explicit SseReader(OnEvent on_event) : on_event_(std::move(on_event)) {}
+
+  net::BodySink Sink();
+  // At the end of a complete body: the last event, when no blank line followed it.
+  void Finish();
+  bool too_big() const { return too_big_; }
+  const std::string& head() const { return head_; }
+
+ private:
+  OnEvent on_event_;
+  net::SseParser parser_;
+  std::string head_;
+  bool too_big_ = false;
 };
 
 // `text` with every occurrence of `secret` (when 4+ characters) replaced by "[redacted]".

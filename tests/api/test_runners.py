@@ -1,5 +1,5 @@
 """Hosted agent runners end to end: a pipeline whose runner is one of the hosted services of
-tests/fakes/fake_hosted_agents.py (Langflow, Coze, ...), driven through the console's debug chat
+tests/fakes/fake_hosted_agents.py (Langflow, Coze, DashScope, Tbox), driven through the console's debug chat
 over WebSocket against the real binary. Each runner: the reply reaches the user, streamed pieces come
 first, the service's session/conversation id is reused on the second message and dropped after
 !reset, and a service failure gives the pipeline's failure hint."""
@@ -113,6 +113,33 @@ class DashScopeRunnerTest(HostedRunnerCase):
         self.check_runner("dashscope-app-api", settings, dict(settings, **{"app-id": "app-fail"}),
                           "/api/v1/apps/", lambda r: r["body"]["input"].get("session_id"))
 
+
+class TboxRunnerTest(HostedRunnerCase):
+
+    def test_tbox_app_answers_streams_and_keeps_its_conversation(self):
+        settings = {"base-url": self.agents.base, "api-key": "tbox-test-token",
+                    "app-id": "app-echo", "timeout": 10}
+        self.check_runner("tbox-app-api", settings, dict(settings, **{"app-id": "app-fail"}),
+                          "/api/chat", lambda r: r["body"].get("conversationId"))
+
+    def test_tbox_refusals_reach_the_user_as_clear_errors(self):
+        def pipe(token, app):
+            settings = {"base-url": self.agents.base, "api-key": token, "app-id": app,
+                        "timeout": 10}
+            config = {"ai": {"runner": {"runner": "tbox-app-api"}, "tbox-app-api": settings},
+                      "output": {"misc": {"exception-handling": "show-error"}}}
+            return self.make_pipeline(name="tbox-" + app, config=config)
+        text, _ = self.ask(self.connect(pipe("tbox-wrong-token", "app-echo")), "hi", stream=False)
+        self.assertIn("tbox", text)
+        self.assertIn("refused", text)
+        self.assertNotIn("tbox-wrong-token", text)
+        text, _ = self.ask(self.connect(pipe("tbox-test-token", "app-nope")), "hi", stream=False)
+        self.assertIn("APP_NOT_FOUND", text)
+        text, _ = self.ask(self.connect(pipe("tbox-test-token", "app-fail")), "hi")
+        self.assertIn("the agent failed", text)
+        calls = self.service_requests("/api/chat")
+        self.assertEqual([c["headers"]["authorization"] for c in calls],
+                         ["tbox-wrong-token", "tbox-test-token", "tbox-test-token"])
 
 if __name__ == "__main__":
     unittest.main()

@@ -44,6 +44,28 @@ plus, on the same loopback server:
                 with output.text pieces (finish_reason "null"), the last "stop" with usage.
           without it: one JSON {output: {text, finish_reason, session_id}, usage, request_id}.
 
+    Tbox       base http://127.0.0.1:PORT   (Ant Group Tbox/百宝箱 open API "对话型智能体", as the
+               official tboxsdk Python package speaks it: tboxsdk/tbox.py, core/httpclient.py,
+               model/message.py)
+        POST /api/chat   header "Authorization: tbox-test-token" (the token itself, no "Bearer";
+          else HTTP 401 {"errorCode", "errorMsg", "traceId"}); body {appId, query, userId,
+          stream?=true, conversationId?, searchEngine?, files?} (appId, query, userId required:
+          else HTTP 400 {"errorCode": "PARAM_ERROR", ...})
+          apps: "app-echo" answers "echo(<turn>): <query>", <turn> counting the messages of the
+                conversation (a new one unless a known conversationId is given; an unknown one:
+                HTTP 200 application/json {"errorCode": "CONVERSATION_NOT_FOUND", ...});
+                "app-fail" sends a header, one chunk, then an SSE "error" event
+                {"errorCode", "description"} (the SDK raises with its description);
+                any other: HTTP 200 application/json {"errorCode": "APP_NOT_FOUND", "errorMsg"}
+                instead of a stream (the SDK raises on a JSON answer to a stream).
+          stream=true: text/event-stream of "event:message\ndata:<json>\n\n" objects {"type",
+                "lane", "payload"} whose payload is itself JSON text: "meta", "header"
+                ({mediaType: "text", requestId, sessionId, extraParams}) and "chunk" x3
+                ({conversationId, messageId, text}); no "end" message (LangBot 4.9.5 notes the
+                live service sends none; the SDK knows the type).
+          stream=false: {"errorCode": "0", "errorMsg": "success", "data": {conversationId,
+                messageId, result: [{lane, mediaType: "text", chunk: <answer>}]}, "traceId"}.
+
 Command line: python3 fake_hosted_agents.py [--port 0]; prints "FAKE_AGENTS_PORT=<port>".
 """
 
@@ -58,6 +80,7 @@ from fake_agents import Reply, _dumps, _split3, json_reply
 LANGFLOW_KEY = "lf-test-key"
 COZE_TOKEN = "pat-coze-test"
 DASHSCOPE_KEY = "sk-ds-test"
+TBOX_TOKEN = "tbox-test-token"
 
 
 def event_line(obj):
@@ -88,6 +111,8 @@ class HostedFake(fake_agents.Fake):
                                   headers, raw)
         if path == "/v3/chat":
             return self.coze(method, headers, raw, query)
+        if path == "/api/chat":
+            return self.tbox(method, headers, raw)
         if path.startswith("/api/v1/run/"):
             return self.langflow(method, path[len("/api/v1/run/"):], headers, raw, query)
         return fake_agents.Fake.route(self, method, path, headers, raw, query)
@@ -270,6 +295,67 @@ class HostedFake(fake_agents.Fake):
                 i + 1, _dumps(data))).encode("utf-8"))
         return Reply(200, content_type="text/event-stream", events=events)
 
+
+    # -- Tbox ---------------------------------------------------------------------------------
+    def tbox(self, method, headers, raw):
+        trace = uuid.uuid4().hex
+
+        def failure(status, code, msg):
+            return json_reply(status, {"errorCode": code, "errorMsg": msg, "traceId": trace})
+        if method != "POST":
+            return failure(405, "METHOD_NOT_ALLOWED", "method not allowed")
+        if headers.get("authorization") != TBOX_TOKEN:
+            return failure(401, "AUTH_FAILED", "the authorization token is invalid")
+        try:
+            body = json.loads(raw or b"{}")
+            assert isinstance(body, dict)
+        except (ValueError, AssertionError):
+            return failure(400, "PARAM_ERROR", "the body must be a JSON object")
+        missing = [k for k in ("appId", "query", "userId") if not body.get(k)]
+        if missing:
+            return failure(400, "PARAM_ERROR", "missing " + ", ".join(missing))
+        app = body["appId"]
+        if app not in ("app-echo", "app-fail"):
+            return failure(200, "APP_NOT_FOUND", "app %s does not exist or is not published" % app)
+        conversation = body.get("conversationId")
+        if conversation:
+            with self.lock:
+                known = ("tbox", conversation) in self.sessions
+            if not known:
+                return failure(200, "CONVERSATION_NOT_FOUND", "conversation does not exist")
+        else:
+            conversation = time.strftime("%Y%m%d") + "tBI" + self.new_id()[-9:]
+            with self.lock:
+                self.sessions[("tbox", conversation)] = 0
+        answer = "echo(%d): %s" % (self.turn("tbox", conversation), body["query"])
+        message_id = time.strftime("%Y%m%d") + "TB" + self.new_id()[-10:]
+        if body.get("stream", True) is False:
+            if app == "app-fail":
+                return failure(200, "AGENT_EXECUTE_FAILED", "the agent failed")
+            return json_reply(200, {"errorCode": "0", "errorMsg": "success", "traceId": trace,
+                                    "data": {"conversationId": conversation,
+                                             "messageId": message_id,
+                                             "result": [{"lane": "default", "mediaType": "text",
+                                                         "chunk": answer}]}})
+
+        def message(obj):
+            return ("event:message\ndata:%s\n\n" % _dumps(obj)).encode("utf-8")
+        events = [message({"type": "meta", "payload": _dumps({"requestId": trace})}),
+                  message({"lane": "default", "type": "header",
+                           "entity": {"node_type": "output", "node_name": "output"},
+                           "payload": _dumps({"mediaType": "text", "requestId": trace,
+                                              "sessionId": conversation, "extraParams": {}})})]
+        pieces = _split3(answer)
+        if app == "app-fail":
+            pieces = pieces[:1]
+        for piece in pieces:
+            events.append(message({"lane": "default", "type": "chunk", "payload": _dumps(
+                {"conversationId": conversation, "messageId": message_id, "text": piece})}))
+        if app == "app-fail":
+            events.append(("event:error\ndata:%s\n\n" % _dumps(
+                {"errorCode": "AGENT_EXECUTE_FAILED", "description": "the agent failed",
+                 "traceId": trace})).encode("utf-8"))
+        return Reply(200, content_type="text/event-stream", events=events)
 
 if __name__ == "__main__":
     sys.exit(fake_agents.main(fake_class=HostedFake))

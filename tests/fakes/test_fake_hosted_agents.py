@@ -241,6 +241,86 @@ class DashScopeTest(unittest.TestCase):
         self.assertEqual(sse_events(text)[0][0], "error")
 
 
+class TboxTest(unittest.TestCase):
+    AUTH = {"Authorization": "tbox-test-token"}
+
+    def setUp(self):
+        call("POST", "/_control/reset", {})
+
+    def chat(self, query, app="app-echo", conversation=None, headers=None, **extra):
+        body = {"appId": app, "query": query, "userId": "u1", "stream": True}
+        if conversation:
+            body["conversationId"] = conversation
+        body.update(extra)
+        return call("POST", "/api/chat", body, self.AUTH if headers is None else headers)
+
+    @staticmethod
+    def messages(text):
+        """The SSE "message" events with their JSON-text payloads decoded, as the SDK does."""
+        out = []
+        for name, data in sse_events(text):
+            if name == "message":
+                data["payload"] = json.loads(data["payload"])
+            out.append((name, data))
+        return out
+
+    def test_stream_of_header_and_chunks_and_the_conversation_continues(self):
+        status, ctype, text = self.chat("hello")
+        self.assertEqual(status, 200)
+        self.assertIn("text/event-stream", ctype)
+        events = self.messages(text)
+        self.assertTrue(all(name == "message" for name, _ in events))
+        types = [d["type"] for _, d in events]
+        self.assertEqual(types, ["meta", "header", "chunk", "chunk", "chunk"])
+        self.assertEqual(events[1][1]["payload"]["mediaType"], "text")
+        chunks = [d["payload"] for _, d in events if d["type"] == "chunk"]
+        self.assertEqual("".join(c["text"] for c in chunks), "echo(1): hello")
+        self.assertTrue(all(c["lane"] == "default" for _, c in events[1:]))
+        conversation = chunks[0]["conversationId"]
+        self.assertTrue(conversation)
+        self.assertEqual({c["conversationId"] for c in chunks}, {conversation})
+        _, _, text = self.chat("again", conversation=conversation)
+        self.assertEqual("".join(d["payload"]["text"] for _, d in self.messages(text)
+                                 if d["type"] == "chunk"), "echo(2): again")
+        _, _, text = self.chat("new")
+        self.assertIn("echo(1): new", "".join(
+            d["payload"]["text"] for _, d in self.messages(text) if d["type"] == "chunk"))
+
+    def test_blocking_answer(self):
+        status, ctype, text = self.chat("hi", stream=False)
+        self.assertEqual(status, 200)
+        self.assertIn("application/json", ctype)
+        reply = json.loads(text)
+        self.assertEqual(reply["errorCode"], "0")
+        self.assertEqual(reply["data"]["result"][0]["chunk"], "echo(1): hi")
+        self.assertTrue(reply["data"]["conversationId"])
+
+    def test_errors(self):
+        status, _, text = self.chat("x", headers={"Authorization": "Bearer tbox-test-token"})
+        self.assertEqual(status, 401)
+        self.assertEqual(json.loads(text)["errorCode"], "AUTH_FAILED")
+        status, ctype, text = self.chat("x", app="app-nope")
+        self.assertEqual(status, 200)
+        self.assertIn("application/json", ctype)
+        self.assertEqual(json.loads(text)["errorCode"], "APP_NOT_FOUND")
+        status, _, text = self.chat("x", conversation="20990101tBI000000000")
+        self.assertEqual(json.loads(text)["errorCode"], "CONVERSATION_NOT_FOUND")
+        status, _, text = call("POST", "/api/chat", {"appId": "app-echo"}, self.AUTH)
+        self.assertEqual((status, json.loads(text)["errorCode"]), (400, "PARAM_ERROR"))
+        _, _, text = self.chat("x", app="app-fail")
+        events = sse_events(text)
+        self.assertEqual(events[-1][0], "error")
+        self.assertEqual(events[-1][1]["description"], "the agent failed")
+        self.assertEqual(events[-2][0], "message")
+
+    def test_requests_are_recorded_with_the_raw_token(self):
+        self.chat("rec")
+        recorded = json.loads(call("GET", "/_control/requests")[2])
+        self.assertEqual(recorded[-1]["path"], "/api/chat")
+        self.assertEqual(recorded[-1]["headers"]["authorization"], "tbox-test-token")
+        self.assertEqual(recorded[-1]["body"]["query"], "rec")
+
+
 class DifyStillServedTest(unittest.TestCase):
     def test_dify_routes_of_the_base_fake_answer(self):
         status, _, text = call("POST", "/v1/chat-messages",

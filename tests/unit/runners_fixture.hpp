@@ -24,6 +24,7 @@
 #include "runners/dify_runner.hpp"
 #include "runners/langflow_runner.hpp"
 #include "runners/n8n_runner.hpp"
+#include "runners/tbox_runner.hpp"
 #include "util/crypto.hpp"
 
 namespace sb::runners::testing {
@@ -94,6 +95,7 @@ class RunnersTest : public ::testing::Test {
     langflow_.emplace(io_.get_executor(), client_);
     coze_.emplace(io_.get_executor(), client_);
     dashscope_.emplace(io_.get_executor(), client_);
+    tbox_.emplace(io_.get_executor(), client_);
     Control("POST", "/_control/reset", "{}");
   }
 
@@ -199,6 +201,7 @@ class RunnersTest : public ::testing::Test {
   std::optional<LangflowRunner> langflow_;
   std::optional<CozeRunner> coze_;
   std::optional<DashScopeRunner> dashscope_;
+  std::optional<TboxRunner> tbox_;
 };
 
 inline const boost::json::object& Body(const boost::json::value& request) {
