@@ -171,8 +171,16 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
       knowledge_options);
   util::SystemClock mcp_clock;
   services::McpService mcp_service(core.storage().mcp_servers(), mcp_clock, nullptr);
+  // stdio MCP servers run in the plugins' sandbox, with its limits, each in <data>/mcp/<uuid>.
+  mcp::StdioSettings mcp_stdio;
+  mcp_stdio.sandbox.enabled = cfg.plugins.sandbox == "on";
+  mcp_stdio.sandbox.bwrap = cfg.plugins.bwrap_path;
+  mcp_stdio.sandbox.limits.memory_bytes = static_cast<std::uint64_t>(cfg.plugins.memory_mb) << 20;
+  mcp_stdio.sandbox.limits.processes = static_cast<std::uint64_t>(cfg.plugins.max_processes);
+  mcp_stdio.data_root = core.data_dir() / "mcp";
+  mcp_stdio.protected_dir = core.data_dir();
   mcp::McpServerTester mcp_tester(*http_client, io->get_executor(), core.storage().tasks(),
-                                  mcp_clock, blocking_executor);
+                                  mcp_clock, blocking_executor, mcp_stdio);
   mcp_service.set_tester(&mcp_tester);
   auto bot_stack =
       std::make_unique<BotStack>(core, io->get_executor(), http_client, websockets, *model_gateway,
