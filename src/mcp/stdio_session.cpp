@@ -138,22 +138,22 @@ struct StdioSession::State {
   static asio::awaitable<void> WriteAll(std::shared_ptr<State> s) {
     s->writing = true;
     while (!s->writes.empty() && !s->stdin_closed) {
+      // The front string stays put until this write ends (CloseStdin leaves it to us).
       auto [ec, n] = co_await asio::async_write(s->in, asio::buffer(s->writes.front()), kUseTuple);
-      if (ec) {
-        // The server closed its stdin or died: its stdout's end says the rest.
-        s->CloseStdin();
-        break;
-      }
+      if (ec || s->stdin_closed) break;  // closed, or the server closed its stdin or died
       s->queued_bytes -= s->writes.front().size();
       s->writes.pop_front();
     }
     s->writing = false;
+    if (!s->writes.empty()) s->CloseStdin();
   }
 
   void CloseStdin() {
     stdin_closed = true;
-    writes.clear();
-    queued_bytes = 0;
+    if (!writing) {
+      writes.clear();
+      queued_bytes = 0;
+    }
     boost::system::error_code ignored;
     in.close(ignored);
   }
@@ -374,6 +374,18 @@ asio::awaitable<util::Result<void>> StdioSession::Connect() {
     spec.network = settings_.network;
     spec.hostname = "mcp";
     spec.read_only = OwnFolders(target_.argv, settings_.protected_dir);
+    // Inside, only the bound folders exist: "/srv/a/../b/server.py" must be written as the
+    // path that was bound.
+    for (std::size_t i = 0; i < launch->argv.size(); ++i) {
+      const std::string& arg = launch->argv[i];
+      if (arg.empty() || arg.front() != '/') continue;
+      std::error_code ec;
+      fs::path real = fs::weakly_canonical(arg, ec);
+      if (ec || !fs::exists(real, ec)) continue;
+      for (const auto& folder : spec.read_only) {
+        if (Inside(real, folder)) launch->argv[i] = real.string();
+      }
+    }
     spec.cgroup_name = fmt::format("sb-mcp-{}-{}-{}", folder_.substr(0, 8), ::getpid(), ++launches);
     std::string limits_note;
     if (auto ok = sandbox::EnterSandbox(settings_.sandbox, spec, *launch, &limits_note); !ok) {

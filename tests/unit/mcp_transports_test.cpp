@@ -87,6 +87,18 @@ T RunOnIo(F body) {
   return done.get_future().get();
 }
 
+// Tool arguments, built outside the coroutines (GCC 12 miscompiles braced lists inside them).
+util::JsonObject Obj(std::string_view key, util::Json value) {
+  util::JsonObject o;
+  o[key] = std::move(value);
+  return o;
+}
+util::JsonObject Obj(std::string_view k1, util::Json v1, std::string_view k2, util::Json v2) {
+  util::JsonObject o = Obj(k1, std::move(v1));
+  o[k2] = std::move(v2);
+  return o;
+}
+
 asio::awaitable<void> Sleep(std::chrono::milliseconds d) {
   asio::steady_timer t(co_await asio::this_coro::executor, d);
   co_await t.async_wait(asio::use_awaitable);
@@ -153,7 +165,7 @@ TEST_F(McpStdioSession, LifecycleToolsAndCloseReapsTheSandboxedChild) {
         if (!tools) co_return "list: " + tools.error().message;
         std::string names;
         for (const auto& t : *tools) names += t.name + ",";
-        auto sum = co_await s->CallTool("add", {{"a", 2}, {"b", 40}}, 5s);
+        auto sum = co_await s->CallTool("add", Obj("a", 2, "b", 40), 5s);
         if (!sum) co_return "add: " + sum.error().message;
         if (!co_await s->CallTool("grow", {}, 5s)) co_return "grow failed";
         const bool changed = s->tools_changed();
@@ -186,15 +198,15 @@ TEST_F(McpStdioSession, OverlappingCallsAndAPerCallDeadline) {
         if (auto r = co_await s->Initialize(); !r) co_return "init: " + r.error().message;
         const auto start = std::chrono::steady_clock::now();
         // The slow call misses its deadline; the quick ones, sent after it, are answered.
-        auto [slow, quick, sum] = co_await (s->CallTool("slow", {{"seconds", 3}}, 500ms) &&
-                                            s->CallTool("echo", {{"text", "hi"}}, 5s) &&
-                                            s->CallTool("add", {{"a", 1}, {"b", 2}}, 5s));
+        auto [slow, quick, sum] = co_await (s->CallTool("slow", Obj("seconds", 3), 500ms) &&
+                                            s->CallTool("echo", Obj("text", "hi"), 5s) &&
+                                            s->CallTool("add", Obj("a", 1, "b", 2), 5s));
         const auto spent = std::chrono::steady_clock::now() - start;
         std::string r = (slow ? "answered" : std::to_string(static_cast<int>(slow.error().code))) +
                         "|" + (quick ? quick->text : quick.error().message) + "|" +
                         (sum ? sum->text : sum.error().message) + "|" +
                         (spent < 2s ? "fast" : "slow") + "|" + (s->alive() ? "alive" : "dead");
-        auto after = co_await s->CallTool("echo", {{"text", "again"}}, 5s);
+        auto after = co_await s->CallTool("echo", Obj("text", "again"), 5s);
         r += "|" + (after ? after->text : after.error().message);
         co_await s->Close();
         co_return r;
@@ -210,9 +222,9 @@ TEST_F(McpStdioSession, TheServersRequestsAreAnsweredAndItsEnvIsMasked) {
         executor_ = ex;
         StdioTarget t = Target({"--ping-client"});
         t.argv[4] = "MCP_TOKEN";  // --log-env MCP_TOKEN
-        t.env = {{"MCP_TOKEN", "tok-1234567890"}};
+        t.env.emplace_back("MCP_TOKEN", "tok-1234567890");
         auto s = Make(std::move(t));
-        if (auto r = co_await s->Initialize(); !r) co_return {"init: " + r.error().message};
+        if (auto r = co_await s->Initialize(); !r) co_return std::vector<std::string>(1, "init: " + r.error().message);
         for (int i = 0; i < 100 && s->StderrTail().size() < 4; ++i) co_await Sleep(50ms);
         auto lines = s->StderrTail();
         co_await s->Close();
@@ -236,7 +248,9 @@ TEST_F(McpStdioSession, TheServersRequestsAreAnsweredAndItsEnvIsMasked) {
         for (int i = 0; i < 100 && s->StderrTail().size() < 2; ++i) co_await Sleep(50ms);
         auto lines = s->StderrTail();
         co_await s->Close();
-        co_return lines.size() < 2 ? "no log" : lines[1];
+        std::string second = "no log";
+        if (lines.size() >= 2) second = lines[1];
+        co_return second;
       });
   EXPECT_EQ(leak, "fake-mcp: SB_MCP_SERVER_ONLY=");
 }
@@ -318,7 +332,7 @@ TEST_F(McpStdioSession, RunsUnsandboxedWhenTheAdminSaysSo) {
         executor_ = ex;
         auto s = Make(Target({}));
         if (auto r = co_await s->Initialize(); !r) co_return "init: " + r.error().message;
-        auto echo = co_await s->CallTool("echo", {{"text", "plain"}}, 5s);
+        auto echo = co_await s->CallTool("echo", Obj("text", "plain"), 5s);
         const std::string sandbox = s->sandbox_description();
         co_await s->Close();
         co_return (echo ? echo->text : echo.error().message) + "|" + sandbox;
@@ -363,8 +377,8 @@ TEST(McpSseSession, LifecycleToolsOverlapAndTheServersRequests) {
         if (!tools) co_return "list: " + tools.error().message;
         std::string names;
         for (const auto& t : *tools) names += t.name + ",";
-        auto [slow, quick] = co_await (s.CallTool("slow", {{"seconds", 3}}, 500ms) &&
-                                       s.CallTool("add", {{"a", 2}, {"b", 40}}, 5s));
+        auto [slow, quick] = co_await (s.CallTool("slow", Obj("seconds", 3), 500ms) &&
+                                       s.CallTool("add", Obj("a", 2, "b", 40), 5s));
         if (!co_await s.CallTool("grow", {}, 5s)) co_return "grow failed";
         const bool changed = s.tools_changed();
         auto again = co_await s.ListTools();
@@ -387,10 +401,10 @@ TEST(McpSseSession, LifecycleToolsOverlapAndTheServersRequests) {
                 std::to_string(static_cast<int>(ErrorCode::kUpstreamTimeout)) +
                 "|42|changed|6|alive|closed");
   EXPECT_EQ(endpoint.rfind(fake.base() + "/messages?session_id=", 0), 0u) << endpoint;
-  EXPECT_NE(out.find(R"({\"jsonrpc\": \"2.0\", \"id\": \"s1\", \"result\": {}})"),
+  EXPECT_NE(out.find(R"({\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"result\":{}})"),
             std::string::npos)
       << out;
-  EXPECT_NE(out.find(R"(\"id\": \"s2\", \"error\": {\"code\": -32601)"), std::string::npos) << out;
+  EXPECT_NE(out.find(R"(\"id\":\"s2\",\"error\":{\"code\":-32601)"), std::string::npos) << out;
   EXPECT_NE(out.find("\"authorization\": \"Bearer sse-token\""), std::string::npos);
 }
 
