@@ -51,6 +51,8 @@ asio::awaitable<util::Result<util::Json>> HttpSession::Request(std::string_view 
   bool is_sse = false;
   bool sniffed = false;
   std::string json_body;
+  // The sink runs on the HTTP client's connection strand, not ours: it only touches locals.
+  bool list_changed = false;
   auto sink = [&](std::string_view piece) -> bool {
     if (!sniffed) {
       sniffed = true;
@@ -72,12 +74,14 @@ asio::awaitable<util::Result<util::Json>> HttpSession::Request(std::string_view 
         invalid = m.invalid_reason;
       } else if (m.kind == Message::Kind::kResponse && m.int_id == id) {
         answer = std::move(m);
-      } else {
-        Note(m);
+      } else if (m.kind == Message::Kind::kNotification &&
+                 m.method == "notifications/tools/list_changed") {
+        list_changed = true;
       }
     }) && invalid.empty();
   };
   auto res = co_await http_.Send(std::move(req), sink);
+  if (list_changed) tools_changed_ = true;
   if (!res && !(res.error().code == ErrorCode::kCancelled && !invalid.empty())) {
     if (res.error().code == ErrorCode::kCancelled) {
       co_return tl::make_unexpected(Failed(fmt::format(

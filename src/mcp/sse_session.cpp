@@ -11,6 +11,8 @@
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <atomic>
+#include <boost/asio/post.hpp>
 #include <cctype>
 
 #include "net/stream_parsers.hpp"
@@ -100,7 +102,8 @@ struct SseSession::State {
   asio::steady_timer done_signal;      // cancelled when the stream coroutine ends
   asio::cancellation_signal cancel;    // ends the GET
   std::string endpoint;
-  std::string refused;  // why the endpoint was refused
+  // Read by the stream's sink on the HTTP client's strand: stop reading.
+  std::shared_ptr<std::atomic<bool>> stop = std::make_shared<std::atomic<bool>>(false);
   bool started = false;
   bool ended = false;
   bool done = false;
@@ -111,6 +114,8 @@ struct SseSession::State {
     if (ended) return;
     ended = true;
     end_reason = why;
+    stop->store(true);
+    if (started && !done) cancel.emit(asio::cancellation_type::terminal);
     pending.FailAll(why);
     endpoint_signal.cancel();
   }
@@ -171,6 +176,24 @@ struct SseSession::State {
     return true;
   }
 
+  // An event of the stream, on the session's executor.
+  void OnEvent(const std::shared_ptr<State>& self, const net::SseEvent& e) {
+    if (ended) return;
+    if (e.event == "endpoint") {
+      if (!endpoint.empty()) return;  // the first one counts
+      endpoint = ResolveSameOrigin(target.url, e.data);
+      if (endpoint.empty()) {
+        End(util::Error{ErrorCode::kUpstreamFailed,
+                        fmt::format("the server's endpoint '{}' is not of the url's origin",
+                                    e.data.substr(0, 200))});
+      }
+      endpoint_signal.cancel();
+      return;
+    }
+    if (!e.event.empty() && e.event != "message") return;
+    if (!e.data.empty()) OnMessage(self, e.data);
+  }
+
   static asio::awaitable<void> Stream(std::shared_ptr<State> s) {
     net::HttpRequest req;
     req.method = "GET";
@@ -185,27 +208,16 @@ struct SseSession::State {
     net::SseParser sse;
     sse.max_event_bytes = s->target.limits.max_message_bytes;
     bool too_long = false;
+    // The sink runs on the HTTP client's connection strand: it parses, and hands each event to
+    // the session's executor in order; only `stop` is shared (atomic).
+    auto executor = s->done_signal.get_executor();
     auto sink = [&](std::string_view piece) {
-      bool go_on = true;
+      if (s->stop->load()) return false;
       const bool fits = sse.Feed(piece, [&](const net::SseEvent& e) {
-        if (!go_on || s->ended) return;
-        if (e.event == "endpoint") {
-          if (!s->endpoint.empty() || !s->refused.empty()) return;  // the first one counts
-          s->endpoint = ResolveSameOrigin(s->target.url, e.data);
-          if (s->endpoint.empty()) {
-            s->refused = fmt::format("the server's endpoint '{}' is not of the url's origin",
-                                     e.data.substr(0, 200));
-            s->End(util::Error{ErrorCode::kUpstreamFailed, s->refused});
-            go_on = false;
-          }
-          s->endpoint_signal.cancel();
-          return;
-        }
-        if (!e.event.empty() && e.event != "message") return;
-        if (!e.data.empty() && !s->OnMessage(s, e.data)) go_on = false;
+        asio::post(executor, [s, e] { s->OnEvent(s, e); });
       });
       if (!fits) too_long = true;
-      return fits && go_on && !s->ended;
+      return fits && !s->stop->load();
     };
     auto res = co_await s->http.Send(std::move(req), sink);
     if (too_long) {
