@@ -226,7 +226,8 @@ TEST_F(McpStdioSession, TheServersRequestsAreAnsweredAndItsEnvIsMasked) {
         t.argv[4] = "MCP_TOKEN";  // --log-env MCP_TOKEN
         t.env.emplace_back("MCP_TOKEN", "tok-1234567890");
         auto s = Make(std::move(t));
-        if (auto r = co_await s->Initialize(); !r) co_return std::vector<std::string>(1, "init: " + r.error().message);
+        if (auto r = co_await s->Initialize(); !r)
+          co_return std::vector<std::string>(1, "init: " + r.error().message);
         for (int i = 0; i < 100 && s->StderrTail().size() < 4; ++i) co_await Sleep(50ms);
         auto lines = s->StderrTail();
         co_await s->Close();
@@ -403,8 +404,7 @@ TEST(McpSseSession, LifecycleToolsOverlapAndTheServersRequests) {
                 std::to_string(static_cast<int>(ErrorCode::kUpstreamTimeout)) +
                 "|42|changed|6|alive|closed");
   EXPECT_EQ(endpoint.rfind(fake.base() + "/messages?session_id=", 0), 0u) << endpoint;
-  EXPECT_NE(out.find(R"({\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"result\":{}})"),
-            std::string::npos)
+  EXPECT_NE(out.find(R"({\"jsonrpc\":\"2.0\",\"id\":\"s1\",\"result\":{}})"), std::string::npos)
       << out;
   EXPECT_NE(out.find(R"(\"id\":\"s2\",\"error\":{\"code\":-32601)"), std::string::npos) << out;
   EXPECT_NE(out.find("\"authorization\": \"Bearer sse-token\""), std::string::npos);

@@ -220,8 +220,9 @@ TEST_F(SandboxTest, RelativeFoldersAreBoundAsTheFoldersMeant) {
   launch.dir = "plugins/hostile";
   launch.argv = {"python3", "main.py"};
   launch.env = {"PATH=/usr/bin:/bin", "HOME=/x"};
-  SandboxSpec spec{launch.dir, fs::relative(root_ / "rel-data"), false,
-                   "sb-test-relative-" + std::to_string(::getpid())};
+  SandboxSpec spec{launch.dir, fs::relative(root_ / "rel-data"),
+                   false,      "sb-test-relative-" + std::to_string(::getpid()),
+                   {},         "plugin"};
   auto ok = EnterSandbox(SandboxOptions{}, spec, launch, nullptr);
   auto p = ok ? PluginProcess::Spawn(io_.get_executor(), std::move(launch),
                                      std::make_shared<QuietHost>(), [](int) {})
@@ -238,7 +239,7 @@ TEST_F(SandboxTest, AProgramMissingFromThePackageIsNamedBeforeAnythingStarts) {
   PluginLaunch launch;
   launch.dir = SB_TEST_PLUGINS "/hostile";
   launch.argv = {"./not-there.sh"};
-  SandboxSpec spec{launch.dir, root_ / "d", false, "sb-test-missing"};
+  SandboxSpec spec{launch.dir, root_ / "d", false, "sb-test-missing", {}, "plugin"};
   auto ok = EnterSandbox(SandboxOptions{}, spec, launch, nullptr);
   ASSERT_FALSE(ok);
   EXPECT_EQ(ok.error().code, ErrorCode::kInvalidArgument);
