@@ -328,6 +328,56 @@ TEST_F(McpStdioSession, ADroppedSessionKillsItsProcessAndBadCommandsAreNamed) {
   EXPECT_EQ(CountProcessesWith(marker_), 0);  // io.run() returned: the reaper finished
 }
 
+TEST_F(McpStdioSession, AChildKilledFromOutsideEndsTheSessionWithoutACall) {
+  auto out = RunOnIo<std::string>(
+      [&](net::HttpClient&, asio::any_io_executor ex) -> asio::awaitable<std::string> {
+        executor_ = ex;
+        auto s = Make(Target({}));
+        if (auto r = co_await s->Initialize(); !r) co_return "init: " + r.error().message;
+        ::kill(s->pid(), SIGKILL);
+        for (int i = 0; i < 100 && s->alive(); ++i) co_await Sleep(50ms);
+        const bool alive = s->alive();
+        auto call = co_await s->CallTool("echo", Obj("text", "late"), 5s);
+        co_await s->Close();
+        co_return std::string(alive ? "alive" : "dead") + "|" +
+            (call ? call->text : std::to_string(static_cast<int>(call.error().code)));
+      });
+  EXPECT_EQ(out, "dead|" + std::to_string(static_cast<int>(ErrorCode::kUnavailable)));
+  EXPECT_EQ(CountProcessesWith(marker_), 0);
+}
+
+// A server that ignores the end of its input and SIGTERM is killed after the second grace.
+TEST_F(McpStdioSession, CloseEscalatesToSigkill) {
+  settings_.sandbox = sandbox::SandboxOptions::Off();  // SIGTERM reaches the program itself
+  settings_.stop_grace = 300ms;
+  int pid = -1;
+  std::chrono::steady_clock::duration closing{};
+  auto init = RunOnIo<std::string>(
+      [&](net::HttpClient&, asio::any_io_executor ex) -> asio::awaitable<std::string> {
+        executor_ = ex;
+        StdioTarget t = Target({}, 1s);
+        t.argv = {"python3", "-c",
+                  "import signal, sys, time\n"
+                  "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                  "sys.stdin.read()\n"
+                  "time.sleep(60)  # " +
+                      marker_};
+        auto s = Make(std::move(t));
+        auto r = co_await s->Initialize();  // never answered
+        pid = s->pid();
+        const auto start = std::chrono::steady_clock::now();
+        co_await s->Close();
+        closing = std::chrono::steady_clock::now() - start;
+        co_return r ? "answered" : r.error().message;
+      });
+  EXPECT_NE(init.find("did not answer initialize"), std::string::npos) << init;
+  EXPECT_GE(closing, 600ms);
+  EXPECT_LT(closing, 3s);
+  ASSERT_GT(pid, 0);
+  EXPECT_EQ(::kill(pid, 0), -1);
+  EXPECT_EQ(CountProcessesWith(marker_), 0);
+}
+
 TEST_F(McpStdioSession, RunsUnsandboxedWhenTheAdminSaysSo) {
   settings_.sandbox = sandbox::SandboxOptions::Off();
   auto out = RunOnIo<std::string>(
