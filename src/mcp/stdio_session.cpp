@@ -294,7 +294,6 @@ StdioSession::StdioSession(asio::any_io_executor executor, StdioTarget target,
 StdioSession::~StdioSession() {
   if (!state_) return;
   asio::dispatch(executor_, [s = state_] {
-    s->closing = false;
     s->End(s, util::Error{ErrorCode::kUnavailable, "the session was dropped"}, true);
   });
 }

@@ -190,17 +190,18 @@ util::Result<void> EnterSandbox(const SandboxOptions& options, const SandboxSpec
 
   auto args = CoreArguments(options.bwrap, spec.network, spec.hostname);
   AddSystemView(args, spec.network);
+  if (!package_dir.empty()) {
+    args.insert(args.end(), {"--ro-bind", package_dir.string(), "/plugin"});
+  }
+  args.insert(args.end(), {"--bind", data_dir.string(), "/data"});
+  // Last, so nothing mounted before (the /tmp tmpfs, /data) hides them.
   for (const auto& path : spec.read_only) {
     const fs::path absolute = fs::absolute(path, ec);
     if (!ec && fs::exists(absolute, ec)) {
       args.insert(args.end(), {"--ro-bind", absolute.string(), absolute.string()});
     }
   }
-  if (!package_dir.empty()) {
-    args.insert(args.end(), {"--ro-bind", package_dir.string(), "/plugin"});
-  }
-  args.insert(args.end(), {"--bind", data_dir.string(), "/data", "--chdir",
-                           package_dir.empty() ? "/data" : "/plugin", "--seccomp",
+  args.insert(args.end(), {"--chdir", package_dir.empty() ? "/data" : "/plugin", "--seccomp",
                            std::to_string(Launch::kInheritedFd), "--"});
   args.insert(args.end(), launch.argv.begin(), launch.argv.end());
   launch.argv = std::move(args);
