@@ -220,6 +220,7 @@ struct SseSession::State {
       return fits && !s->stop->load();
     };
     auto res = co_await s->http.Send(std::move(req), sink);
+    s->done = true;  // before End: nothing left to cancel
     if (too_long) {
       s->End(TooLong(s->target.limits.max_message_bytes));
     } else if (!res && s->endpoint.empty()) {
@@ -236,7 +237,6 @@ struct SseSession::State {
     } else {
       s->End(util::Error{ErrorCode::kUnavailable, "the server's event stream ended"});
     }
-    s->done = true;
     s->done_signal.cancel();
   }
 };
@@ -248,8 +248,7 @@ SseSession::SseSession(net::HttpClient& http, asio::any_io_executor executor, Ss
 
 SseSession::~SseSession() {
   asio::dispatch(executor_, [s = state_] {
-    s->End(util::Error{ErrorCode::kUnavailable, "the session was dropped"});
-    if (s->started && !s->done) s->cancel.emit(asio::cancellation_type::terminal);
+    s->End(util::Error{ErrorCode::kUnavailable, "the session was dropped"});  // cancels the GET
   });
 }
 
@@ -279,7 +278,6 @@ asio::awaitable<util::Result<void>> SseSession::Connect() {
   s->End(util::Error{ErrorCode::kUpstreamTimeout,
                      fmt::format("the server sent no endpoint event within {} ms",
                                  s->target.limits.timeout.count())});
-  if (!s->done) s->cancel.emit(asio::cancellation_type::terminal);
   co_return tl::make_unexpected(s->end_reason);
 }
 
@@ -310,9 +308,8 @@ asio::awaitable<util::Result<void>> SseSession::Notify(std::string_view method) 
 asio::awaitable<void> SseSession::Close() {
   auto s = state_;
   if (!s->started) co_return;
-  s->End(util::Error{ErrorCode::kUnavailable, "the session is closing"});
+  s->End(util::Error{ErrorCode::kUnavailable, "the session is closing"});  // cancels the GET
   if (s->done) co_return;
-  s->cancel.emit(asio::cancellation_type::terminal);
   s->done_signal.expires_after(5s);
   co_await s->done_signal.async_wait(kUseTuple);
 }
