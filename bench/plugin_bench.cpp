@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "plugins/plugin_process.hpp"
-#include "plugins/sandbox.hpp"
+#include "sandbox/sandbox.hpp"
 
 namespace {
 
@@ -55,11 +55,11 @@ sb::plugins::PluginLaunch LaunchOf(const std::string& dir, bool sandboxed, int r
   launch.argv = {"python3", "main.py"};
   launch.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + dir, "PYTHONUNBUFFERED=1"};
   if (sandboxed) {
-    sb::plugins::SandboxSpec spec;
+    sb::sandbox::SandboxSpec spec;
     spec.package_dir = dir;
     spec.data_dir = std::filesystem::temp_directory_path() / "sb-plugin-bench-data";
     spec.cgroup_name = fmt::format("sb-bench-greeter-{}-{}", ::getpid(), run);
-    if (auto ok = sb::plugins::EnterSandbox(sb::plugins::SandboxOptions{}, spec, launch, nullptr);
+    if (auto ok = sb::sandbox::EnterSandbox(sb::sandbox::SandboxOptions{}, spec, launch, nullptr);
         !ok) {
       fmt::print(stderr, "no sandbox: {}\n", ok.error().message);
       std::exit(1);

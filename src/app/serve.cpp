@@ -173,6 +173,14 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
       core.storage().knowledge(), core.tasks(), core.models(), *model_gateway, knowledge_clock,
       knowledge_options);
   util::SystemClock mcp_clock;
+  // stdio MCP servers run in the plugins' sandbox, with its limits, each in <data>/mcp/<uuid>.
+  mcp::StdioSettings mcp_stdio;
+  mcp_stdio.sandbox.enabled = cfg.plugins.sandbox == "on";
+  mcp_stdio.sandbox.bwrap = cfg.plugins.bwrap_path;
+  mcp_stdio.sandbox.limits.memory_bytes = static_cast<std::uint64_t>(cfg.plugins.memory_mb) << 20;
+  mcp_stdio.sandbox.limits.processes = static_cast<std::uint64_t>(cfg.plugins.max_processes);
+  mcp_stdio.data_root = core.data_dir() / "mcp";
+  mcp_stdio.protected_dir = core.data_dir();
   // MCP servers: one supervised session per enabled server; their tools reach the local agent.
   mcp::SessionManagerOptions mcp_options;
   mcp_options.tool_timeout = std::chrono::seconds(cfg.mcp.tool_timeout_seconds);
@@ -181,13 +189,14 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   mcp_options.max_backoff = std::chrono::seconds(cfg.mcp.max_backoff_seconds);
   auto mcp_sessions = std::make_unique<mcp::McpSessionManager>(
       core.storage().mcp_servers(),
-      [&http_client](const domain::McpServer& server, boost::asio::any_io_executor strand) {
-        return mcp::MakeSession(server, {*http_client, std::move(strand)});
+      [&http_client, &mcp_stdio](const domain::McpServer& server,
+                                 boost::asio::any_io_executor strand) {
+        return mcp::MakeSession(server, {*http_client, std::move(strand), mcp_stdio});
       },
       io->get_executor(), mcp_options);
   services::McpService mcp_service(core.storage().mcp_servers(), mcp_clock, mcp_sessions.get());
   mcp::McpServerTester mcp_tester(*http_client, io->get_executor(), core.storage().tasks(),
-                                  mcp_clock, blocking_executor);
+                                  mcp_clock, blocking_executor, mcp_stdio);
   mcp_service.set_tester(&mcp_tester);
   auto bot_stack =
       std::make_unique<BotStack>(core, io->get_executor(), http_client, websockets, *model_gateway,

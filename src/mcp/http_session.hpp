@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "mcp/jsonrpc.hpp"
-#include "mcp/session.hpp"
+#include "mcp/session_core.hpp"
 #include "net/http_client.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
@@ -33,43 +33,29 @@ struct HttpTarget {
 // The Session contract; non-2xx answers are kUpstreamFailed, and a 404 on a session is
 // kUnavailable (the server forgot it: reconnect). Each request is its own POST, so calls overlap
 // freely.
-class HttpSession final : public Session {
+class HttpSession final : public RpcSession {
  public:
-  HttpSession(net::HttpClient& http, HttpTarget target) : http_(http), target_(std::move(target)) {}
+  HttpSession(net::HttpClient& http, HttpTarget target)
+      : RpcSession({target.timeout, target.max_message_bytes, target.max_tools}),
+        http_(http),
+        target_(std::move(target)) {}
 
-  boost::asio::awaitable<util::Result<void>> Initialize() override;
-  // Follows nextCursor; fails past max_tools or after 50 pages.
-  boost::asio::awaitable<util::Result<std::vector<Tool>>> ListTools() override;
-  boost::asio::awaitable<util::Result<ToolResult>> CallTool(
-      const std::string& name, util::JsonObject arguments,
-      std::chrono::milliseconds deadline) override;
-  boost::asio::awaitable<util::Result<void>> Ping() override;
   // DELETE with the session id, when there is one; errors are ignored (the server may not allow
   // it, and the session is ours to forget anyway).
   boost::asio::awaitable<void> Close() override;
 
-  bool tools_changed() const override { return tools_changed_; }
-  const std::string& protocol_version() const override { return protocol_version_; }
+ protected:
+  boost::asio::awaitable<util::Result<util::Json>> Request(
+      std::string_view method, util::JsonObject params, std::chrono::milliseconds timeout) override;
+  boost::asio::awaitable<util::Result<void>> Notify(std::string_view method) override;
 
  private:
   net::HttpRequest NewPost(std::string body, std::chrono::milliseconds timeout) const;
-  boost::asio::awaitable<util::Result<util::Json>> Call(std::string_view method,
-                                                        util::JsonObject params,
-                                                        std::chrono::milliseconds timeout);
-  boost::asio::awaitable<util::Result<void>> Notify(std::string_view method);
-  void Note(const Message& m);
 
   net::HttpClient& http_;
   HttpTarget target_;
   std::int64_t next_id_ = 1;
   std::string session_id_;
-  std::string protocol_version_;
-  bool tools_changed_ = false;
 };
-
-// A tools/call result to text (content items), bounded by `max_bytes`.
-ToolResult ToolResultFromJson(const util::Json& result, std::size_t max_bytes);
-// A tools/list page's tools; malformed entries are skipped.
-std::vector<Tool> ToolsFromJson(const util::Json& result);
 
 }  // namespace sb::mcp

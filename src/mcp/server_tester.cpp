@@ -41,7 +41,7 @@ asio::awaitable<util::Result<util::Json>> RunTest(std::unique_ptr<Session> owned
 util::Result<std::int64_t> McpServerTester::StartTest(const domain::McpServer& server) {
   // Each test gets its own strand: a session's calls never run on two threads at once.
   auto strand = asio::make_strand(executor_);
-  auto session = MakeSession(server, {http_, strand});
+  auto session = MakeSession(server, {http_, strand, stdio_});
   if (!session) return tl::make_unexpected(session.error());
   domain::Task task;
   task.task_type = "mcp-operation";  // LangBot's kind for these tasks

@@ -8,6 +8,7 @@
 
 #include "domain/mcp.hpp"
 #include "domain/task.hpp"
+#include "mcp/stdio_session.hpp"
 #include "net/http_client.hpp"
 #include "util/blocking_executor.hpp"
 #include "util/clock.hpp"
@@ -19,8 +20,13 @@ class McpServerTester final : public domain::McpTester {
   // Every reference must outlive this object and the tests it started.
   McpServerTester(net::HttpClient& http, boost::asio::any_io_executor executor,
                   domain::TaskRepository& tasks, const util::Clock& clock,
-                  util::BlockingExecutor& blocking)
-      : http_(http), executor_(executor), tasks_(tasks), clock_(clock), blocking_(blocking) {}
+                  util::BlockingExecutor& blocking, StdioSettings stdio = {})
+      : http_(http),
+        executor_(executor),
+        tasks_(tasks),
+        clock_(clock),
+        blocking_(blocking),
+        stdio_(std::move(stdio)) {}
 
   // Any mode MakeSession speaks; others kInvalidArgument.
   util::Result<std::int64_t> StartTest(const domain::McpServer& server) override;
@@ -31,6 +37,7 @@ class McpServerTester final : public domain::McpTester {
   domain::TaskRepository& tasks_;
   const util::Clock& clock_;
   util::BlockingExecutor& blocking_;
+  StdioSettings stdio_;
 };
 
 }  // namespace sb::mcp

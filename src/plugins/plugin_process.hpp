@@ -17,33 +17,17 @@
 #include <string>
 #include <vector>
 
+#include "sandbox/child_process.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
 
 namespace sb::plugins {
 
-struct ProcessLimits {
-  std::uint64_t memory_bytes = 512ull << 20;  // RLIMIT_AS
-  std::uint64_t cpu_seconds = 3600;           // RLIMIT_CPU, over the process's life
-  std::uint64_t processes = 64;               // RLIMIT_NPROC (not enforced for root)
-  std::uint64_t open_files = 256;             // RLIMIT_NOFILE
-  std::size_t max_line_bytes = 1 << 20;       // a longer line from the plugin ends it
-};
-
-struct PluginLaunch {
-  std::filesystem::path dir;      // working directory: the plugin's unpacked folder
-  std::vector<std::string> argv;  // the manifest's command
-  // The whole environment of the child, "KEY=VALUE"; nothing of the server's is inherited.
-  std::vector<std::string> env;
-  ProcessLimits limits;
-  // A descriptor the child keeps, as kInheritedFd (the sandbox's seccomp program), or -1.
-  static constexpr int kInheritedFd = 4;
-  int inherit_fd = -1;
-  // The child writes its pid into each before exec (cgroup.procs files of its cgroup).
-  std::vector<int> join_fds;
-  // Held until the process is reaped, then released (the sandbox's cgroup and descriptors).
-  std::shared_ptr<void> resources;
-};
+// The launch of a child process lives in the sandbox layer (plugins and stdio MCP servers share
+// it); these are its names here.
+using ProcessLimits = sandbox::ProcessLimits;
+using PluginLaunch = sandbox::Launch;
+using sandbox::ResolveProgram;
 
 // What a plugin may ask of the core. Called on the process's strand; `answer` must run exactly
 // once, from any thread, with the `data` of the response or an error (sent as code -1).
@@ -87,10 +71,5 @@ class PluginProcess {
   // Calls sent and not yet ended.
   virtual std::size_t Pending() const = 0;
 };
-
-// The program of `argv[0]`: a path inside `dir` when it has a '/', else looked up in `path_dirs`.
-util::Result<std::filesystem::path> ResolveProgram(const std::filesystem::path& dir,
-                                                   const std::string& program,
-                                                   const std::vector<std::string>& path_dirs);
 
 }  // namespace sb::plugins

@@ -173,18 +173,18 @@ struct PluginSupervisor::Impl : std::enable_shared_from_this<Impl> {
                                     "unless the admin sets plugins.sandbox: off",
                                     probed.error().message));
     }
-    SandboxSpec spec;
+    sandbox::SandboxSpec spec;
     spec.package_dir = dir;
     spec.data_dir = options.data_root / plugin.author / plugin.name / ".data";
     spec.network = NetworkAllowed(plugin);
     spec.cgroup_name =
         fmt::format("sb-{}-{}-{}-{}", plugin.author, plugin.name, ::getpid(), ++launches);
     std::string limits_note;
-    if (auto ok = EnterSandbox(options.sandbox, spec, launch, &limits_note); !ok) {
+    if (auto ok = sandbox::EnterSandbox(options.sandbox, spec, launch, &limits_note); !ok) {
       return tl::unexpected(ok.error());
     }
     *description = fmt::format("bubblewrap; network {}; {}", spec.network ? "on" : "off",
-                               limits_note.empty() ? PluginCgroup::Describe() : limits_note);
+                               limits_note.empty() ? sandbox::Cgroup::Describe() : limits_note);
     return launch;
   }
 
@@ -381,7 +381,7 @@ struct PluginSupervisor::Impl : std::enable_shared_from_this<Impl> {
   const util::Clock& clock;
   util::Result<void> Probe() {
     if (!options.sandbox.enabled) return util::Ok();
-    std::call_once(probe_once, [this] { probe = ProbeSandbox(options.sandbox); });
+    std::call_once(probe_once, [this] { probe = sandbox::ProbeSandbox(options.sandbox); });
     return probe;
   }
 

@@ -21,7 +21,7 @@
 
 #include "domain/plugin.hpp"
 #include "plugins/plugin_process.hpp"
-#include "plugins/sandbox.hpp"
+#include "sandbox/sandbox.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
 #include "util/json.hpp"
@@ -84,7 +84,7 @@ struct SupervisorOptions {
   std::vector<std::string> extra_env;  // "KEY=VALUE" added to every plugin's environment
   // Off by default here, so tests of the supervisor's own rules run plain processes; the server
   // turns it on from its config (plugins.sandbox).
-  SandboxOptions sandbox = SandboxOptions::Off();
+  sandbox::SandboxOptions sandbox = sandbox::SandboxOptions::Off();
   // A sandboxed plugin's private folder is <data_root>/<author>/<name>/.data (kept across
   // versions, gone with the plugin's folder).
   std::filesystem::path data_root;

@@ -190,8 +190,9 @@ class FakeMcp:
 
 
 class McpConnectionTestTest(ServerTestCase):
-    """POST /mcp/servers/{name}/test: a task that connects over Streamable HTTP, lists the tools
-    (every page) and ends the session, as LangBot's console uses it."""
+    """POST /mcp/servers/{name}/test: a task that connects (Streamable HTTP, HTTP+SSE, or a stdio
+    child process), lists the tools (every page) and ends the session, as LangBot's console uses
+    it."""
 
     def setUp(self):
         self.fake = FakeMcp()
@@ -260,10 +261,59 @@ class McpConnectionTestTest(ServerTestCase):
             self.assertEqual(task["status"], "failed", mode)
             self.assertIn(fragment, task["runtime"]["exception"], mode)
         status, resp, _ = self.as_user("POST", BASE + "/_/test", {
-            "mode": "stdio", "extra_args": {"command": "python3"}})
-        self.assertError(status, resp, 400, "not supported")
+            "mode": "websocket", "extra_args": {"url": "ws://127.0.0.1:9/"}})
+        self.assertError(status, resp, 400)
         status, resp, _ = self.as_user("POST", BASE + "/missing/test", {})
         self.assertError(status, resp, 404)
+
+    def test_sse_server(self):
+        self.ok("POST", BASE, {"name": "old-sse", "mode": "sse", "enable": False, "extra_args": {
+            "url": self.fake.base + "/sse", "headers": {"Authorization": TOKEN},
+            "ssereadtimeout": 5}})
+        task = self.wait_task(self.ok("POST", BASE + "/old-sse/test", {})["task_id"])
+        self.assertEqual(task["status"], "succeeded", task)
+        self.assertEqual(task["runtime"]["result"]["tool_count"], 5)
+        posts = [r for r in self.fake.requests() if r["method"] == "POST"]
+        self.assertTrue(posts and all(r["path"].startswith("/messages?session_id=")
+                                      for r in posts))
+        self.assertTrue(all(r["headers"].get("authorization") == TOKEN for r in posts))
+        # An endpoint of another origin is refused: our headers never go there.
+        other = FakeMcp("--endpoint-prefix", "http://127.0.0.2:9/m")
+        self.addCleanup(other.stop)
+        task = self.wait_task(self.ok("POST", BASE + "/_/test", {
+            "mode": "sse", "extra_args": {"url": other.base + "/sse"}})["task_id"])
+        self.assertEqual(task["status"], "failed")
+        self.assertIn("origin", task["runtime"]["exception"])
+
+    def test_stdio_server(self):
+        # A child process in the plugins' sandbox, with the operator's env (a secret).
+        fake = os.path.join(FAKES, "fake_mcp.py")
+        self.ok("POST", BASE, {"name": "local", "mode": "stdio", "enable": False, "extra_args": {
+            "command": "python3", "args": [fake, "--stdio", "--log-env", "MCP_TOKEN"],
+            "env": {"MCP_TOKEN": ENV_SECRET}}})
+        task = self.wait_task(self.ok("POST", BASE + "/local/test", {})["task_id"])
+        self.assertEqual(task["status"], "succeeded", task)
+        result = task["runtime"]["result"]
+        self.assertEqual([t["name"] for t in result["tools"]],
+                         ["echo", "add", "slow", "crash", "grow"])
+        self.assertEqual(result["protocol_version"], "2025-06-18")
+        uid = self.ok("GET", BASE + "/local")["server"]["uuid"]
+        self.assertTrue(os.path.isdir(os.path.join(self.srv.data_dir, "mcp", uid)))
+        # Its stderr is logged, the env value masked.
+        log = "\n".join(self.srv.stdout_lines)
+        self.assertIn("fake-mcp: MCP_TOKEN=****", log)
+        self.assertNotIn(ENV_SECRET, log)
+        with open(self.srv.log_path, "rb") as f:
+            self.assertNotIn(ENV_SECRET.encode(), f.read())
+        # A command that is not there, and one that dies at once, fail with the reason.
+        for args, fragment in (({"command": "no-such-mcp-server"}, "not installed"),
+                               ({"command": "python3", "args": ["-c", "import sys; "
+                                 "sys.stderr.write('boom here\\n'); sys.exit(2)"]},
+                                "boom here")):
+            task = self.wait_task(self.ok("POST", BASE + "/_/test", {
+                "mode": "stdio", "extra_args": args})["task_id"])
+            self.assertEqual(task["status"], "failed", args)
+            self.assertIn(fragment, task["runtime"]["exception"])
 
 
 class PipelineExtensionsTest(ServerTestCase):

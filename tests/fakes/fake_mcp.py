@@ -4,7 +4,10 @@ specification (revisions 2025-06-18 and 2025-03-26, basic/lifecycle, basic/trans
 server/tools; the HTTP+SSE transport of 2024-11-05 for mode "sse").
 
 Transports:
-    stdio   python3 fake_mcp.py --stdio            newline-delimited JSON-RPC on stdin/stdout
+    stdio   python3 fake_mcp.py --stdio            newline-delimited JSON-RPC on stdin/stdout;
+            each tools/call runs in its own thread (answers may come out of order, as the spec
+            allows); it logs to stderr ("fake-mcp: started", "fake-mcp: client answered <id>:
+            <json>", and with --log-env NAME "fake-mcp: NAME=<value>") and nothing else there
     http    python3 fake_mcp.py --port 0           Streamable HTTP at /mcp: POST a message with
             Accept: application/json, text/event-stream; requests are answered with one JSON body
             (or, with --sse-answers / the control flag, an SSE stream that carries a
@@ -12,9 +15,13 @@ Transports:
             answer sets Mcp-Session-Id, which later requests must carry (400 without, 404 when
             unknown); DELETE /mcp ends the session; GET /mcp is 405 (no standalone stream).
     sse     the same process, GET /sse: an SSE stream whose first event is `endpoint` with the
-            URL to POST to (/messages?session_id=...); each POST gets 202 and its answer is sent
-            as a `message` event on the stream.
+            URL to POST to (/messages?session_id=..., or --endpoint-prefix); each POST gets 202
+            and its answer is sent as a `message` event on the stream; a comment every 15 s.
 Prints "FAKE_MCP_PORT=<port>" once listening (HTTP modes).
+
+--ping-client (stdio, sse): after notifications/initialized the server sends the client two
+requests of its own, `ping` (id "s1") and `sampling/createMessage` (id "s2"), and records the
+answers (stdio: on stderr; sse: the POSTs in /_control/requests).
 
 Tools: echo {text} -> "echo: <text>"; add {a, b} -> the sum as text; slow {seconds} -> "slept";
 crash -> the process exits mid-call (stdio) / the HTTP connection is dropped and the fake stops
@@ -64,10 +71,11 @@ BASE_TOOLS = [
 class Core:
     """The protocol, transport-neutral: handle(msg) -> list of messages to send back."""
 
-    def __init__(self, page_size=2, hostile="", only=None):
+    def __init__(self, page_size=2, hostile="", ping_client=False, only=None):
         self.page_size = page_size
         self.only = only
         self.hostile = hostile
+        self.ping_client = ping_client
         self.extra = False
         self.lock = threading.Lock()
 
@@ -96,6 +104,10 @@ class Core:
             return [self.error(None, -32600, "Invalid Request")], None
         method = msg.get("method")
         mid = msg.get("id")
+        if method == "notifications/initialized" and self.ping_client:
+            return [{"jsonrpc": "2.0", "id": "s1", "method": "ping"},
+                    {"jsonrpc": "2.0", "id": "s2", "method": "sampling/createMessage",
+                     "params": {"messages": [], "maxTokens": 1}}], None
         if method is None or mid is None:
             return [], None  # a notification or a response: nothing to answer
         if self.hostile == "invalid":
@@ -153,9 +165,39 @@ class Core:
         return [self.error(mid, -32601, "Method not found")], None
 
 
-def run_stdio(core):
+def run_stdio(core, log_env=""):
+    out_lock = threading.Lock()
+
+    def send(messages):
+        with out_lock:
+            for m in messages:
+                sys.stdout.write(json.dumps(m) + "\n")
+            sys.stdout.flush()
+
+    def log(text):
+        sys.stderr.write("fake-mcp: %s\n" % text)
+        sys.stderr.flush()
+
     def crash():
         os._exit(3)
+
+    def endless():
+        with out_lock:
+            while True:
+                sys.stdout.write("x" * 65536)
+                sys.stdout.flush()
+
+    def work(msg):
+        out, special = core.handle(msg, crash)
+        if special == "never":
+            return
+        if special == "endless":
+            endless()
+        send(out)
+
+    log("started")
+    if log_env:
+        log("%s=%s" % (log_env, os.environ.get(log_env, "")))
     for line in sys.stdin:
         line = line.strip()
         if not line:
@@ -163,18 +205,16 @@ def run_stdio(core):
         try:
             msg = json.loads(line)
         except ValueError:
-            out, special = [Core.error(None, -32700, "Parse error")], None
-        else:
-            out, special = core.handle(msg, crash)
-        if special == "never":
+            send([Core.error(None, -32700, "Parse error")])
             continue
-        if special == "endless":
-            while True:
-                sys.stdout.write("x" * 65536)
-                sys.stdout.flush()
-        for m in out:
-            sys.stdout.write(json.dumps(m) + "\n")
-        sys.stdout.flush()
+        if isinstance(msg, dict) and "method" not in msg and "id" in msg:
+            log("client answered %s: %s" % (msg["id"], json.dumps(
+                {k: v for k, v in msg.items() if k in ("result", "error")})))
+            continue
+        if isinstance(msg, dict) and msg.get("method") == "tools/call":
+            threading.Thread(target=work, args=(msg,), daemon=True).start()
+        else:
+            work(msg)
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -276,6 +316,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 known = sid in self.fake.sessions
             if not known:
                 return self.send_json(404, Core.error(None, -32001, "Session not found"))
+        if isinstance(msg, dict) and msg.get("id") is None:
+            return self.send_empty(202)  # notifications and responses
         out, special = self.fake.core.handle(msg, self.crash)
         if special == "never":
             if self.fake.crashed:
@@ -333,7 +375,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.close_connection = True
         try:
-            self.wfile.write(("event: endpoint\ndata: /messages?session_id=%s\n\n" % sid).encode())
+            self.wfile.write(("event: endpoint\ndata: %s?session_id=%s\n\n"
+                              % (self.fake.endpoint_prefix, sid)).encode())
             self.wfile.flush()
             while True:
                 with cond:
@@ -380,8 +423,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 class Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, addr, core, sse_answers):
+    def __init__(self, addr, core, sse_answers, endpoint_prefix="/messages"):
         super().__init__(addr, Handler)
+        self.endpoint_prefix = endpoint_prefix
         self.core = core
         self.sse_answers = sse_answers
         self.lock = threading.Lock()
@@ -401,13 +445,19 @@ def main(argv=None):
     ap.add_argument("--sse-answers", action="store_true")
     ap.add_argument("--page-size", type=int, default=2)
     ap.add_argument("--hostile", default="")
+    ap.add_argument("--ping-client", action="store_true")
+    ap.add_argument("--log-env", default="")
+    ap.add_argument("--endpoint-prefix", default="/messages",
+                    help="what the sse endpoint event names before ?session_id= (a test of "
+                         "clients that must refuse another origin)")
     ap.add_argument("--tools", default="", help="comma-separated: list only these tools")
     args = ap.parse_args(argv)
     only = [n for n in args.tools.split(",") if n]
-    core = Core(page_size=args.page_size, hostile=args.hostile, only=only or None)
+    core = Core(page_size=args.page_size, hostile=args.hostile, ping_client=args.ping_client,
+                only=only or None)
     if args.stdio:
-        return run_stdio(core)
-    server = Server(("127.0.0.1", args.port), core, args.sse_answers)
+        return run_stdio(core, args.log_env)
+    server = Server(("127.0.0.1", args.port), core, args.sse_answers, args.endpoint_prefix)
     print("FAKE_MCP_PORT=%d" % server.server_address[1], flush=True)
     server.serve_forever(poll_interval=0.1)
 

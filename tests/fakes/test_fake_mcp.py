@@ -208,6 +208,60 @@ class StdioTest(unittest.TestCase):
         finally:
             stop(proc)
 
+    def test_calls_overlap_and_the_server_asks_the_client(self):
+        proc = subprocess.Popen([sys.executable, FAKE, "--stdio", "--ping-client",
+                                 "--log-env", "SECRET_X"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=dict(os.environ, SECRET_X="hunter22"))
+        try:
+            def send(msg):
+                proc.stdin.write(json.dumps(msg) + "\n")
+                proc.stdin.flush()
+            self.assertEqual(proc.stderr.readline(), "fake-mcp: started\n")
+            self.assertEqual(proc.stderr.readline(), "fake-mcp: SECRET_X=hunter22\n")
+            send(req(1, "initialize", INIT))
+            self.assertEqual(json.loads(proc.stdout.readline())["id"], 1)
+            send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            asked = [json.loads(proc.stdout.readline()) for _ in range(2)]
+            self.assertEqual([(m["id"], m["method"]) for m in asked],
+                             [("s1", "ping"), ("s2", "sampling/createMessage")])
+            send({"jsonrpc": "2.0", "id": "s1", "result": {}})
+            self.assertEqual(proc.stderr.readline(),
+                             'fake-mcp: client answered s1: {"result": {}}\n')
+            # A slow call does not hold back a later quick one.
+            send(req(2, "tools/call", {"name": "slow", "arguments": {"seconds": 1}}))
+            send(req(3, "tools/call", {"name": "echo", "arguments": {"text": "quick"}}))
+            self.assertEqual(json.loads(proc.stdout.readline())["id"], 3)
+            self.assertEqual(json.loads(proc.stdout.readline())["id"], 2)
+        finally:
+            stop(proc)
+            proc.stderr.close()
+
+
+class OldSseEndpointTest(unittest.TestCase):
+    def test_endpoint_prefix_and_client_answers(self):
+        proc, port = start_http("--ping-client", "--endpoint-prefix", "http://other.example/m")
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
+            c.request("GET", "/sse", headers={"Accept": "text/event-stream"})
+            r = c.getresponse()
+            self.assertEqual(r.fp.readline(), b"event: endpoint\n")
+            endpoint = r.fp.readline().decode().strip()[len("data: "):]
+            self.assertTrue(endpoint.startswith("http://other.example/m?session_id="), endpoint)
+            r.fp.readline()
+            # The client's POSTs still reach this fake at /messages.
+            path = "/messages?" + endpoint.split("?", 1)[1]
+            p = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
+            p.request("POST", path, json.dumps(
+                {"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            self.assertEqual(p.getresponse().status, 202)
+            self.assertEqual(r.fp.readline(), b"event: message\n")
+            msg = json.loads(r.fp.readline().decode()[len("data: "):])
+            self.assertEqual((msg["id"], msg["method"]), ("s1", "ping"))
+            c.close()
+        finally:
+            stop(proc)
+
 
 if __name__ == "__main__":
     unittest.main()

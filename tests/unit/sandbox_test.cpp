@@ -3,7 +3,7 @@
 // server's secrets and database, its memory, other processes, loopback services, privileged
 // system calls, its own package, a fork bomb, more memory than allowed, and a setsid grandchild
 // meant to outlive it — and the test fails if any of them is reached.
-#include "plugins/sandbox.hpp"
+#include "sandbox/sandbox.hpp"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -21,7 +21,8 @@
 #include <sstream>
 #include <thread>
 
-#include "plugins/seccomp_filter.hpp"
+#include "plugins/plugin_process.hpp"
+#include "sandbox/seccomp_filter.hpp"
 #include "support/eventually.hpp"
 
 namespace sb::plugins {
@@ -30,6 +31,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using util::ErrorCode;
+using namespace sb::sandbox;
 
 class QuietHost final : public PluginHost {
  public:
@@ -123,7 +125,7 @@ TEST(SeccompFilterTest, CompilesAProgramDenyingWhatPluginsNeverNeed) {
   }
 }
 
-TEST(PluginCgroupTest, GroupsOfADeadServerAreRemovedOthersKept) {
+TEST(CgroupTest, GroupsOfADeadServerAreRemovedOthersKept) {
   const fs::path parent =
       fs::temp_directory_path() / ("sb-cgroup-stale-" + std::to_string(::getpid()));
   fs::create_directories(parent);
@@ -133,7 +135,7 @@ TEST(PluginCgroupTest, GroupsOfADeadServerAreRemovedOthersKept) {
     fs::create_directory(parent / name);
   }
   fs::create_directory(parent / "sb-x-y-999999999-4" / "busy");  // not empty: kept
-  PluginCgroup::RemoveStale(parent);
+  sandbox::Cgroup::RemoveStale(parent);
   EXPECT_FALSE(fs::exists(parent / "sb-a-b-999999999-3"));
   EXPECT_TRUE(fs::exists(parent / alive));
   EXPECT_TRUE(fs::exists(parent / "sb-x-y-999999999-4"));
@@ -172,7 +174,7 @@ TEST_F(SandboxTest, TheHostilePluginReachesNothing) {
   std::string note;
   auto p = Spawn(options, &note);
   ASSERT_TRUE(p) << p.error().message;
-  EXPECT_EQ(note, "") << "this machine offers cgroups: " << PluginCgroup::Describe();
+  EXPECT_EQ(note, "") << "this machine offers cgroups: " << sandbox::Cgroup::Describe();
 
   const std::string marker = "sb-hostile-" + std::to_string(::getpid());
   util::JsonObject config{{"data_dir", (root_ / "data").string()},
@@ -218,8 +220,9 @@ TEST_F(SandboxTest, RelativeFoldersAreBoundAsTheFoldersMeant) {
   launch.dir = "plugins/hostile";
   launch.argv = {"python3", "main.py"};
   launch.env = {"PATH=/usr/bin:/bin", "HOME=/x"};
-  SandboxSpec spec{launch.dir, fs::relative(root_ / "rel-data"), false,
-                   "sb-test-relative-" + std::to_string(::getpid())};
+  SandboxSpec spec{launch.dir, fs::relative(root_ / "rel-data"),
+                   false,      "sb-test-relative-" + std::to_string(::getpid()),
+                   {},         "plugin"};
   auto ok = EnterSandbox(SandboxOptions{}, spec, launch, nullptr);
   auto p = ok ? PluginProcess::Spawn(io_.get_executor(), std::move(launch),
                                      std::make_shared<QuietHost>(), [](int) {})
@@ -236,7 +239,7 @@ TEST_F(SandboxTest, AProgramMissingFromThePackageIsNamedBeforeAnythingStarts) {
   PluginLaunch launch;
   launch.dir = SB_TEST_PLUGINS "/hostile";
   launch.argv = {"./not-there.sh"};
-  SandboxSpec spec{launch.dir, root_ / "d", false, "sb-test-missing"};
+  SandboxSpec spec{launch.dir, root_ / "d", false, "sb-test-missing", {}, "plugin"};
   auto ok = EnterSandbox(SandboxOptions{}, spec, launch, nullptr);
   ASSERT_FALSE(ok);
   EXPECT_EQ(ok.error().code, ErrorCode::kInvalidArgument);

@@ -1,4 +1,4 @@
-#include "plugins/seccomp_filter.hpp"
+#include "sandbox/seccomp_filter.hpp"
 
 #include <errno.h>
 #include <fmt/format.h>
@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace sb::plugins {
+namespace sb::sandbox {
 namespace {
 
 using util::ErrorCode;
@@ -118,4 +118,4 @@ util::Result<int> WriteSeccompProgram() {
   return MemoryFile(*program);
 }
 
-}  // namespace sb::plugins
+}  // namespace sb::sandbox

@@ -1,4 +1,4 @@
-#include "plugins/sandbox.hpp"
+#include "sandbox/sandbox.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -12,9 +12,9 @@
 #include <chrono>
 #include <cstring>
 
-#include "plugins/seccomp_filter.hpp"
+#include "sandbox/seccomp_filter.hpp"
 
-namespace sb::plugins {
+namespace sb::sandbox {
 namespace {
 
 namespace fs = std::filesystem;
@@ -33,7 +33,8 @@ constexpr std::array kEtcPaths = {"/etc/ld.so.cache", "/etc/alternatives",    "/
 constexpr std::array kNetworkEtcPaths = {"/etc/resolv.conf", "/etc/hosts", "/etc/gai.conf"};
 
 // The namespaces, identity and process tree rules every sandbox starts with.
-std::vector<std::string> CoreArguments(const fs::path& bwrap, bool network) {
+std::vector<std::string> CoreArguments(const fs::path& bwrap, bool network,
+                                       const std::string& hostname) {
   std::vector<std::string> args = {bwrap.string(),
                                    "--unshare-user",
                                    "--unshare-pid",
@@ -45,7 +46,7 @@ std::vector<std::string> CoreArguments(const fs::path& bwrap, bool network) {
                                    "--gid",
                                    std::to_string(kSandboxUid),
                                    "--hostname",
-                                   "plugin",
+                                   hostname,
                                    "--disable-userns",
                                    "--cap-drop",
                                    "ALL",
@@ -127,7 +128,7 @@ util::Result<void> RunQuietly(const std::vector<std::string>& argv) {
 // The seccomp descriptor and the cgroup live as long as the process.
 struct SandboxResources {
   int seccomp_fd = -1;
-  std::unique_ptr<PluginCgroup> cgroup;
+  std::unique_ptr<Cgroup> cgroup;
   ~SandboxResources() {
     if (seccomp_fd >= 0) ::close(seccomp_fd);
   }
@@ -141,7 +142,7 @@ util::Result<void> ProbeSandbox(const SandboxOptions& options) {
     return util::Fail(ErrorCode::kUnavailable,
                       fmt::format("bubblewrap ({}) is not installed", options.bwrap.string()));
   }
-  auto args = CoreArguments(options.bwrap, false);
+  auto args = CoreArguments(options.bwrap, false, "probe");
   AddSystemView(args, false);
   args.insert(args.end(), {"--", "/bin/true"});
   if (auto ok = RunQuietly(args); !ok) {
@@ -153,31 +154,32 @@ util::Result<void> ProbeSandbox(const SandboxOptions& options) {
 }
 
 util::Result<void> EnterSandbox(const SandboxOptions& options, const SandboxSpec& spec,
-                                PluginLaunch& launch, std::string* limits_note) {
+                                Launch& launch, std::string* limits_note) {
   if (launch.argv.empty()) return util::Fail(ErrorCode::kInvalidArgument, "no command to run");
   // The program must exist before the sandbox is built, to say so plainly.
-  auto program =
-      ResolveProgram(spec.package_dir, launch.argv.front(), {"/usr/local/bin", "/usr/bin", "/bin"});
+  auto program = ResolveProgram(spec.package_dir.empty() ? spec.data_dir : spec.package_dir,
+                                launch.argv.front(), {"/usr/local/bin", "/usr/bin", "/bin"});
   if (!program) return tl::unexpected(program.error());
 
-  // bubblewrap runs from the package folder: a relative path (a data directory given as
+  // bubblewrap runs from the launch's folder: a relative path (a data directory given as
   // ./data) would name something else there.
   std::error_code ec;
-  const fs::path package_dir = fs::absolute(spec.package_dir, ec);
+  const fs::path package_dir =
+      spec.package_dir.empty() ? fs::path() : fs::absolute(spec.package_dir, ec);
   const fs::path data_dir = fs::absolute(spec.data_dir, ec);
-  if (ec) return util::Fail(ErrorCode::kInternal, "cannot resolve the plugin's folders");
+  if (ec) return util::Fail(ErrorCode::kInternal, "cannot resolve the sandbox's folders");
   fs::create_directories(data_dir, ec);
   fs::permissions(data_dir, fs::perms::owner_all, ec);
   if (ec) {
     return util::Fail(ErrorCode::kInternal,
-                      fmt::format("cannot create the plugin's data folder: {}", ec.message()));
+                      fmt::format("cannot create the sandbox's data folder: {}", ec.message()));
   }
 
   auto resources = std::make_shared<SandboxResources>();
   auto seccomp = WriteSeccompProgram();
   if (!seccomp) return tl::unexpected(seccomp.error());
   resources->seccomp_fd = *seccomp;
-  auto cgroup = PluginCgroup::Create(spec.cgroup_name, options.limits);
+  auto cgroup = Cgroup::Create(spec.cgroup_name, options.limits);
   if (cgroup) {
     resources->cgroup = std::move(*cgroup);
     launch.join_fds = resources->cgroup->ProcsFds();
@@ -186,11 +188,21 @@ util::Result<void> EnterSandbox(const SandboxOptions& options, const SandboxSpec
         fmt::format("no cgroup ({}); only the per-process rlimits hold", cgroup.error().message);
   }
 
-  auto args = CoreArguments(options.bwrap, spec.network);
+  auto args = CoreArguments(options.bwrap, spec.network, spec.hostname);
   AddSystemView(args, spec.network);
-  args.insert(args.end(), {"--ro-bind", package_dir.string(), "/plugin", "--bind",
-                           data_dir.string(), "/data", "--chdir", "/plugin", "--seccomp",
-                           std::to_string(PluginLaunch::kInheritedFd), "--"});
+  if (!package_dir.empty()) {
+    args.insert(args.end(), {"--ro-bind", package_dir.string(), "/plugin"});
+  }
+  args.insert(args.end(), {"--bind", data_dir.string(), "/data"});
+  // Last, so nothing mounted before (the /tmp tmpfs, /data) hides them.
+  for (const auto& path : spec.read_only) {
+    const fs::path absolute = fs::absolute(path, ec);
+    if (!ec && fs::exists(absolute, ec)) {
+      args.insert(args.end(), {"--ro-bind", absolute.string(), absolute.string()});
+    }
+  }
+  args.insert(args.end(), {"--chdir", package_dir.empty() ? "/data" : "/plugin", "--seccomp",
+                           std::to_string(Launch::kInheritedFd), "--"});
   args.insert(args.end(), launch.argv.begin(), launch.argv.end());
   launch.argv = std::move(args);
   launch.inherit_fd = resources->seccomp_fd;
@@ -202,4 +214,4 @@ util::Result<void> EnterSandbox(const SandboxOptions& options, const SandboxSpec
   return util::Ok();
 }
 
-}  // namespace sb::plugins
+}  // namespace sb::sandbox

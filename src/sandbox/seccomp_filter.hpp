@@ -12,7 +12,7 @@
 
 #include "util/error.hpp"
 
-namespace sb::plugins {
+namespace sb::sandbox {
 
 // The names of the denied system calls (for docs and tests).
 const std::vector<std::string>& DeniedSyscalls();
@@ -21,4 +21,4 @@ const std::vector<std::string>& DeniedSyscalls();
 // kInternal when libseccomp refuses. The caller owns the descriptor.
 util::Result<int> WriteSeccompProgram();
 
-}  // namespace sb::plugins
+}  // namespace sb::sandbox

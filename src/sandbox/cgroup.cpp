@@ -1,4 +1,4 @@
-#include "plugins/plugin_cgroup.hpp"
+#include "sandbox/cgroup.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -13,7 +13,7 @@
 #include <sstream>
 #include <thread>
 
-namespace sb::plugins {
+namespace sb::sandbox {
 namespace {
 
 namespace fs = std::filesystem;
@@ -104,7 +104,7 @@ Layout FindLayout() {
 const Layout& TheLayout() {
   static const Layout layout = [] {
     Layout found = FindLayout();
-    for (const auto& parent : found.parents) PluginCgroup::RemoveStale(parent);
+    for (const auto& parent : found.parents) Cgroup::RemoveStale(parent);
     return found;
   }();
   return layout;
@@ -112,7 +112,7 @@ const Layout& TheLayout() {
 
 }  // namespace
 
-void PluginCgroup::RemoveStale(const fs::path& parent) {
+void Cgroup::RemoveStale(const fs::path& parent) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(parent, ec)) {
     const std::string name = entry.path().filename().string();
@@ -126,19 +126,19 @@ void PluginCgroup::RemoveStale(const fs::path& parent) {
   }
 }
 
-std::string PluginCgroup::Describe() {
+std::string Cgroup::Describe() {
   const Layout& layout = TheLayout();
   if (layout.parents.empty()) return "no writable cgroup hierarchy with pids and memory";
   return layout.v2 ? "cgroup v2 (pids, memory)" : "cgroup v1 (pids, memory)";
 }
 
-util::Result<std::unique_ptr<PluginCgroup>> PluginCgroup::Create(const std::string& name,
-                                                                 const CgroupLimits& limits) {
+util::Result<std::unique_ptr<Cgroup>> Cgroup::Create(const std::string& name,
+                                                     const CgroupLimits& limits) {
   const Layout& layout = TheLayout();
   if (layout.parents.empty()) {
     return util::Fail(ErrorCode::kUnavailable, "no writable cgroup hierarchy with pids and memory");
   }
-  std::unique_ptr<PluginCgroup> group(new PluginCgroup());
+  std::unique_ptr<Cgroup> group(new Cgroup());
   for (const auto& parent : layout.parents) {
     const fs::path dir = parent / name;
     std::error_code ec;
@@ -176,7 +176,7 @@ util::Result<std::unique_ptr<PluginCgroup>> PluginCgroup::Create(const std::stri
   return group;
 }
 
-PluginCgroup::~PluginCgroup() {
+Cgroup::~Cgroup() {
   for (int fd : procs_fds_) ::close(fd);
   // The pid namespace ends with its first process, but the kernel kills the rest a moment
   // later; whatever is still there is killed here, for at most a second.
@@ -193,4 +193,4 @@ PluginCgroup::~PluginCgroup() {
   }
 }
 
-}  // namespace sb::plugins
+}  // namespace sb::sandbox
