@@ -2,14 +2,17 @@
 a pipeline bound to it offers its tools to a func_call model, the fake model calls one, the call
 goes to the fake MCP server and its result reaches the model and the reply. A server that dies
 mid-call costs that one call and is restarted with backoff; hostile servers cost a failed call or
-an error status, never a hang. Transport here: Streamable HTTP (tests/fakes/fake_mcp.py)."""
+an error status, never a hang. Transports: Streamable HTTP throughout, stdio (sandboxed) and
+HTTP+SSE end to end too (tests/fakes/fake_mcp.py)."""
 
 import json
+import os
 import socket
+import sys
 import time
 import unittest
 
-from fake_clients import CallbackReceiver, FakeProvider, sign, wait_until
+from fake_clients import FAKES, CallbackReceiver, FakeProvider, sign, wait_until
 from harness import ServerTestCase, unknown_uuid
 from test_mcp import FakeMcp
 
@@ -50,11 +53,15 @@ class McpToolsTest(ServerTestCase):
         self.addCleanup(fake.stop)
         return fake
 
-    def server(self, name, url, enable=True, **extra):
-        args = {"url": url, "timeout": 5}
+    def server(self, name, url, enable=True, mode="http", **extra):
+        args = {"url": url, "timeout": 5} if mode != "stdio" else {}
         args.update(extra)
-        self.ok("POST", BASE, {"name": name, "mode": "http", "enable": enable, "extra_args": args})
+        self.ok("POST", BASE, {"name": name, "mode": mode, "enable": enable, "extra_args": args})
         self.addCleanup(lambda: self.as_user("DELETE", BASE + "/" + name))
+
+    def stdio_server(self, name, *fake_args):
+        self.server(name, None, mode="stdio", command=sys.executable,
+                    args=[os.path.join(FAKES, "fake_mcp.py"), "--stdio"] + list(fake_args))
 
     def runtime(self, name):
         return self.ok("GET", BASE + "/" + name)["server"]["runtime_info"]
@@ -125,6 +132,30 @@ class McpToolsTest(ServerTestCase):
         self.assertEqual(self.tool_calls(fake), [{"name": "echo", "arguments": {"q": "x"}}])
         tool_message = self.llm.chat_requests()[1]["body"]["messages"][-1]
         self.assertEqual((tool_message["role"], tool_message["content"]), ("tool", "echo: "))
+
+    def test_stdio_and_sse_servers_reach_the_model_too(self):
+        self.stdio_server("over-stdio", "--tools", "echo")
+        fake = self.fake("--tools", "echo")
+        self.server("over-sse", fake.base + "/sse", mode="sse")
+        for name in ("over-stdio", "over-sse"):
+            with self.subTest(transport=name):
+                self.assertEqual(self.wait_status(name, "connected")["tool_count"], 1)
+                self.llm.reset()
+                bot = self.bot({"enable_all_mcp_servers": False, "bound_mcp_servers": [name]})
+                self.assertIn("[tool result: echo: ]", self.ask(bot, "please call tool now"))
+                self.assertEqual(self.offered(), [["echo"], ["echo"]])
+        self.assertEqual(self.tool_calls(fake), [{"name": "echo", "arguments": {"q": "x"}}])
+
+    def test_a_stdio_server_dying_mid_call_is_started_again(self):
+        self.stdio_server("mortal", "--tools", "crash")
+        self.wait_status("mortal", "connected")
+        bot = self.bot({"enable_all_mcp_servers": False, "bound_mcp_servers": ["mortal"]})
+        reply = self.ask(bot, "please call tool now")
+        self.assertIn("[tool result: error: MCP server 'mortal'", reply)
+        # The child exited; a new one is started and connects by itself.
+        self.assertTrue(wait_until(lambda: (self.runtime("mortal") or {}).get("restarts", 0) >= 1
+                                   and self.runtime("mortal")["status"] == "connected", 20),
+                        self.runtime("mortal"))
 
     def test_pipelines_offer_only_the_servers_bound_to_them(self):
         fake = self.fake("--tools", "echo,add")
