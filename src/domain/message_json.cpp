@@ -133,6 +133,13 @@ Json EncodeMessageElement(const MessageElement& e) {
       put("target", e.target);
       break;
     case ElementType::kQuote:
+      put("id", e.id);
+      put("sender_id", e.target);
+      // LangBot's Quote carries the quoted chain as `origin`; ours keeps only its text.
+      if (!e.text.empty()) {
+        out["origin"] = util::JsonArray{JsonObject{{"type", "Plain"}, {"text", e.text}}};
+      }
+      break;
     case ElementType::kSource:
       put("id", e.id);
       break;
