@@ -182,8 +182,10 @@ class OneBotBotTest(PlatformCase):
         self.ready(pipeline=pipeline)
         question = "长文本 " * 40 + "🙂 end"
         self.say("[CQ:at,qq=%d] %s" % (self.self_id, question), "group", 4242, 778)
-        forward = self.sends(1)[0]
-        self.assertEqual(forward["action"], "send_group_forward_msg")
+        forwards = wait_until(lambda: self.ob.actions(self.self_id, ("send_group_forward_msg",)),
+                              10)
+        self.assertTrue(forwards, self.ob.actions(self.self_id, None))
+        forward = forwards[0]
         self.assertEqual(forward["params"]["group_id"], 778)
         nodes = forward["params"]["messages"]
         self.assertEqual(len(nodes), 1)

@@ -195,9 +195,10 @@ class TelegramBotTest(ServerTestCase):
                 self.running(bot)
                 paragraph = "这是一个很长的段落，带着表情🙂。" * 10
                 text = ""
-                while utf16(text + paragraph) <= 4080:  # a message Telegram lets a user send
+                while utf16(text + paragraph) < 3900:
                     text += paragraph + "\n"
-                text += "末尾"
+                # 4094 units: a message Telegram lets a user send, whose echo is over 4096.
+                text += "末" * (4094 - utf16(text))
                 self.user_message(text)
                 sends = self.sent(2, timeout=20)
                 time.sleep(0.3)

@@ -35,7 +35,7 @@ struct Pending {
   util::TimePoint deadline;
   // A lookup (get_msg for a quoted message): called once with the answer, or with null when none
   // came (deadline, closed connection). Not called when the adapter stops.
-  std::function<void(const ActionResponse*)> lookup;
+  std::function<void(const ActionResponse*)> lookup = nullptr;
 };
 
 // Not thread-safe: the adapter's mutex guards it.
