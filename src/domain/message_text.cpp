@@ -80,6 +80,36 @@ MessageElement MakeQuote(std::string id, std::string quoted_text, std::string se
   return quote;
 }
 
+std::string QuotableText(const MessageChain& chain) {
+  std::string out;
+  for (const auto& e : chain) {
+    switch (e.type) {
+      case ElementType::kPlain:
+        out += e.text;
+        break;
+      case ElementType::kAt:
+        out += "@" + e.target;
+        break;
+      case ElementType::kAtAll:
+        out += "@all";
+        break;
+      case ElementType::kImage:
+        out += "[Image]";
+        break;
+      case ElementType::kVoice:
+        out += "[Voice]";
+        break;
+      case ElementType::kFile:
+        out += "[File " + e.name + "]";
+        break;
+      case ElementType::kQuote:
+      case ElementType::kSource:
+        break;
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> QuotedTextsOf(const MessageChain& chain) {
   std::vector<std::string> out;
   for (const auto& e : chain) {

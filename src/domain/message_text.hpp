@@ -23,6 +23,10 @@ std::string TruncateUtf8(std::string text, std::size_t max_bytes);
 // cut to kMaxQuotedTextBytes, `sender` its author's id (may be empty).
 MessageElement MakeQuote(std::string id, std::string quoted_text, std::string sender = {});
 
+// A quoted message's chain as the text a Quote carries: Plain as it is, At as "@id", AtAll as
+// "@all", media as "[Image]", "[Voice]", "[File name]"; Quote and Source left out. Not cut.
+std::string QuotableText(const MessageChain& chain);
+
 // The texts of the chain's Quote elements that carry one, in chain order.
 std::vector<std::string> QuotedTextsOf(const MessageChain& chain);
 

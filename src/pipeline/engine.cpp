@@ -489,8 +489,9 @@ void PipelineEngine::Shape(std::shared_ptr<Run> run, AgentReply reply, std::int6
         how_long + ": sent as a forward message where the platform has them, else split");
   } else if (long_text.action == LongTextAction::kImageUnsupported) {
     Log(*run, LogLevel::kWarning,
-        how_long + ": long-text strategy \"image\" is not supported by Switchboard; sent as "
-                   "text, split at the platform's message limit");
+        how_long +
+            ": long-text strategy \"image\" is not supported by Switchboard; sent as "
+            "text, split at the platform's message limit");
   }
   outcome.reply = ReplyPrefix(run->state.query);
   for (auto& element : body) outcome.reply.push_back(std::move(element));

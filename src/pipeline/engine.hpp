@@ -91,7 +91,7 @@ struct EngineOutcome {
   domain::MessageChain reply;  // empty means nothing to send
   // kForward: a long reply the pipeline asks to send as one forward message (long-text strategy).
   domain::ReplyForm form = domain::ReplyForm::kNormal;
-  std::string session_id;      // "person_<id>" / "group_<id>"
+  std::string session_id;  // "person_<id>" / "group_<id>"
   // How the reply was made ("model <uuid>, 12 ms"), for the entry the caller logs once the reply
   // is delivered: one entry per reply rather than two.
   std::string made_by;

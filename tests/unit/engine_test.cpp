@@ -369,8 +369,8 @@ TEST_F(EngineTest, QuotedTextGoesToTheRunnerBeforeTheUserText) {
   domain::MessageElement source;
   source.type = domain::ElementType::kSource;
   source.id = "9";
-  auto o = Go(Person({source, domain::MakeQuote("5", "the meeting is at 3pm", "77"),
-                      Plain("when is it?")}));
+  auto o = Go(Person(
+      {source, domain::MakeQuote("5", "the meeting is at 3pm", "77"), Plain("when is it?")}));
   ASSERT_EQ(runner_.inputs.size(), 1u);
   const auto& content = runner_.inputs[0].content;
   ASSERT_EQ(content.size(), 2u);

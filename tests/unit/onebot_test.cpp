@@ -261,20 +261,20 @@ TEST(OneBotDecode, GetMsgAnswerGivesTheQuotedText) {
       R"("message":[{"type":"reply","data":{"id":"54"}},{"type":"text","data":{"text":"会议"}},)"
       R"({"type":"image","data":{"url":"https://x/y.png"}},{"type":"text","data":{"text":" at 3"}}]}})");
   EXPECT_TRUE(got.response.ok);
-  EXPECT_EQ(got.response.message_text, "会议 at 3");
+  EXPECT_EQ(got.response.message_text, "会议[Image] at 3");
   EXPECT_EQ(got.response.sender_id, "20003");
   // The CQ-string form; an image alone is described.
   Frame cq = MustDecode(
       R"({"status":"ok","retcode":0,"echo":"e","data":{"message":"a &#91;b&#93;[CQ:face,id=1]"}})");
   EXPECT_EQ(cq.response.message_text, "a [b][face:1]");
-  Frame image = MustDecode(
-      R"({"status":"ok","retcode":0,"echo":"e","data":{"message":[{"type":"image",)"
-      R"("data":{"url":"https://x/y.png"}}]}})");
+  Frame image =
+      MustDecode(R"({"status":"ok","retcode":0,"echo":"e","data":{"message":[{"type":"image",)"
+                 R"("data":{"url":"https://x/y.png"}}]}})");
   EXPECT_EQ(image.response.message_text, "[Image]");
   // A long message is cut; a bad shape gives no text, not an error.
   std::string big(10000, 'z');
-  Frame cut = MustDecode(R"({"status":"ok","retcode":0,"echo":"e","data":{"message":")" + big +
-                         R"("}})");
+  Frame cut =
+      MustDecode(R"({"status":"ok","retcode":0,"echo":"e","data":{"message":")" + big + R"("}})");
   EXPECT_LE(cut.response.message_text.size(), domain::kMaxQuotedTextBytes);
   Frame bad = MustDecode(R"({"status":"ok","retcode":0,"echo":"e","data":{"message":42}})");
   EXPECT_TRUE(bad.response.ok);

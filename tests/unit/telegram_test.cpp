@@ -226,10 +226,10 @@ TEST(TelegramDecode, ReplyToTheBotInAGroupAddsAnAtOfTheBot) {
 }
 
 TEST(TelegramDecode, TheQuotedTextIsTheSelectedPartElseTheTextOrCaption) {
-  auto selected = Decode(MessageUpdate(
-      R"("text":"which?","quote":{"text":"platform 4","position":24},)"
-      R"("reply_to_message":{"message_id":51,"chat":{"id":1,"type":"private"},)"
-      R"("text":"the train leaves from platform 4"})"));
+  auto selected = Decode(
+      MessageUpdate(R"("text":"which?","quote":{"text":"platform 4","position":24},)"
+                    R"("reply_to_message":{"message_id":51,"chat":{"id":1,"type":"private"},)"
+                    R"("text":"the train leaves from platform 4"})"));
   ASSERT_TRUE(selected.message);
   EXPECT_EQ(selected.message->chain[1].text, "platform 4");
   auto caption = Decode(MessageUpdate(
@@ -243,7 +243,8 @@ TEST(TelegramDecode, TheQuotedTextIsTheSelectedPartElseTheTextOrCaption) {
   for (int i = 0; i < 800; ++i) long_text += "文🙂";
   auto cut = Decode(MessageUpdate(
       R"("text":"tl;dr?","reply_to_message":{"message_id":53,"chat":{"id":1,"type":"private"},)"
-      R"("text":")" + long_text + R"("})"));
+      R"("text":")" +
+      long_text + R"("})"));
   ASSERT_TRUE(cut.message);
   EXPECT_LE(cut.message->chain[1].text.size(), domain::kMaxQuotedTextBytes);
   EXPECT_TRUE(cut.message->chain[1].text.starts_with("文🙂文"));

@@ -308,8 +308,9 @@ util::Result<DecodedEvent> DecodeMessageEvent(const Json& d, std::string_view bo
     const JsonObject* q = common::ObjectField(*extra, "quote");
     const JsonObject* quoted_author = common::ObjectField(*q, "author");
     message.chain.push_back(domain::MakeQuote(
-        std::move(quote), util::ToValidUtf8(Truncated(common::StringOr(*q, "content"),
-                                                      domain::kMaxQuotedTextBytes * 2)),
+        std::move(quote),
+        util::ToValidUtf8(
+            Truncated(common::StringOr(*q, "content"), domain::kMaxQuotedTextBytes * 2)),
         quoted_author ? Truncated(common::StringOr(*quoted_author, "id"), kMaxIdBytes) : ""));
   }
   const std::size_t body_start = message.chain.size();

@@ -191,8 +191,8 @@ class Core : public std::enable_shared_from_this<Core> {
                                        : util::Fail(ErrorCode::kUpstreamUnreachable, "no route");
     if (!action) return SendNormal(message, std::move(once));
     std::weak_ptr<Core> weak = weak_from_this();
-    auto forward_done = common::MakeSendOnce(
-        [weak, message, once](util::Result<domain::SendReceipt> sent) mutable {
+    auto forward_done =
+        common::MakeSendOnce([weak, message, once](util::Result<domain::SendReceipt> sent) mutable {
           auto self = weak.lock();
           if (sent || sent.error().code == ErrorCode::kCancelled || !self) {
             return (*once)(std::move(sent));
@@ -210,8 +210,8 @@ class Core : public std::enable_shared_from_this<Core> {
         (*forward_done)(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
         return;
       }
-      echo = pending_.Add(Pending{forward_done, {}, conn->serial, action->action,
-                                  clock_.Now() + kActionTimeout});
+      echo = pending_.Add(
+          Pending{forward_done, {}, conn->serial, action->action, clock_.Now() + kActionTimeout});
     }
     if (!Enqueue(*conn, EncodeActionFrame(*action, echo))) {
       FailPending(echo, {ErrorCode::kUpstreamUnreachable,
@@ -436,7 +436,7 @@ class Core : public std::enable_shared_from_this<Core> {
                         fmt::format("the quoted message {} could not be read ({}); the message "
                                     "goes on without its text",
                                     q.id,
-                                    answer == nullptr     ? "no answer"
+                                    answer == nullptr         ? "no answer"
                                     : answer->failure.empty() ? std::to_string(answer->retcode)
                                                               : answer->failure));
       }

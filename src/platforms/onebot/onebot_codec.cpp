@@ -221,10 +221,7 @@ void ReadMessageText(const Json& message, ActionResponse& r) {
   if (!segments) return;
   domain::MessageChain chain;
   for (const Segment& seg : *segments) AppendSegment(chain, seg);
-  std::erase_if(chain, [](const MessageElement& e) { return e.type == ElementType::kQuote; });
-  std::string text = domain::PlainTextOf(chain);
-  if (text.empty()) text = domain::DescribeChain(chain);
-  r.message_text = domain::MakeQuote({}, std::move(text)).text;
+  r.message_text = domain::MakeQuote({}, domain::QuotableText(chain)).text;
 }
 
 Frame DecodeResponse(const JsonObject& obj) {
@@ -571,8 +568,8 @@ bool WantsForward(const domain::OutgoingMessage& message) {
   return has_text;
 }
 
-util::Result<Action> EncodeForward(const domain::OutgoingMessage& message,
-                                   std::string_view self_id, std::string_view nickname) {
+util::Result<Action> EncodeForward(const domain::OutgoingMessage& message, std::string_view self_id,
+                                   std::string_view nickname) {
   if (!WantsForward(message)) return Invalid("message_chain holds no text for a forward message");
   if (!IsDecimalId(message.target_id)) return Invalid("the target id must be a number");
   std::string text;

@@ -50,8 +50,8 @@ struct ActionResponse {
   std::string message_id;  // data.message_id in decimal; empty when absent
   std::string user_id;     // data.user_id in decimal (get_login_info); empty when absent
   std::string nickname;    // data.nickname (get_login_info)
-  // get_msg: the text of data.message (its Plain text, else a short description such as
-  // "[Image]"), cut to domain::kMaxQuotedTextBytes, and data.sender.user_id; empty when absent.
+  // get_msg: data.message as text (domain::QuotableText: "@id" for at, "[Image]" for an image),
+  // cut to domain::kMaxQuotedTextBytes, and data.sender.user_id; empty when absent.
   std::string message_text;
   std::string sender_id;
   // Why it failed, from "wording", else "message", else "msg"; empty when none. Bounded.
@@ -122,8 +122,8 @@ bool WantsForward(const domain::OutgoingMessage& message);
 // the sender both ways implementations read it: user_id/nickname (OneBot 11 message/segment.md)
 // and uin/name (go-cqhttp). `self_id` is the bot's account, `nickname` the name shown.
 // kInvalidArgument when !WantsForward(message) or the target is not a number.
-util::Result<Action> EncodeForward(const domain::OutgoingMessage& message,
-                                   std::string_view self_id, std::string_view nickname);
+util::Result<Action> EncodeForward(const domain::OutgoingMessage& message, std::string_view self_id,
+                                   std::string_view nickname);
 
 // {"action","params","echo"} as compact JSON; `echo` goes out as a JSON string.
 std::string EncodeActionFrame(const Action& action, std::string_view echo);
