@@ -164,6 +164,23 @@ class OneBotBotTest(PlatformCase):
         self.assertIn("and this one?",
                       json.dumps(self.llm.chat_requests()[0]["body"]["messages"][-1]))
 
+    def test_an_unanswered_quote_lookup_holds_the_message_five_seconds_at_most(self):
+        self.ready()
+        quoted = self.say("remember the milk", user_id=5151)["message_id"]
+        self.sends(1)
+        self.llm.reset()
+        self.ob.control("POST", "/_control/fail", {"self_id": self.self_id, "action": "get_msg",
+                                                   "silent": True})
+        started = time.monotonic()
+        self.say("[CQ:reply,id=%d]did I forget something?" % quoted)
+        self.sends(2, timeout=15)
+        waited = time.monotonic() - started
+        self.assertGreaterEqual(waited, 4.0)
+        self.assertLess(waited, 12.0)
+        body = json.dumps(self.llm.chat_requests()[0]["body"]["messages"])
+        self.assertIn("did I forget something?", body)
+        self.assertNotIn("remember the milk", body)
+
     def test_combine_quote_message_off_leaves_the_quote_out(self):
         pipeline = self.configured_pipeline(trigger={"misc": {"combine-quote-message": False}})
         self.ready(pipeline=pipeline)
