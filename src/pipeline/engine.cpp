@@ -481,15 +481,17 @@ void PipelineEngine::Shape(std::shared_ptr<Run> run, AgentReply reply, std::int6
   // The adapter splits any text over its platform's per-message limit, whatever the strategy;
   // "forward" asks for one merged message where the platform has them.
   LongTextDecision long_text = CheckLongText(settings.output, body);
-  const std::string how_long = "long reply (" + std::to_string(long_text.length) + " > " +
-                               std::to_string(long_text.threshold) + " characters)";
+  auto how_long = [&long_text] {
+    return "long reply (" + std::to_string(long_text.length) + " > " +
+           std::to_string(long_text.threshold) + " characters)";
+  };
   if (long_text.action == LongTextAction::kForward) {
     outcome.form = domain::ReplyForm::kForward;
     Log(*run, LogLevel::kInfo,
-        how_long + ": sent as a forward message where the platform has them, else split");
+        how_long() + ": sent as a forward message where the platform has them, else split");
   } else if (long_text.action == LongTextAction::kImageUnsupported) {
     Log(*run, LogLevel::kWarning,
-        how_long +
+        how_long() +
             ": long-text strategy \"image\" is not supported by Switchboard; sent as "
             "text, split at the platform's message limit");
   }
