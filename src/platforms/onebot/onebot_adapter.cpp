@@ -180,7 +180,8 @@ class Core : public std::enable_shared_from_this<Core> {
   }
 
   // The long-text strategy "forward". An implementation without the go-cqhttp forward actions
-  // (the standard has none) refuses it: the reply then goes out as ordinary messages.
+  // (the standard has none) refuses it: the reply then goes out as ordinary messages. Only a
+  // refusal falls back; a forward left unanswered may have been posted, so it is not repeated.
   void SendForward(domain::OutgoingMessage message, std::shared_ptr<common::SendOnce> once) {
     std::shared_ptr<Conn> conn;
     {
@@ -194,7 +195,7 @@ class Core : public std::enable_shared_from_this<Core> {
     auto forward_done =
         common::MakeSendOnce([weak, message, once](util::Result<domain::SendReceipt> sent) mutable {
           auto self = weak.lock();
-          if (sent || sent.error().code == ErrorCode::kCancelled || !self) {
+          if (sent || sent.error().code != ErrorCode::kUpstreamFailed || !self) {
             return (*once)(std::move(sent));
           }
           self->host_.Log(LogLevel::kWarning,
@@ -433,7 +434,7 @@ class Core : public std::enable_shared_from_this<Core> {
         q = domain::MakeQuote(std::move(q.id), answer->message_text, answer->sender_id);
       } else {
         self->host_.Log(LogLevel::kInfo,
-                        fmt::format("the quoted message {} could not be read ({}); the message "
+                        fmt::format("the quoted message {:.64} could not be read ({}); the message "
                                     "goes on without its text",
                                     q.id,
                                     answer == nullptr         ? "no answer"
