@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "domain/message_text.hpp"
+
 namespace sb::domain {
 
 namespace {
@@ -34,6 +36,33 @@ util::Result<bool> ReadString(const JsonObject& obj, std::string_view key, const
     return Invalid(field + " must be at most " + std::to_string(max_bytes) + " bytes");
   }
   out.assign(s.data(), s.size());
+  return true;
+}
+
+// A Quote's optional `origin` (LangBot's: the quoted message's chain): its Plain texts become the
+// Quote's text, cut to kMaxQuotedTextBytes; other elements are left out.
+util::Result<bool> ReadQuotedOrigin(const JsonObject& obj, const std::string& prefix,
+                                    const ChainBounds& bounds, MessageElement& quote) {
+  const Json* origin = obj.if_contains("origin");
+  if (origin == nullptr || origin->is_null()) return false;
+  if (!origin->is_array()) {
+    return Invalid(prefix + "origin must be an array, not " + util::JsonKindName(*origin));
+  }
+  if (origin->get_array().size() > bounds.max_elements) {
+    return Invalid(prefix + "origin must hold at most " + std::to_string(bounds.max_elements) +
+                   " elements");
+  }
+  std::string text;
+  for (const Json& element : origin->get_array()) {
+    const JsonObject* o = element.if_object();
+    if (o == nullptr) return Invalid(prefix + "origin holds a value that is not an object");
+    const Json* type = o->if_contains("type");
+    const Json* plain = o->if_contains("text");
+    if (type == nullptr || !type->is_string() || type->get_string() != "Plain") continue;
+    if (plain == nullptr || !plain->is_string()) continue;
+    if (text.size() <= kMaxQuotedTextBytes) text.append(plain->get_string());
+  }
+  quote.text = MakeQuote({}, std::move(text)).text;
   return true;
 }
 
@@ -74,6 +103,8 @@ util::Result<MessageElement> DecodeElement(const Json& value, const std::string&
       break;
     case ElementType::kQuote:
       r = ReadString(obj, "id", prefix, true, bounds.max_id_bytes, e.id);
+      if (r) r = ReadString(obj, "sender_id", prefix, false, bounds.max_id_bytes, e.target);
+      if (r) r = ReadQuotedOrigin(obj, prefix, bounds, e);
       break;
     case ElementType::kFile:
       r = ReadString(obj, "url", prefix, true, bounds.max_url_bytes, e.url);
@@ -133,6 +164,13 @@ Json EncodeMessageElement(const MessageElement& e) {
       put("target", e.target);
       break;
     case ElementType::kQuote:
+      put("id", e.id);
+      put("sender_id", e.target);
+      // LangBot's Quote carries the quoted chain as `origin`; ours keeps only its text.
+      if (!e.text.empty()) {
+        out["origin"] = util::JsonArray{JsonObject{{"type", "Plain"}, {"text", e.text}}};
+      }
+      break;
     case ElementType::kSource:
       put("id", e.id);
       break;

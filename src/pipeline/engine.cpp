@@ -5,6 +5,7 @@
 #include <string_view>
 #include <utility>
 
+#include "domain/message_text.hpp"
 #include "pipeline/access_control.hpp"
 #include "pipeline/command.hpp"
 #include "pipeline/config_values.hpp"
@@ -93,12 +94,20 @@ std::string_view TrimSpace(std::string_view text) {
   return text.substr(first, text.find_last_not_of(kSpace) - first + 1);
 }
 
-// The user's message as the model sees it: the text after the trigger stage (without the space a
-// stripped prefix or mention leaves behind), then the images.
+// The user's message as the model sees it: the quoted messages' texts when the pipeline combines
+// them, the text after the trigger stage (without the space a stripped prefix or mention leaves
+// behind), then the images.
 AgentInput MakeAgentInput(const DeferredRun& state) {
   AgentInput input;
   input.conversation = {state.pipeline, util::BotId::FromTrusted(state.query.bot_uuid),
                         state.query.SessionId()};
+  // LangBot (preproc.py) adds each quoted message's text as a content part of its own where the
+  // Quote stands in the chain; adapters put the Quote before the user's text.
+  if (state.query.Settings().trigger.combine_quote) {
+    for (std::string& quoted : domain::QuotedTextsOf(state.chain)) {
+      input.content.push_back({domain::ContentPart::Kind::kText, std::move(quoted), {}});
+    }
+  }
   if (std::string_view text = TrimSpace(state.text); !text.empty()) {
     input.content.push_back({domain::ContentPart::Kind::kText, std::string(text), {}});
   }
@@ -469,12 +478,22 @@ void PipelineEngine::Shape(std::shared_ptr<Run> run, AgentReply reply, std::int6
     return;
   }
   domain::MessageChain body{Plain(std::move(text))};
+  // The adapter splits any text over its platform's per-message limit, whatever the strategy;
+  // "forward" asks for one merged message where the platform has them.
   LongTextDecision long_text = CheckLongText(settings.output, body);
-  if (long_text.action != LongTextAction::kSend) {
+  auto how_long = [&long_text] {
+    return "long reply (" + std::to_string(long_text.length) + " > " +
+           std::to_string(long_text.threshold) + " characters)";
+  };
+  if (long_text.action == LongTextAction::kForward) {
+    outcome.form = domain::ReplyForm::kForward;
     Log(*run, LogLevel::kInfo,
-        "long reply (" + std::to_string(long_text.length) + " > " +
-            std::to_string(long_text.threshold) + " characters, strategy " +
-            LongTextActionName(long_text.action) + "): sent as plain text");
+        how_long() + ": sent as a forward message where the platform has them, else split");
+  } else if (long_text.action == LongTextAction::kImageUnsupported) {
+    Log(*run, LogLevel::kWarning,
+        how_long() +
+            ": long-text strategy \"image\" is not supported by Switchboard; sent as "
+            "text, split at the platform's message limit");
   }
   outcome.reply = ReplyPrefix(run->state.query);
   for (auto& element : body) outcome.reply.push_back(std::move(element));

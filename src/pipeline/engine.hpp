@@ -89,7 +89,9 @@ struct EngineOutcome {
   OutcomeKind kind = OutcomeKind::kIgnored;
   IgnoreReason reason = IgnoreReason::kNone;
   domain::MessageChain reply;  // empty means nothing to send
-  std::string session_id;      // "person_<id>" / "group_<id>"
+  // kForward: a long reply the pipeline asks to send as one forward message (long-text strategy).
+  domain::ReplyForm form = domain::ReplyForm::kNormal;
+  std::string session_id;  // "person_<id>" / "group_<id>"
   // How the reply was made ("model <uuid>, 12 ms"), for the entry the caller logs once the reply
   // is delivered: one entry per reply rather than two.
   std::string made_by;

@@ -148,24 +148,24 @@ void MessageDriver::OnOutcome(std::shared_ptr<Run> run, EngineOutcome outcome) {
   if (delay.count() > 0) {
     scheduler_->Yield(run->key);  // a pause is not work: free the global slot
     clock_.After(delay, [weak, run, reply = std::move(outcome.reply),
-                         made_by = std::move(outcome.made_by)]() mutable {
+                         made_by = std::move(outcome.made_by), form = outcome.form]() mutable {
       auto self = weak.lock();
       if (!self) return;
       if (self->closed_) {  // shutting down: nothing is sent any more
         run->turn->Log(domain::LogLevel::kInfo, "the bot stopped: a delayed reply was dropped");
         return run->finished();
       }
-      self->Deliver(run, std::move(reply), std::move(made_by));
+      self->Deliver(run, std::move(reply), std::move(made_by), form);
     });
     return;
   }
-  Deliver(std::move(run), std::move(outcome.reply), std::move(outcome.made_by));
+  Deliver(std::move(run), std::move(outcome.reply), std::move(outcome.made_by), outcome.form);
 }
 
 void MessageDriver::Deliver(std::shared_ptr<Run> run, domain::MessageChain reply,
-                            std::string made_by) {
+                            std::string made_by, domain::ReplyForm form) {
   auto finished = run->finished;
-  run->turn->Deliver(std::move(reply), std::move(made_by), std::move(finished));
+  run->turn->Deliver(std::move(reply), std::move(made_by), form, std::move(finished));
 }
 
 void MessageDriver::Close() {

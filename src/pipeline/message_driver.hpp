@@ -44,9 +44,10 @@ class Turn {
   // start, or its reply is not sent. Asked when the run begins and before delivery; must not
   // block.
   virtual bool TakenOver() { return false; }
-  // The reply, after any forced delay. `done` runs exactly once, on any thread, when it went out
-  // or failed; the session's next message waits for it.
-  virtual void Deliver(domain::MessageChain reply, std::string made_by,
+  // The reply, after any forced delay; `form` is how the pipeline asks it to be shown (a long
+  // reply as a forward message). `done` runs exactly once, on any thread, when it went out or
+  // failed; the session's next message waits for it.
+  virtual void Deliver(domain::MessageChain reply, std::string made_by, domain::ReplyForm form,
                        std::function<void()> done) = 0;
 };
 
@@ -104,7 +105,8 @@ class MessageDriver : public std::enable_shared_from_this<MessageDriver> {
   void Enqueue(std::shared_ptr<MessageOrigin> origin, domain::ReceivedMessage message);
   void Start(std::shared_ptr<Run> run);
   void OnOutcome(std::shared_ptr<Run> run, EngineOutcome outcome);
-  void Deliver(std::shared_ptr<Run> run, domain::MessageChain reply, std::string made_by);
+  void Deliver(std::shared_ptr<Run> run, domain::MessageChain reply, std::string made_by,
+               domain::ReplyForm form);
 
   PipelineEngine& engine_;
   util::BlockingExecutor& blocking_;

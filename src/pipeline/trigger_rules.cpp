@@ -70,6 +70,7 @@ TriggerSettings TriggerSettings::Read(const util::JsonObject& config) {
   s.regexps = std::make_shared<const PatternList>(PatternList::Compile(
       GetStringList(config, {"trigger", kRules, "regexp"}), s.regexp_warnings));
   s.random = GetNumber(config, {"trigger", kRules, "random"}, 0.0);
+  s.combine_quote = GetBool(config, {"trigger", "misc", "combine-quote-message"}, true);
   return s;
 }
 

@@ -40,6 +40,9 @@ struct TriggerSettings {
   std::vector<std::string> prefixes;  // empty entries dropped (with a warning)
   std::shared_ptr<const PatternList> regexps;
   double random = 0.0;
+  // trigger.misc.combine-quote-message (default true): the text of a message the user quoted
+  // goes to the runner with the user's own.
+  bool combine_quote = true;
   // Skipped prefixes and invalid regexps, for the bot's log when a message reaches that rule.
   std::vector<std::string> prefix_warnings;
   std::vector<std::string> regexp_warnings;

@@ -404,7 +404,7 @@ class BotTurn final : public pipeline::Turn, public std::enable_shared_from_this
 
   bool TakenOver() override { return takeover_ && takeover_->Taken(); }
 
-  void Deliver(domain::MessageChain reply, std::string made_by,
+  void Deliver(domain::MessageChain reply, std::string made_by, domain::ReplyForm form,
                std::function<void()> done) override {
     auto impl = impl_.lock();
     if (!impl) return done();
@@ -414,7 +414,7 @@ class BotTurn final : public pipeline::Turn, public std::enable_shared_from_this
       if (streamed_ && streamed_->Started()) streamed_->Abandon();
       return done();
     }
-    domain::OutgoingMessage out{chat_type_, chat_id_, std::move(reply)};
+    domain::OutgoingMessage out{chat_type_, chat_id_, std::move(reply), form};
     // A restart while the model was thinking: the reply goes out through the new adapter.
     auto target = impl->Live(inc_);
     if (!target) {

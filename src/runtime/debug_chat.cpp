@@ -194,7 +194,9 @@ class DebugChatRuntime::RoomTurn final : public pipeline::Turn,
                                        {"message", why}});
   }
 
-  void Deliver(domain::MessageChain reply, std::string, std::function<void()> done) override {
+  // The console shows a reply whole: a forward message has nothing to merge there.
+  void Deliver(domain::MessageChain reply, std::string, domain::ReplyForm,
+               std::function<void()> done) override {
     if (auto chat = chat_.lock()) {
       JsonObject message{{"id", reply_id_},
                          {"role", "assistant"},

@@ -201,6 +201,22 @@ class LarkMatrix:
             self.assertEqual(acks[0]["message_id"], got["delivery"]["frame_message_id"])
             self.assertTrue(acks[0]["biz_rt"].isdigit())
 
+    def test_a_reply_brings_the_quoted_message_to_the_model(self):
+        bot, _ = self.bot()
+        quoted = self.say(bot, text="the launch is on friday")
+        self.wait_sent(1)
+        self.llm.reset()
+        self.say(bot, text="which day again?", parent_id=quoted["message_id"])
+        self.wait_sent(2)
+        last = json.dumps(self.llm.chat_requests()[0]["body"]["messages"][-1])
+        self.assertIn("the launch is on friday", last)
+        self.assertIn("which day again?", last)
+        # A parent Lark does not know: the message is answered without the quote.
+        self.llm.reset()
+        self.say(bot, text="and this?", parent_id="om_unknown_parent")
+        self.wait_sent(3)
+        self.assertIn("and this?", json.dumps(self.llm.chat_requests()[0]["body"]["messages"]))
+
     def test_group_mention_is_answered_and_chatter_is_not(self):
         bot, _ = self.bot()
         self.say(bot, chat_type="group", chat_id=GROUP, sender=OTHER, text="just chatting")

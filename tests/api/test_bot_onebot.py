@@ -113,8 +113,18 @@ class OneBotBotTest(PlatformCase):
         return "".join(s["data"].get("text", "") for s in action["params"]["message"]
                        if s["type"] == "text")
 
-    def ready(self, token=None, **kw):
-        bot = self.bot(token or "")
+    def configured_pipeline(self, **sections):
+        """A pipeline of the fake model with `sections` (trigger={...}, output={...}) merged in."""
+        provider = self.make_provider(base_url=self.llm.base + "/v1", api_keys=["sk-good-1"])
+        model = self.make_model(provider, name="gpt-test")
+        config = {"ai": {"local-agent": {"model": {"primary": model, "fallbacks": []}}},
+                  "output": {"misc": dict(self.output_misc)}}
+        for name, value in sections.items():
+            config[name] = dict(config.get(name, {}), **value)
+        return self.make_pipeline(name=self.pipeline_name, config=config)
+
+    def ready(self, token=None, pipeline=None, **kw):
+        bot = self.bot(token or "", pipeline=pipeline)
         self.running(bot)
         self.connect(token, **kw)
         self.connected()
@@ -131,6 +141,104 @@ class OneBotBotTest(PlatformCase):
         self.assertIsNotNone(action["response"])  # answered by the fake, matched by echo
         self.assertEqual(action["response"]["retcode"], 0)
         self.assertIn("hello onebot", json.dumps(self.llm.chat_requests()[0]["body"]))
+
+    def test_a_quoted_message_goes_to_the_model_with_the_question(self):
+        self.ready()
+        quoted = self.say([{"type": "text", "data": {"text": "the meeting moved to room 7"}}],
+                          user_id=5151)["message_id"]
+        self.sends(1)
+        self.llm.reset()
+        self.say([{"type": "reply", "data": {"id": str(quoted)}},
+                  {"type": "text", "data": {"text": "where is it now?"}}])
+        self.sends(2)
+        lookups = self.ob.actions(self.self_id, ("get_msg",))
+        self.assertEqual([a["params"] for a in lookups], [{"message_id": quoted}])
+        body = json.dumps(self.llm.chat_requests()[0]["body"]["messages"][-1])
+        self.assertIn("the meeting moved to room 7", body)
+        self.assertIn("where is it now?", body)
+        # A quote the implementation cannot find: the message goes on without it.
+        self.llm.reset()
+        self.say([{"type": "reply", "data": {"id": "987654"}},
+                  {"type": "text", "data": {"text": "and this one?"}}])
+        self.sends(3)
+        self.assertIn("and this one?",
+                      json.dumps(self.llm.chat_requests()[0]["body"]["messages"][-1]))
+
+    def test_an_unanswered_quote_lookup_holds_the_message_five_seconds_at_most(self):
+        self.ready()
+        quoted = self.say("remember the milk", user_id=5151)["message_id"]
+        self.sends(1)
+        self.llm.reset()
+        self.ob.control("POST", "/_control/fail", {"self_id": self.self_id, "action": "get_msg",
+                                                   "silent": True})
+        started = time.monotonic()
+        self.say("[CQ:reply,id=%d]did I forget something?" % quoted)
+        self.sends(2, timeout=15)
+        waited = time.monotonic() - started
+        self.assertGreaterEqual(waited, 4.0)
+        self.assertLess(waited, 12.0)
+        body = json.dumps(self.llm.chat_requests()[0]["body"]["messages"])
+        self.assertIn("did I forget something?", body)
+        self.assertNotIn("remember the milk", body)
+
+    def test_combine_quote_message_off_leaves_the_quote_out(self):
+        pipeline = self.configured_pipeline(trigger={"misc": {"combine-quote-message": False}})
+        self.ready(pipeline=pipeline)
+        quoted = self.say("a secret plan", user_id=5151)["message_id"]
+        self.sends(1)
+        self.llm.reset()
+        self.say("[CQ:reply,id=%d]what was that?" % quoted)
+        self.sends(2)
+        body = json.dumps(self.llm.chat_requests()[0]["body"]["messages"])
+        self.assertIn("what was that?", body)
+        self.assertNotIn("a secret plan", body)
+
+    def test_a_long_reply_goes_as_one_forward_message(self):
+        pipeline = self.configured_pipeline(
+            output={"long-text-processing": {"threshold": 100, "strategy": "forward"}})
+        self.ready(pipeline=pipeline)
+        question = "长文本 " * 40 + "🙂 end"
+        self.say("[CQ:at,qq=%d] %s" % (self.self_id, question), "group", 4242, 778)
+        forwards = wait_until(lambda: self.ob.actions(self.self_id, ("send_group_forward_msg",)),
+                              10)
+        self.assertTrue(forwards, self.ob.actions(self.self_id, None))
+        forward = forwards[0]
+        self.assertEqual(forward["params"]["group_id"], 778)
+        nodes = forward["params"]["messages"]
+        self.assertEqual(len(nodes), 1)
+        data = nodes[0]["data"]
+        self.assertEqual((data["uin"], data["user_id"]), (str(self.self_id), str(self.self_id)))
+        text = "".join(s["data"]["text"] for s in data["content"] if s["type"] == "text")
+        self.assertIn("echo: " + question.strip(), text)
+        self.assertEqual(forward["response"]["retcode"], 0)
+        time.sleep(0.3)
+        self.assertEqual(len(self.ob.actions(self.self_id)), 0)  # nothing else was sent
+        # A short reply is an ordinary message.
+        self.say("[CQ:at,qq=%d] short" % self.self_id, "group", 4242, 778)
+        wait_until(lambda: self.ob.actions(self.self_id), 10)
+        self.assertIn("echo: short", self.text_of(self.ob.actions(self.self_id)[0]))
+
+    def test_without_forward_actions_a_long_reply_is_sent_normally(self):
+        pipeline = self.configured_pipeline(
+            output={"long-text-processing": {"threshold": 20, "strategy": "forward"}})
+        bot = self.bot(pipeline=pipeline)
+        self.running(bot)
+        body = {"url": "ws://127.0.0.1:%d/ws" % self.port, "self_id": self.self_id,
+                "heartbeat_ms": 15000, "reconnect_ms": 100, "forward": False}
+        self.ob.control("POST", "/_control/connect", body)
+        self.addCleanup(lambda: self.ob.control("POST", "/_control/disconnect",
+                                                {"self_id": self.self_id, "mode": "abrupt"}))
+        self.connected()
+        self.running(bot, str(self.self_id))
+        self.say([{"type": "text", "data": {"text": "please answer at some length"}}])
+        action = self.sends(1)[0]
+        self.assertEqual(action["action"], "send_private_msg")
+        self.assertIn("echo: please answer at some length", self.text_of(action))
+        tried = self.ob.actions(self.self_id, ("send_private_forward_msg",))
+        self.assertEqual(len(tried), 1)
+        self.assertEqual(tried[0]["response"]["retcode"], 1404)
+        self.assertTrue(wait_until(lambda: any("forward message" in l["text"]
+                                               for l in self.logs(bot)), 5), self.logs(bot))
 
     def test_group_message_needs_a_mention_of_the_bot(self):
         self.ready()

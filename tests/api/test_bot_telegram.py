@@ -14,6 +14,11 @@ from fake_clients import FakeProvider, FakeTelegram, wait_until
 BOT_ID = 5550001
 
 
+def utf16(text):
+    """Telegram's length: UTF-16 code units."""
+    return len(text.encode("utf-16-le")) // 2
+
+
 class TelegramBotTest(ServerTestCase):
     # Telegram only takes https webhooks; the fake records the URL and the test posts the updates.
     server_env = {"RUNTIME__BAN_WORDS": "forbiddenword",
@@ -67,7 +72,7 @@ class TelegramBotTest(ServerTestCase):
         self.assertTrue(data, "bot did not reach running")
         return data
 
-    def user_message(self, text, chat_id=1001, chat_type="private", entities=None):
+    def user_message(self, text, chat_id=1001, chat_type="private", entities=None, **extra):
         self.next_message += 1
         chat = {"id": chat_id, "type": chat_type}
         if chat_type == "private":
@@ -80,6 +85,7 @@ class TelegramBotTest(ServerTestCase):
                    "text": text}
         if entities:
             message["entities"] = entities
+        message.update(extra)
         self.tg.push(self.tg_token, {"message": message})
 
     def sent(self, count, timeout=10):
@@ -144,6 +150,69 @@ class TelegramBotTest(ServerTestCase):
         self.assertEqual(str(reply["chat_id"]), "1001")
         self.assertIn("echo: hello telegram", reply["text"])
         self.assertIn("hello telegram", json.dumps(self.llm.chat_requests()[0]["body"]))
+
+    def replied_to(self, text):
+        """A `reply_to_message` (Bot API Message) of an earlier message of someone else."""
+        return {"message_id": 42, "date": int(time.time()) - 60,
+                "chat": {"id": 1001, "type": "private", "first_name": "Ann"},
+                "from": {"id": 777, "is_bot": False, "first_name": "Bob"}, "text": text}
+
+    def test_a_quoted_message_goes_to_the_model_with_the_question(self):
+        bot = self.bot(self.pipeline())
+        self.running(bot)
+        self.user_message("when does it leave?",
+                          reply_to_message=self.replied_to("the train leaves at nine"))
+        self.sent(1)
+        last = json.dumps(self.llm.chat_requests()[0]["body"]["messages"][-1], ensure_ascii=False)
+        self.assertIn("the train leaves at nine", last)
+        self.assertIn("when does it leave?", last)
+        # A selected part of the message (Bot API TextQuote) is what was quoted.
+        self.llm.reset()
+        self.user_message("which platform?",
+                          reply_to_message=self.replied_to("the train leaves from platform 4"),
+                          quote={"text": "platform 4", "position": 24})
+        self.sent(2)
+        last = json.dumps(self.llm.chat_requests()[0]["body"]["messages"][-1], ensure_ascii=False)
+        self.assertIn("platform 4", last)
+        self.assertNotIn("the train leaves", last)
+
+    def test_combine_quote_message_off_leaves_the_quote_out(self):
+        bot = self.bot(self.pipeline(trigger={"misc": {"combine-quote-message": False}}))
+        self.running(bot)
+        self.user_message("what was that?", reply_to_message=self.replied_to("a secret plan"))
+        self.sent(1)
+        body = json.dumps(self.llm.chat_requests()[0]["body"]["messages"])
+        self.assertIn("what was that?", body)
+        self.assertNotIn("a secret plan", body)
+
+    def test_an_over_limit_reply_is_split_at_paragraphs_whatever_the_strategy(self):
+        for strategy in ("none", "forward"):  # Telegram has no forward message: split too
+            with self.subTest(strategy=strategy):
+                self.llm.reset()
+                self.tokens_for_subtest()
+                bot = self.bot(self.pipeline(output={"long-text-processing": {
+                    "threshold": 1000, "strategy": strategy}}))
+                self.running(bot)
+                paragraph = "这是一个很长的段落，带着表情🙂。" * 10
+                text = ""
+                while utf16(text + paragraph) < 3900:
+                    text += paragraph + "\n"
+                # 4094 units: a message Telegram lets a user send, whose echo is over 4096.
+                text += "末" * (4094 - utf16(text))
+                self.user_message(text)
+                sends = self.sent(2, timeout=20)
+                time.sleep(0.3)
+                self.assertEqual(len(self.sends()), 2)
+                pieces = [s["params"]["text"] for s in sends]
+                for piece in pieces:
+                    self.assertLessEqual(utf16(piece), 4096)
+                self.assertTrue(pieces[0].endswith("。"), pieces[0][-20:])  # cut at a line break
+                self.assertEqual("\n".join(pieces), "echo: " + text)
+
+    def tokens_for_subtest(self):
+        TelegramBotTest.tokens += 1
+        self.bot_id = BOT_ID + TelegramBotTest.tokens
+        self.tg_token = "%d:TESTtoken_%d" % (self.bot_id, TelegramBotTest.tokens)
 
     def test_group_rules_decide(self):
         bot = self.bot(self.pipeline())

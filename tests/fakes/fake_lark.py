@@ -37,6 +37,11 @@ Open API (4.3.2-4.3.11), base http://127.0.0.1:PORT; answers {"code","msg","data
         message within a second -> HTTP 400 {code:230020, msg:"This operation triggers the
         frequency limit."} (the documented 5 QPS per message; codes unverified). Answer {code:0,
         msg:"success", data:{}}. Each update is recorded on the sent message.
+    GET /open-apis/im/v1/messages/{message_id} ("获取指定消息的内容": what a reply quotes) -> {code:0,
+        msg:"success", data:{items:[{message_id, root_id, parent_id, msg_type, create_time,
+        update_time, deleted, updated, chat_id, sender:{id, id_type, sender_type, tenant_key},
+        body:{content}}]}} for a message the fake delivered or sent; unknown -> HTTP 400
+        {code:230011, msg:"The message is not found"} (code unverified).
     DELETE /open-apis/im/v1/messages/{message_id} (recall a message this app sent; else HTTP 400
         {code:230011}) -> {code:0, msg:"success", data:{}}; the sent message is marked deleted.
     POST /open-apis/im/v1/images multipart/form-data image_type=message|avatar, image (bytes,
@@ -230,6 +235,11 @@ class FakeLark(object):
                 return self._patch(m.group(1), body)
             if method == "DELETE" and m:
                 return self._recall(m.group(1))
+            if method == "GET" and m:
+                item = self._messages.get(m.group(1), {}).get("item")
+                if item is None:
+                    return _api_error(400, 230011, "The message is not found")
+                return _ok({"items": [item]})
             m = RES_PATH_RE.match(path)
             if method == "GET" and m:
                 res = self._resources.get((m.group(1), m.group(2)))
@@ -338,7 +348,7 @@ class FakeLark(object):
                 "sender": {"id": self.app_id, "id_type": "app_id", "sender_type": "app",
                            "tenant_key": TENANT_KEY},
                 "body": {"content": req["content"]}}
-        self._messages[mid] = {"chat_id": chat_id}
+        self._messages[mid] = {"chat_id": chat_id, "item": data}
         if uuid:
             self._uuids[uuid] = (data, time.time())
         self._sent.append({"kind": "reply" if reply_to else "create",
@@ -536,8 +546,14 @@ class FakeLark(object):
                    "user_agent": "Mozilla/5.0"}
         if mentions:
             message["mentions"] = mentions
+        item = {k: message[k] for k in ("message_id", "root_id", "parent_id", "create_time",
+                                        "update_time", "chat_id")}
+        item.update(msg_type=msg_type, deleted=False, updated=False,
+                    sender={"id": sender, "id_type": "open_id", "sender_type": "user",
+                            "tenant_key": TENANT_KEY},
+                    body={"content": message["content"]})
         with self._lock:
-            self._messages[mid] = {"chat_id": chat_id}
+            self._messages[mid] = {"chat_id": chat_id, "item": item}
         return {"schema": "2.0", "header": {
             "event_id": req.get("event_id") or secrets.token_hex(16),
             "token": "bad-token" if req.get("bad_token") else self.verification_token,

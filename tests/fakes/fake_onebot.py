@@ -32,6 +32,17 @@ Actions (3.5)
       get_msg {message_id} -> {time, message_type, message_id, real_id, sender, message} for
         messages it injected or was asked to send; unknown -> failed/200 (NapCat: an error
         raised by the action handler).
+      send_group_forward_msg {group_id, messages}, send_private_forward_msg {user_id, messages}
+        (go-cqhttp's extension, also in NapCat/Lagrange; the standard has no forward send):
+        `messages` is an array of node segments, each {type:"node", data:{id}} (a stored message)
+        or {type:"node", data:{content, and the sender as name/uin (go-cqhttp) or
+        nickname/user_id (standard message/segment.md)}}; content a segment array or CQ string.
+        -> {message_id, forward_id}; the stored message is one forward segment {id: forward_id}
+        (what a receiver sees) and keeps the parsed nodes ({user_id, nickname, content:
+        segments}) under "forward_nodes" for tests (GET /_control/messages).
+        A bad target, an empty or malformed node list -> failed/400. `forward: false` in
+        /_control/connect makes both actions unknown (failed/1404), as in a standard
+        implementation.
       delete_msg -> ok/null; get_login_info -> {user_id: self_id, nickname};
       get_status -> {online:true, good:true}; get_version_info -> {app_name, app_version,
         protocol_version:"v11"}.
@@ -42,7 +53,8 @@ Actions (3.5)
 
 Control API (HTTP, no auth; JSON; errors {"error"} with 400/404/409)
     POST /_control/connect    {url, self_id, access_token?, role?: "Universal", heartbeat_ms?:
-                              15000, reconnect_ms?: 3000, nickname?} -> {ok:true}; starts (or
+                              15000, reconnect_ms?: 3000, nickname?, forward?: true}
+                              -> {ok:true}; starts (or
                               restarts, with fresh counters) the connection of that self_id.
     POST /_control/disconnect {self_id, mode?: "close"|"abrupt", code?: 1000, reason?,
                               reconnect?: false} -> {ok:true}; "abrupt" drops the TCP connection
@@ -59,6 +71,7 @@ Control API (HTTP, no auth; JSON; errors {"error"} with 400/404/409)
     GET  /_control/actions?self_id=  -> {actions: [{action, params, echo, raw?, response}]}
                               (response null when not answered)
     GET  /_control/events?self_id=   -> {events: [every event frame sent]}
+    GET  /_control/messages?self_id= -> {messages: [every stored message, oldest first]}
     GET  /_control/state?self_id=    -> {connected, connects, attempts, last_handshake_status,
                               last_close_code, last_close_reason, last_error, heartbeats}
 
@@ -153,6 +166,7 @@ class _Bot(object):
         self.heartbeat_ms = int(cfg.get("heartbeat_ms", 15000))
         self.reconnect_ms = int(cfg.get("reconnect_ms", 3000))
         self.nickname = cfg.get("nickname") or "FakeBot"
+        self.forward = bool(cfg.get("forward", True))
         self.ws = None
         self.task = None
         self.stopping = False
@@ -350,6 +364,8 @@ class FakeOneBot(object):
                               target if mtype == "group" else None, segs, sender)
             bot.messages[mid]["target_id"] = target
             return self._result(0, {"message_id": mid})
+        if action in ("send_group_forward_msg", "send_private_forward_msg") and bot.forward:
+            return self._forward(bot, action, params)
         if action == "get_msg":
             try:
                 m = bot.messages.get(int(params.get("message_id")))
@@ -370,11 +386,57 @@ class FakeOneBot(object):
                                     "protocol_version": "v11"})
         return self._result(1404, None, "unknown action " + action)
 
+    def _forward(self, bot, action, params):
+        mtype = "group" if action == "send_group_forward_msg" else "private"
+        key = "group_id" if mtype == "group" else "user_id"
+        try:
+            target = int(params.get(key))
+        except (TypeError, ValueError):
+            return self._result(400, None, "bad " + key)
+        nodes = params.get("messages")
+        if not isinstance(nodes, list) or not nodes:
+            return self._result(400, None, "messages must be a non-empty node array")
+        parsed = []
+        for node in nodes:
+            data = node.get("data") if isinstance(node, dict) else None
+            if not isinstance(node, dict) or node.get("type") != "node" or \
+                    not isinstance(data, dict):
+                return self._result(400, None, "every message must be a node segment")
+            if "content" not in data:
+                try:
+                    ref = bot.messages.get(int(data.get("id")))
+                except (TypeError, ValueError):
+                    ref = None
+                if ref is None:
+                    return self._result(400, None, "a node needs content or a known id")
+                parsed.append({"user_id": ref["sender"].get("user_id"),
+                               "nickname": ref["sender"].get("nickname"),
+                               "content": ref["message"]})
+                continue
+            try:
+                content = to_segments(data.get("content"))
+                uin = data.get("uin", data.get("user_id"))
+                uin = int(uin) if uin is not None else None
+            except (TypeError, ValueError) as e:
+                return self._result(400, None, "bad node: %s" % e)
+            name = data.get("name", data.get("nickname"))
+            if not content or uin is None or not isinstance(name, str):
+                return self._result(400, None, "a custom node needs content, uin and name")
+            parsed.append({"user_id": uin, "nickname": name, "content": content})
+        sender = {"user_id": bot.self_id, "nickname": bot.nickname}
+        mid = self._store(bot, mtype, bot.self_id if mtype == "group" else target,
+                          target if mtype == "group" else None, [], sender)
+        forward_id = "fwd%d" % mid
+        bot.messages[mid].update(message=[{"type": "forward", "data": {"id": forward_id}}],
+                                 raw_message="[CQ:forward,id=%s]" % forward_id,
+                                 target_id=target, forward_nodes=parsed)
+        return self._result(0, {"message_id": mid, "forward_id": forward_id})
+
     # -- control API --------------------------------------------------------------------------
 
     def _route(self, method, path, query, headers, body):
         name = path[len("/_control/"):] if path.startswith("/_control/") else None
-        if method == "GET" and name in ("actions", "events", "state"):
+        if method == "GET" and name in ("actions", "events", "state", "messages"):
             return json_reply(200, self._lt.run(self._get(name, query)))
         posts = {"connect", "disconnect", "message", "message_sent", "raw", "fail"}
         if method == "POST" and name in posts:
@@ -395,6 +457,8 @@ class FakeOneBot(object):
             return {"actions": bot.actions}
         if name == "events":
             return {"events": bot.events}
+        if name == "messages":
+            return {"messages": [bot.messages[k] for k in sorted(bot.messages)]}
         return {"connected": bot.ws is not None, "connects": bot.connects,
                 "attempts": bot.attempts, "last_handshake_status": bot.last_handshake_status,
                 "last_close_code": bot.last_close_code,

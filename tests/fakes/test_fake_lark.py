@@ -185,6 +185,15 @@ class OpenApi(unittest.TestCase):
         self.assertEqual((status, data, headers["content-type"]), (200, PNG, "image/png"))
         self.assertEqual(api("GET", "/open-apis/im/v1/messages/om_in/resources/nope?type=image",
                              tok=tok)[1]["code"], 234003)
+        # What a reply quotes: a message the fake sent (or delivered), read back.
+        status, got, _ = api("GET", "/open-apis/im/v1/messages/" + mid, tok=tok)
+        self.assertEqual((status, got["code"]), (200, 0), got)
+        item = got["data"]["items"][0]
+        self.assertEqual((item["message_id"], item["msg_type"]), (mid, "text"))
+        self.assertEqual(json.loads(item["body"]["content"]), {"text": "hi"})
+        self.assertEqual(item["sender"]["sender_type"], "app")
+        status, missing, _ = api("GET", "/open-apis/im/v1/messages/om_unknown", tok=tok)
+        self.assertEqual((status, missing["code"]), (400, 230011))
 
 
     def test_shared_cards_are_updated_at_most_five_times_a_second_and_recalled(self):
@@ -303,6 +312,12 @@ class WebhookDelivery(unittest.TestCase):
         self.assertEqual(json.loads(message["content"])["text"], "@_user_1 hi")
         self.assertEqual(message["mentions"][0]["id"]["open_id"], BOT_OPEN_ID)
         self.assertNotIn("x-lark-signature", call["headers"])
+        # A delivered message can be read back (what a later reply quotes).
+        status, read, _ = api("GET", "/open-apis/im/v1/messages/" + message["message_id"])
+        item = read["data"]["items"][0]
+        self.assertEqual((item["msg_type"], item["body"]["content"], item["sender"]["id"]),
+                         ("text", message["content"], event["event"]["sender"]["sender_id"][
+                             "open_id"]))
 
         ctl("config", {"encrypt_key": "ek-1"})
         got = ctl("message", {"via": "webhook", "url": self.rec.url, "text": "secret"})[1]

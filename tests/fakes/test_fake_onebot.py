@@ -210,6 +210,54 @@ class OneBotTest(unittest.TestCase):
         self.assertEqual(acts[-1]["raw"], "{not json")
         ctl("disconnect", {"self_id": sid})
 
+    def test_forward_messages(self):
+        sid = connect()
+        c = SRV.conn(sid)
+        next_frame(c)
+        stored = SRV.call(c, "send_private_msg", {"user_id": 30001, "message": "earlier"}, 1)
+        nodes = [
+            # go-cqhttp's custom node (name/uin), content as segments
+            {"type": "node", "data": {"name": "Bot", "uin": "10001",
+                                      "content": [{"type": "text", "data": {"text": "part 1"}}]}},
+            # the standard's custom node (nickname/user_id), content as a CQ string
+            {"type": "node", "data": {"nickname": "Someone", "user_id": 10002,
+                                      "content": "part &#91;2&#93;"}},
+            # a reference to a stored message
+            {"type": "node", "data": {"id": stored["data"]["message_id"]}},
+        ]
+        r = SRV.call(c, "send_group_forward_msg", {"group_id": 40001, "messages": nodes}, 2)
+        self.assertEqual((r["status"], r["retcode"]), ("ok", 0), r)
+        self.assertTrue(r["data"]["forward_id"])
+        p = SRV.call(c, "send_private_forward_msg", {"user_id": 30001, "messages": nodes[:1]}, 3)
+        self.assertEqual(p["retcode"], 0, p)
+        msgs = ctl("messages?self_id=%d" % sid)[1]["messages"]
+        group = [m for m in msgs if m["message_id"] == r["data"]["message_id"]][0]
+        self.assertEqual(group["message_type"], "group")
+        self.assertEqual(group["target_id"], 40001)
+        self.assertEqual(group["message"],
+                         [{"type": "forward", "data": {"id": r["data"]["forward_id"]}}])
+        self.assertEqual([(n["user_id"], n["nickname"]) for n in group["forward_nodes"]],
+                         [(10001, "Bot"), (10002, "Someone"), (sid, "FakeBot")])
+        self.assertEqual(group["forward_nodes"][1]["content"],
+                         [{"type": "text", "data": {"text": "part [2]"}}])
+        self.assertEqual(group["forward_nodes"][2]["content"],
+                         [{"type": "text", "data": {"text": "earlier"}}])
+        for bad in ([], [{"type": "text", "data": {"text": "x"}}],
+                    [{"type": "node", "data": {"content": "no sender"}}],
+                    [{"type": "node", "data": {"id": 999999}}]):
+            b = SRV.call(c, "send_group_forward_msg", {"group_id": 40001, "messages": bad}, 4)
+            self.assertEqual((b["status"], b["retcode"]), ("failed", 400), bad)
+        nt = SRV.call(c, "send_group_forward_msg", {"messages": nodes}, 5)
+        self.assertEqual(nt["retcode"], 400)
+        ctl("disconnect", {"self_id": sid})
+        # A standard implementation has no forward send.
+        plain = connect(forward=False)
+        c2 = SRV.conn(plain)
+        next_frame(c2)
+        u = SRV.call(c2, "send_group_forward_msg", {"group_id": 40001, "messages": nodes}, 6)
+        self.assertEqual((u["status"], u["retcode"]), ("failed", 1404))
+        ctl("disconnect", {"self_id": plain})
+
     def test_fail_and_silent(self):
         sid = connect()
         c = SRV.conn(sid)

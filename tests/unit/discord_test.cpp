@@ -248,9 +248,32 @@ TEST(DiscordMessages, AReplyThatPingsTheBotCountsAsAMention) {
   ASSERT_EQ(chain.size(), 4u);
   EXPECT_EQ(chain[1].type, ElementType::kQuote);
   EXPECT_EQ(chain[1].id, "1200000000000000005");
+  EXPECT_EQ(chain[1].text, "earlier");  // referenced_message's content goes with the quote
   EXPECT_EQ(chain[2].type, ElementType::kAt);
   EXPECT_EQ(chain[2].target, kBot);
   EXPECT_EQ(chain[3].text, "and then?");
+}
+
+TEST(DiscordMessages, AQuoteTakesTheReferencedContentOnlyWhenItIsTheQuotedMessage) {
+  auto with_author = DecodeMessageCreate(Parse(R"({
+    "id": "12", "channel_id": "2", "author": {"id": "4", "username": "d"}, "content": "why?",
+    "message_reference": {"type": 0, "message_id": "5"},
+    "referenced_message": {"id": "5", "content": "because", "author": {"id": "9"}}})"),
+                                         kBot);
+  ASSERT_TRUE(with_author && with_author->message);
+  EXPECT_EQ(with_author->message->chain[1].text, "because");
+  EXPECT_EQ(with_author->message->chain[1].target, "9");
+  // Deleted (null) or another message: the quote keeps only its id.
+  for (const char* ref : {R"(null)", R"({"id": "6", "content": "other"})"}) {
+    auto decoded = DecodeMessageCreate(Parse(std::string(R"({
+      "id": "13", "channel_id": "2", "author": {"id": "4", "username": "d"}, "content": "hm",
+      "message_reference": {"type": 0, "message_id": "5"}, "referenced_message": )") +
+                                             ref + "}"),
+                                       kBot);
+    ASSERT_TRUE(decoded && decoded->message) << ref;
+    EXPECT_EQ(decoded->message->chain[1].type, ElementType::kQuote) << ref;
+    EXPECT_EQ(decoded->message->chain[1].text, "") << ref;
+  }
 }
 
 TEST(DiscordMessages, GuildMessageWithoutMentionHasNoAt) {

@@ -8,10 +8,12 @@
 #include <optional>
 #include <thread>
 
+#include "domain/message_text.hpp"
 #include "storage/sqlite/sqlite_storage.hpp"
 #include "support/bot_storage.hpp"
 #include "util/crypto.hpp"
 #include "util/simulated_clock.hpp"
+#include "util/utf8.hpp"
 
 namespace sb::pipeline {
 namespace {
@@ -330,12 +332,76 @@ TEST_F(EngineTest, RemoveThinkApplied) {
   EXPECT_NE(PlainOf(off.reply).find("<think>"), std::string::npos);
 }
 
-TEST_F(EngineTest, LongTextIsKeptAndNoted) {
+TEST_F(EngineTest, LongTextForwardAsksForAForwardMessage) {
   runner_.reply = std::string(50, 'x');
   auto o = Go(Person({Plain("hi")}, Cfg(R"({"output":{"long-text-processing":{
       "threshold":10,"strategy":"forward"}}})")));
-  EXPECT_EQ(PlainOf(o.reply), std::string(50, 'x'));
-  EXPECT_TRUE(LogHas(o, "long reply"));
+  EXPECT_EQ(PlainOf(o.reply), std::string(50, 'x'));  // the text is kept whole
+  EXPECT_EQ(o.form, domain::ReplyForm::kForward);
+  EXPECT_TRUE(LogHas(o, "long reply (50 > 10 characters)"));
+  // At the threshold it is not long.
+  runner_.reply = std::string(10, 'x');
+  auto at = Go(Person({Plain("hi")}, Cfg(R"({"output":{"long-text-processing":{
+      "threshold":10,"strategy":"forward"}}})")));
+  EXPECT_EQ(at.form, domain::ReplyForm::kNormal);
+  EXPECT_FALSE(LogHas(at, "long reply"));
+}
+
+TEST_F(EngineTest, LongTextNoneAndImageSendNormally) {
+  runner_.reply = std::string(50, 'x');
+  auto none = Go(Person({Plain("hi")}, Cfg(R"({"output":{"long-text-processing":{
+      "threshold":10,"strategy":"none"}}})")));
+  EXPECT_EQ(none.form, domain::ReplyForm::kNormal);
+  EXPECT_FALSE(LogHas(none, "long reply"));
+  auto image = Go(Person({Plain("hi")}, Cfg(R"({"output":{"long-text-processing":{
+      "threshold":10,"strategy":"image"}}})")));
+  EXPECT_EQ(image.form, domain::ReplyForm::kNormal);
+  EXPECT_EQ(PlainOf(image.reply), std::string(50, 'x'));
+  bool warned = false;
+  for (const auto& l : image.log) {
+    warned = warned || (l.level == domain::LogLevel::kWarning &&
+                        l.text.find("\"image\" is not supported") != std::string::npos);
+  }
+  EXPECT_TRUE(warned);
+}
+
+TEST_F(EngineTest, QuotedTextGoesToTheRunnerBeforeTheUserText) {
+  domain::MessageElement source;
+  source.type = domain::ElementType::kSource;
+  source.id = "9";
+  auto o = Go(Person(
+      {source, domain::MakeQuote("5", "the meeting is at 3pm", "77"), Plain("when is it?")}));
+  ASSERT_EQ(runner_.inputs.size(), 1u);
+  const auto& content = runner_.inputs[0].content;
+  ASSERT_EQ(content.size(), 2u);
+  EXPECT_EQ(content[0].text, "the meeting is at 3pm");
+  EXPECT_EQ(content[1].text, "when is it?");
+  EXPECT_EQ(o.kind, OutcomeKind::kReplied);
+}
+
+TEST_F(EngineTest, CombineQuoteOffOrAQuoteWithoutTextAddsNothing) {
+  Go(Person({domain::MakeQuote("5", "the meeting is at 3pm"), Plain("when is it?")},
+            Cfg(R"({"trigger":{"misc":{"combine-quote-message":false}}})")));
+  Go(Person({domain::MakeQuote("6", ""), Plain("and now?")}));
+  ASSERT_EQ(runner_.inputs.size(), 2u);
+  ASSERT_EQ(runner_.inputs[0].content.size(), 1u);
+  EXPECT_EQ(runner_.inputs[0].content[0].text, "when is it?");
+  ASSERT_EQ(runner_.inputs[1].content.size(), 1u);
+  EXPECT_EQ(runner_.inputs[1].content[0].text, "and now?");
+}
+
+TEST(MakeQuote, CutsTheQuotedTextAtAUtf8Boundary) {
+  std::string long_text;
+  for (int i = 0; i < 1000; ++i) long_text += "引🙂";  // 3 + 4 bytes each
+  auto quote = domain::MakeQuote("1", long_text, "2");
+  EXPECT_EQ(quote.type, domain::ElementType::kQuote);
+  EXPECT_EQ(quote.id, "1");
+  EXPECT_EQ(quote.target, "2");
+  EXPECT_LE(quote.text.size(), domain::kMaxQuotedTextBytes);
+  EXPECT_TRUE(quote.text.ends_with("…"));
+  EXPECT_TRUE(util::IsValidUtf8(quote.text));
+  std::string exact(domain::kMaxQuotedTextBytes, 'a');
+  EXPECT_EQ(domain::MakeQuote("1", exact).text, exact);  // at the bound: kept whole
 }
 
 }  // namespace

@@ -210,7 +210,12 @@ TEST(KookEvent, DirectMessagesImagesQuotesAndWhatIsSkipped) {
   o["target_id"] = std::string(kBot);
   o["type"] = kTypeImage;
   o["content"] = "https://img.kaiheila.cn/assets/2020-12/asasd.jpg";
-  o["extra"].as_object()["quote"] = util::JsonObject{{"id", "q-1"}, {"rong_id", "q-rong"}};
+  o["extra"].as_object()["quote"] =
+      util::JsonObject{{"id", "q-1"},
+                       {"rong_id", "q-rong"},
+                       {"type", 1},
+                       {"content", "the quoted words"},
+                       {"author", util::JsonObject{{"id", "2000000002"}, {"username", "amy"}}}};
   auto decoded = DecodeMessageEvent(d, kBot);
   ASSERT_TRUE(decoded && decoded->message);
   const auto& m = *decoded->message;
@@ -219,6 +224,8 @@ TEST(KookEvent, DirectMessagesImagesQuotesAndWhatIsSkipped) {
   ASSERT_EQ(m.chain.size(), 3u);
   EXPECT_EQ(m.chain[1].type, ElementType::kQuote);
   EXPECT_EQ(m.chain[1].id, "q-rong");
+  EXPECT_EQ(m.chain[1].text, "the quoted words");  // KOOK sends the quoted content along
+  EXPECT_EQ(m.chain[1].target, "2000000002");
   EXPECT_EQ(m.chain[2].type, ElementType::kImage);
   EXPECT_EQ(m.chain[2].url, "https://img.kaiheila.cn/assets/2020-12/asasd.jpg");
 

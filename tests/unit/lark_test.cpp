@@ -194,6 +194,35 @@ TEST(LarkEnvelope, EventsOfBothSchemasAndMalformedBodies) {
   }
 }
 
+TEST(LarkQuoted, TheGetMessageAnswerGivesTheTextAndSender) {
+  // As GET /open-apis/im/v1/messages/{id} answers (data.items, mentions with a string id).
+  auto text = DecodeQuotedMessage(Obj(
+      R"({"items":[{"message_id":"om_1","msg_type":"text","sender":{"id":"ou_amy",)"
+      R"("id_type":"open_id","sender_type":"user"},"body":{"content":"{\"text\":\"@_user_1 ship it\"}"},)"
+      R"("mentions":[{"key":"@_user_1","id":"ou_bob","id_type":"open_id","name":"Bob"}]}]})"));
+  EXPECT_EQ(text.text, "@ou_bob ship it");  // the mention as "@id"
+  EXPECT_EQ(text.sender_id, "ou_amy");
+  auto post = DecodeQuotedMessage(Obj(
+      R"({"items":[{"msg_type":"post","body":{"content":"{\"title\":\"T\",\"content\":)"
+      R"([[{\"tag\":\"text\",\"text\":\"line 1\"}],[{\"tag\":\"text\",\"text\":\"line 2\"}]]}"}}]})"));
+  EXPECT_EQ(post.text, "T\nline 1\nline 2");
+  EXPECT_EQ(
+      DecodeQuotedMessage(Obj(R"({"items":[{"msg_type":"image","body":{"content":"{}"}}]})")).text,
+      "[Image]");
+  EXPECT_EQ(DecodeQuotedMessage(Obj(R"({"items":[{"msg_type":"sticker"}]})")).text, "[sticker]");
+  // Wrong shapes give nothing, never an error.
+  EXPECT_EQ(DecodeQuotedMessage(Obj(R"({})")).text, "");
+  EXPECT_EQ(DecodeQuotedMessage(Obj(R"({"items":[1]})")).text, "");
+  EXPECT_EQ(
+      DecodeQuotedMessage(Obj(R"({"items":[{"msg_type":"text","body":{"content":"not json"}}]})"))
+          .text,
+      "");
+  std::string big(5000, 'q');
+  auto cut = DecodeQuotedMessage(
+      Obj(R"({"items":[{"msg_type":"text","body":{"content":"{\"text\":\")" + big + R"(\"}"}}]})"));
+  EXPECT_LE(cut.text.size(), domain::kMaxQuotedTextBytes);
+}
+
 TEST(LarkEvent, GroupTextMentionsBecomeAts) {
   auto envelope = DecodeEnvelope(kGroupEvent, "");
   auto decoded = DecodeMessageEvent(envelope->event);

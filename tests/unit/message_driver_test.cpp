@@ -67,7 +67,8 @@ class RecordingTurn final : public Turn {
     record_.log.push_back(std::move(text));
   }
   bool Answering() override { return answering_; }
-  void Deliver(domain::MessageChain reply, std::string, std::function<void()> done) override {
+  void Deliver(domain::MessageChain reply, std::string, domain::ReplyForm,
+               std::function<void()> done) override {
     std::string text;
     for (const auto& e : reply) text += e.text;
     {

@@ -254,6 +254,33 @@ TEST(OneBotDecode, ActionResponses) {
   EXPECT_FALSE(MustDecode(R"({"status":"failed","retcode":0,"echo":"e"})").response.ok);
 }
 
+TEST(OneBotDecode, GetMsgAnswerGivesTheQuotedText) {
+  Frame got = MustDecode(
+      R"({"status":"ok","retcode":0,"echo":"sb:9","data":{"time":1,"message_type":"group",)"
+      R"("message_id":55,"real_id":55,"sender":{"user_id":20003,"nickname":"Cy"},)"
+      R"("message":[{"type":"reply","data":{"id":"54"}},{"type":"text","data":{"text":"会议"}},)"
+      R"({"type":"image","data":{"url":"https://x/y.png"}},{"type":"text","data":{"text":" at 3"}}]}})");
+  EXPECT_TRUE(got.response.ok);
+  EXPECT_EQ(got.response.message_text, "会议[Image] at 3");
+  EXPECT_EQ(got.response.sender_id, "20003");
+  // The CQ-string form; an image alone is described.
+  Frame cq = MustDecode(
+      R"({"status":"ok","retcode":0,"echo":"e","data":{"message":"a &#91;b&#93;[CQ:face,id=1]"}})");
+  EXPECT_EQ(cq.response.message_text, "a [b][face:1]");
+  Frame image =
+      MustDecode(R"({"status":"ok","retcode":0,"echo":"e","data":{"message":[{"type":"image",)"
+                 R"("data":{"url":"https://x/y.png"}}]}})");
+  EXPECT_EQ(image.response.message_text, "[Image]");
+  // A long message is cut; a bad shape gives no text, not an error.
+  std::string big(10000, 'z');
+  Frame cut =
+      MustDecode(R"({"status":"ok","retcode":0,"echo":"e","data":{"message":")" + big + R"("}})");
+  EXPECT_LE(cut.response.message_text.size(), domain::kMaxQuotedTextBytes);
+  Frame bad = MustDecode(R"({"status":"ok","retcode":0,"echo":"e","data":{"message":42}})");
+  EXPECT_TRUE(bad.response.ok);
+  EXPECT_EQ(bad.response.message_text, "");
+}
+
 TEST(OneBotDecode, MalformedFrames) {
   ExpectInvalid("not json", "malformed JSON");
   ExpectInvalid("", "malformed JSON");
@@ -340,6 +367,47 @@ TEST(OneBotEncode, PrivatePlain) {
   EXPECT_EQ(EncodeActionFrame(*action, "sb:1"),
             R"({"action":"send_private_msg","params":{"user_id":20002,"message":)"
             R"([{"type":"text","data":{"text":"hello [x]"}}]},"echo":"sb:1"})");
+}
+
+TEST(OneBotEncode, GetMsgTakesAnIntegerId) {
+  EXPECT_EQ(EncodeActionFrame(EncodeGetMsg("1843256"), "sb:2"),
+            R"({"action":"get_msg","params":{"message_id":1843256},"echo":"sb:2"})");
+  EXPECT_EQ(EncodeActionFrame(EncodeGetMsg("abc"), "e"),
+            R"({"action":"get_msg","params":{"message_id":"abc"},"echo":"e"})");
+}
+
+TEST(OneBotEncode, ForwardPutsTheTextInOneNode) {
+  MessageElement at;
+  at.type = ElementType::kAt;
+  at.target = "20002";
+  OutgoingMessage group = Out(TargetType::kGroup, "123456", {at, Plain("长文本"), Plain(" 🙂")});
+  EXPECT_FALSE(WantsForward(group));  // only when the pipeline asks
+  group.form = domain::ReplyForm::kForward;
+  ASSERT_TRUE(WantsForward(group));
+  auto action = EncodeForward(group, "10001", "Bot");
+  ASSERT_TRUE(action.has_value());
+  EXPECT_EQ(EncodeActionFrame(*action, "sb:3"),
+            R"({"action":"send_group_forward_msg","params":{"group_id":123456,"messages":)"
+            R"([{"type":"node","data":{"user_id":"10001","nickname":"Bot","uin":"10001",)"
+            R"("name":"Bot","content":[{"type":"text","data":{"text":"长文本 🙂"}}]}}]},)"
+            R"("echo":"sb:3"})");
+  OutgoingMessage person = Out(TargetType::kPerson, "20002", {Plain("x")});
+  person.form = domain::ReplyForm::kForward;
+  auto private_action = EncodeForward(person, "10001", "Bot");
+  ASSERT_TRUE(private_action.has_value());
+  EXPECT_EQ(private_action->action, "send_private_forward_msg");
+  EXPECT_EQ(util::SerializeJson(private_action->params.at("user_id")), "20002");
+  // An image is no text for a forward message; nor is a chain without text.
+  MessageElement image;
+  image.type = ElementType::kImage;
+  image.url = "https://x/y.png";
+  OutgoingMessage with_image = Out(TargetType::kGroup, "1", {Plain("x"), image});
+  with_image.form = domain::ReplyForm::kForward;
+  EXPECT_FALSE(WantsForward(with_image));
+  EXPECT_FALSE(EncodeForward(with_image, "10001", "Bot").has_value());
+  OutgoingMessage only_at = Out(TargetType::kGroup, "1", {at});
+  only_at.form = domain::ReplyForm::kForward;
+  EXPECT_FALSE(WantsForward(only_at));
 }
 
 TEST(OneBotEncode, GroupWithEveryElement) {

@@ -118,6 +118,69 @@ TEST(CommonText, SplitDroppingSeparatorPrefersLinesThenSpacesThenCodePoints) {
   for (const auto& p : pieces) EXPECT_LE(Utf16Length(p), 4096u);
 }
 
+TEST(CommonText, SplitPrefersParagraphsThenLinesThenSentencesInTheSecondHalf) {
+  // A paragraph break in the second half wins over a later line break.
+  EXPECT_EQ(SplitKeepingSeparator("aaaaaa\n\nbb\ncc dd", 14, TextUnit::kCodePoint),
+            (std::vector<std::string>{"aaaaaa\n\n", "bb\ncc dd"}));
+  EXPECT_EQ(SplitDroppingSeparator("aaaaaa\n\nbb\ncc dd", 14),
+            (std::vector<std::string>{"aaaaaa", "bb\ncc dd"}));
+  // A paragraph break near the start would leave a tiny piece: the later line break is taken.
+  EXPECT_EQ(SplitKeepingSeparator("a\n\nbbbbbb\ncc dd", 14, TextUnit::kCodePoint),
+            (std::vector<std::string>{"a\n\nbbbbbb\n", "cc dd"}));
+  // A sentence end beats a later space.
+  EXPECT_EQ(SplitKeepingSeparator("One two three. Four five six", 22, TextUnit::kCodePoint),
+            (std::vector<std::string>{"One two three. ", "Four five six"}));
+  EXPECT_EQ(SplitDroppingSeparator("One two three. Four five six", 22),
+            (std::vector<std::string>{"One two three.", "Four five six"}));
+}
+
+TEST(CommonText, SplitCjkAtSentenceEndsAndEmojiWhole) {
+  // No spaces in Chinese: the cut is after a 。, never inside a character.
+  const std::string text = "第一句话。第二句话！第三句话？第四句话";
+  for (std::size_t max : {6u, 7u, 11u}) {
+    auto pieces = SplitKeepingSeparator(text, max, TextUnit::kCodePoint);
+    std::string joined;
+    for (const auto& p : pieces) {
+      EXPECT_LE(TextLength(p, TextUnit::kCodePoint), max) << p;
+      EXPECT_TRUE(util::IsValidUtf8(p)) << p;
+      joined += p;
+    }
+    EXPECT_EQ(joined, text);
+    EXPECT_TRUE(pieces[0].ends_with("。") || pieces[0].ends_with("！")) << pieces[0];
+  }
+  EXPECT_EQ(SplitDroppingSeparator(text, 10),
+            (std::vector<std::string>{"第一句话。第二句话！", "第三句话？第四句话"}));
+  // Emoji (two UTF-16 units, four bytes) are never cut in half, whatever the limit.
+  std::string emoji;
+  for (int i = 0; i < 9; ++i) emoji += "🙂";
+  for (std::size_t max : {2u, 3u, 5u}) {
+    for (const auto& p : SplitDroppingSeparator(emoji, max)) {
+      EXPECT_LE(Utf16Length(p), max);
+      EXPECT_TRUE(util::IsValidUtf8(p));
+      EXPECT_FALSE(p.empty());
+    }
+  }
+}
+
+TEST(CommonText, SplitAtExactLimits) {
+  // Exactly at the limit: one piece; one unit over: two.
+  const std::string at_limit(4096, 'x');
+  EXPECT_EQ(SplitDroppingSeparator(at_limit, 4096).size(), 1u);
+  EXPECT_EQ(SplitDroppingSeparator(at_limit + "y", 4096).size(), 2u);
+  std::string cjk;
+  for (int i = 0; i < 2000; ++i) cjk += "中";  // 2000 code points, 6000 bytes
+  EXPECT_EQ(SplitKeepingSeparator(cjk, 2000, TextUnit::kCodePoint).size(), 1u);
+  auto two = SplitKeepingSeparator(cjk + "文", 2000, TextUnit::kCodePoint);
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[1], "文");
+  // UTF-16: an emoji that would straddle the limit moves to the next piece.
+  std::string tight(4095, 'a');
+  auto straddle = SplitDroppingSeparator(tight + "🙂", 4096);
+  ASSERT_EQ(straddle.size(), 2u);
+  EXPECT_EQ(straddle[0], tight);
+  EXPECT_EQ(straddle[1], "🙂");
+}
+
 TEST(CommonText, SplitWeightedDroppingSeparatorPutsAHeavyCodePointAlone) {
   auto weight = [](char32_t cp) -> std::size_t { return cp == U'@' ? 10 : 1; };
   EXPECT_EQ(SplitWeightedDroppingSeparator("ab@cd", 4, weight),

@@ -66,7 +66,23 @@ TEST(SatoriElements, QuotesAuthorsStylesAndUnknownElements) {
   ASSERT_EQ(chain.size(), 2u);
   EXPECT_EQ(chain[0].type, ElementType::kQuote);
   EXPECT_EQ(chain[0].id, "m1");
+  EXPECT_EQ(chain[0].text, "old text");  // the quoted message, without its author
   EXPECT_EQ(chain[1].text, "bold and it\npara\n[face]#general @zed");
+}
+
+TEST(SatoriElements, AQuotesTextIsBoundedAndSelfClosingQuotesHaveNone) {
+  std::string long_quote = "<quote id=\"q\">";
+  for (int i = 0; i < 3000; ++i) long_quote += "引&amp;";
+  long_quote += "</quote>ask";
+  MessageChain chain = DecodeContent(long_quote);
+  ASSERT_EQ(chain.size(), 2u);
+  EXPECT_LE(chain[0].text.size(), domain::kMaxQuotedTextBytes);
+  EXPECT_TRUE(chain[0].text.starts_with("引&引&"));
+  EXPECT_EQ(chain[1].text, "ask");
+  chain = DecodeContent(R"(<quote id="q"/>hi)");
+  ASSERT_EQ(chain.size(), 2u);
+  EXPECT_EQ(chain[0].text, "");
+  EXPECT_EQ(chain[1].text, "hi");
 }
 
 TEST(SatoriElements, MalformedTagsStayText) {

@@ -212,6 +212,8 @@ TEST(TelegramDecode, ReplyToTheBotInAGroupAddsAnAtOfTheBot) {
   ASSERT_EQ(c.size(), 4u);
   EXPECT_EQ(c[1].type, ElementType::kQuote);
   EXPECT_EQ(c[1].id, "50");
+  EXPECT_EQ(c[1].text, "hi");  // the replied-to message's text goes with the quote
+  EXPECT_EQ(c[1].target, "777000111");
   EXPECT_EQ(c[2].type, ElementType::kAt);
   EXPECT_EQ(c[2].target, std::to_string(kBotId));
   EXPECT_EQ(c[3].text, "and?");
@@ -221,6 +223,37 @@ TEST(TelegramDecode, ReplyToTheBotInAGroupAddsAnAtOfTheBot) {
   ASSERT_EQ(direct.message->chain.size(), 3u);
   EXPECT_EQ(direct.message->chain[1].type, ElementType::kQuote);
   EXPECT_EQ(direct.message->chain[2].type, ElementType::kPlain);
+}
+
+TEST(TelegramDecode, TheQuotedTextIsTheSelectedPartElseTheTextOrCaption) {
+  auto selected = Decode(
+      MessageUpdate(R"("text":"which?","quote":{"text":"platform 4","position":24},)"
+                    R"("reply_to_message":{"message_id":51,"chat":{"id":1,"type":"private"},)"
+                    R"("text":"the train leaves from platform 4"})"));
+  ASSERT_TRUE(selected.message);
+  EXPECT_EQ(selected.message->chain[1].text, "platform 4");
+  auto caption = Decode(MessageUpdate(
+      R"("text":"nice","reply_to_message":{"message_id":52,"chat":{"id":1,"type":"private"},)"
+      R"("photo":[{"file_id":"f","file_unique_id":"u","width":1,"height":1}],"caption":"a cat"})"));
+  ASSERT_TRUE(caption.message);
+  EXPECT_EQ(caption.message->chain[1].text, "a cat");
+  EXPECT_EQ(caption.message->chain[1].target, "");  // no `from`: sender unknown
+  // A long quoted text is cut at a UTF-8 boundary; a sticker has no text to quote.
+  std::string long_text;
+  for (int i = 0; i < 800; ++i) long_text += "文🙂";
+  auto cut = Decode(MessageUpdate(
+      R"("text":"tl;dr?","reply_to_message":{"message_id":53,"chat":{"id":1,"type":"private"},)"
+      R"("text":")" +
+      long_text + R"("})"));
+  ASSERT_TRUE(cut.message);
+  EXPECT_LE(cut.message->chain[1].text.size(), domain::kMaxQuotedTextBytes);
+  EXPECT_TRUE(cut.message->chain[1].text.starts_with("文🙂文"));
+  auto sticker = Decode(MessageUpdate(
+      R"("text":"lol","reply_to_message":{"message_id":54,"chat":{"id":1,"type":"private"},)"
+      R"("sticker":{"file_id":"s"}})"));
+  ASSERT_TRUE(sticker.message);
+  EXPECT_EQ(sticker.message->chain[1].type, ElementType::kQuote);
+  EXPECT_EQ(sticker.message->chain[1].text, "");
 }
 
 TEST(TelegramDecode, CommandForTheBotIsAMentionInGroups) {

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <string>
 
+#include "domain/message_json.hpp"
+#include "domain/message_text.hpp"
 #include "platforms/webhook/webhook_codec.hpp"
 #include "util/crypto.hpp"
 #include "util/json.hpp"
@@ -172,6 +174,35 @@ TEST(WebhookDecode, EveryElementType) {
   EXPECT_EQ(c[8].url, "https://x/f.pdf");
   EXPECT_EQ(c[8].name, "f.pdf");
   EXPECT_EQ(c[9].name, "");
+}
+
+TEST(WebhookDecode, AQuoteMayCarryItsOriginAsLangBotSendsIt) {
+  auto r = DecodeInbound(WithChain(
+      R"([{"type":"Quote","id":"m0","sender_id":"u7","origin":[{"type":"Plain","text":"old "},)"
+      R"({"type":"Image","url":"https://x/i.png"},{"type":"Plain","text":"words"}]},)"
+      R"({"type":"Plain","text":"and?"}])"));
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->chain[0].text, "old words");
+  EXPECT_EQ(r->chain[0].target, "u7");
+  std::string big(5000, 'w');
+  auto cut = DecodeInbound(WithChain(R"([{"type":"Quote","id":"m0","origin":[{"type":"Plain",)"
+                                     R"("text":")" +
+                                     big + R"("}]},{"type":"Plain","text":"x"}])"));
+  ASSERT_TRUE(cut.has_value()) << cut.error().message;
+  EXPECT_LE(cut->chain[0].text.size(), domain::kMaxQuotedTextBytes);
+  ExpectInvalid(WithChain(R"([{"type":"Quote","id":"m0","origin":"text"}])"),
+                "message_chain[0].origin must be an array");
+  ExpectInvalid(WithChain(R"([{"type":"Quote","id":"m0","origin":[1]}])"),
+                "message_chain[0].origin holds a value that is not an object");
+  // What Switchboard writes of a Quote reads back the same.
+  MessageElement quote = domain::MakeQuote("m1", "the quoted words", "u7");
+  auto back =
+      DecodeInbound(WithChain("[" + util::SerializeJson(domain::EncodeMessageElement(quote)) +
+                              R"(,{"type":"Plain","text":"x"}])"));
+  ASSERT_TRUE(back.has_value()) << back.error().message;
+  EXPECT_EQ(back->chain[0].id, "m1");
+  EXPECT_EQ(back->chain[0].target, "u7");
+  EXPECT_EQ(back->chain[0].text, "the quoted words");
 }
 
 TEST(WebhookDecode, EmptyPlainTextIsAllowed) {

@@ -48,6 +48,31 @@ TEST(WeComBotCallback, PrivateTextIsAMessageFromTheSender) {
   EXPECT_EQ(m.chain[1].text, "hello");
 }
 
+TEST(WeComBotCallback, AQuotedMessageComesAsAQuoteWithItsText) {
+  // The shape of 接收消息 (document/path/100719): `quote` beside the message's own fields.
+  auto cb = DecodeCallback(Parse(R"({"msgid":"m9","aibotid":"AIBOTID","chattype":"single",
+    "from":{"userid":"zhangsan"},"msgtype":"text","text":{"content":"and then?"},
+    "quote":{"msgtype":"text","text":{"content":"the build is green"}}})"));
+  ASSERT_TRUE(cb && cb->message);
+  const auto& m = cb->message->chain;
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(m[1].type, ElementType::kQuote);
+  EXPECT_EQ(m[1].text, "the build is green");
+  EXPECT_EQ(m[2].text, "and then?");
+  auto mixed = DecodeCallback(Parse(R"({"msgid":"m10","aibotid":"A","chattype":"single",
+    "from":{"userid":"u"},"msgtype":"text","text":{"content":"what is it?"},
+    "quote":{"msgtype":"mixed","mixed":{"msg_item":[{"msgtype":"text","text":{"content":"see "}},
+    {"msgtype":"image","image":{"url":"https://x/y"}}]}}})"));
+  ASSERT_TRUE(mixed && mixed->message);
+  EXPECT_EQ(mixed->message->chain[1].text, "see [Image]");
+  EXPECT_TRUE(mixed->images.empty());  // a quoted image is not fetched
+  auto voice = DecodeCallback(Parse(R"({"msgid":"m11","aibotid":"A","chattype":"single",
+    "from":{"userid":"u"},"msgtype":"text","text":{"content":"really?"},
+    "quote":{"msgtype":"voice","voice":{"content":"said aloud"}}})"));
+  ASSERT_TRUE(voice && voice->message);
+  EXPECT_EQ(voice->message->chain[1].text, "said aloud");
+}
+
 TEST(WeComBotCallback, GroupMessageNamesTheChatAndMentionsTheBot) {
   auto cb = DecodeCallback(Parse(R"({"msgid":"m2","aibotid":"AIBOTID","chatid":"wrkGroup",
     "chattype":"group","from":{"userid":"lisi"},"msgtype":"text",

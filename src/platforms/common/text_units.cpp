@@ -1,6 +1,7 @@
 #include "platforms/common/text_units.hpp"
 
 #include <algorithm>
+#include <optional>
 
 namespace sb::platforms::common {
 namespace {
@@ -11,6 +12,54 @@ std::size_t Step(std::string_view text, std::size_t pos, TextUnit unit, std::siz
   const std::size_t len = NextCodePoint(text, pos, cp);
   weight = unit == TextUnit::kUtf16 ? Utf16Units(cp) : 1;
   return len;
+}
+
+// Where a piece that cannot hold the rest of the text ends: the piece is window[0, end) and the
+// next one starts `next` bytes after the window's start (end < next when a separator is dropped).
+struct Cut {
+  std::size_t end = 0;
+  std::size_t next = 0;
+};
+
+// The best boundary in `window` (the longest prefix that fits): a paragraph break, else a line
+// break, else a sentence end, else a space, the first of those in the window's second half (so a
+// boundary near the start does not leave a tiny piece), else the first found anywhere; nullopt
+// when the window has none (it is then cut at a code point). `keep` keeps the separator at the end
+// of the piece; otherwise a line break or space is dropped (a sentence end never is).
+std::optional<Cut> BestBoundary(std::string_view window, bool keep) {
+  constexpr std::size_t npos = std::string_view::npos;
+  std::optional<Cut> found[4];  // paragraph, line, sentence, space
+  // A separator of `len` bytes at `at`: the piece keeps it or ends before it.
+  auto separator = [&](std::size_t at, std::size_t len) -> std::optional<Cut> {
+    if (at == npos) return std::nullopt;
+    Cut cut = keep ? Cut{at + len, at + len} : Cut{at, at + len};
+    if (cut.end == 0) return std::nullopt;
+    return cut;
+  };
+  found[0] = separator(window.rfind("\n\n"), 2);
+  found[1] = separator(window.rfind('\n'), 1);
+  std::size_t sentence = npos;  // the byte just after the last sentence end
+  for (std::string_view end : {". ", "! ", "? "}) {
+    const std::size_t at = window.rfind(end);
+    if (at != npos && (sentence == npos || at + 1 > sentence)) sentence = at + 1;
+  }
+  for (std::string_view end : {"\u3002", "\uFF01", "\uFF1F"}) {  // 。！？
+    const std::size_t at = window.rfind(end);
+    if (at != npos && (sentence == npos || at + end.size() > sentence)) sentence = at + end.size();
+  }
+  if (sentence != npos) {
+    // After ". " the space is the separator; after "。" there is none.
+    const bool spaced = sentence < window.size() && window[sentence] == ' ';
+    found[2] = spaced ? separator(sentence, 1) : std::optional<Cut>(Cut{sentence, sentence});
+  }
+  found[3] = separator(window.rfind(' '), 1);
+  for (const auto& cut : found) {
+    if (cut && cut->next * 2 >= window.size()) return cut;
+  }
+  for (const auto& cut : found) {
+    if (cut) return cut;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -33,24 +82,16 @@ std::vector<std::string> SplitKeepingSeparator(std::string_view text, std::size_
   while (start < text.size()) {
     std::size_t pos = start;
     std::size_t units = 0;
-    std::size_t last_newline = std::string_view::npos;  // byte just after it
-    std::size_t last_space = std::string_view::npos;
     while (pos < text.size()) {
       std::size_t weight = 0;
       const std::size_t len = Step(text, pos, unit, weight);
       if (units + weight > max_units) break;
       units += weight;
-      if (text[pos] == '\n') last_newline = pos + 1;
-      if (text[pos] == ' ') last_space = pos + 1;
       pos += len;
     }
     std::size_t end = pos;
     if (pos < text.size()) {
-      if (last_newline != std::string_view::npos) {
-        end = last_newline;
-      } else if (last_space != std::string_view::npos) {
-        end = last_space;
-      }
+      if (auto cut = BestBoundary(text.substr(start, pos - start), true)) end = start + cut->end;
     }
     pieces.emplace_back(text.substr(start, end - start));
     start = end;
@@ -85,14 +126,12 @@ std::vector<std::string> SplitWeightedDroppingSeparator(
       continue;
     }
     const std::string_view window = text.substr(start, fit_end - start);
-    std::size_t cut = window.rfind('\n');
-    if (cut == std::string_view::npos || cut == 0) cut = window.rfind(' ');
-    if (cut == std::string_view::npos || cut == 0) {
+    if (auto cut = BestBoundary(window, false)) {
+      pieces.emplace_back(window.substr(0, cut->end));
+      start += cut->next;
+    } else {
       pieces.emplace_back(window);
       start = fit_end;
-    } else {
-      pieces.emplace_back(window.substr(0, cut));
-      start += cut + 1;
     }
   }
   return pieces;

@@ -26,17 +26,21 @@ inline std::size_t Utf16Units(char32_t cp) { return cp >= 0x10000 ? 2 : 1; }
 std::size_t TextLength(std::string_view utf8, TextUnit unit);
 inline std::size_t Utf16Length(std::string_view utf8) { return TextLength(utf8, TextUnit::kUtf16); }
 
-// Pieces of at most `max_units` each, cut after the last line break that fits, else after the
-// last space, else at the last whole code point. The line break or space cut at stays at the end
-// of its piece, so concatenated the pieces give `text` back. Empty for empty text; `max_units`
-// below 2 is taken as 2 (a surrogate pair must fit).
+// Where a piece is cut (both splitters): at a paragraph break (a blank line), else a line break,
+// else a sentence end (". ", "! ", "? ", "。", "！", "？"), else a space — the first of those that
+// lies in the second half of what fits, so no piece is needlessly short; else the first found
+// anywhere in it; else at the last whole code point (never inside a UTF-8 sequence).
+
+// Pieces of at most `max_units` each, cut as above. The separator cut at stays at the end of its
+// piece, so concatenated the pieces give `text` back. Empty for empty text; `max_units` below 2 is
+// taken as 2 (a surrogate pair must fit).
 std::vector<std::string> SplitKeepingSeparator(std::string_view text, std::size_t max_units,
                                                TextUnit unit);
 
-// Pieces of at most `max_units` UTF-16 units each (below 2 is taken as 2), cut at the last line
-// break that fits, else the last space (neither at a piece's first byte), else at the last whole
-// code point. The line break or space cut at is dropped: concatenated with those characters the
-// pieces give `text` back. Empty for empty text.
+// Pieces of at most `max_units` UTF-16 units each (below 2 is taken as 2), cut as above (never at
+// a piece's first byte). The paragraph break, line break or space cut at is dropped (a sentence's
+// closing mark stays): concatenated with those characters the pieces give `text` back. Empty for
+// empty text.
 std::vector<std::string> SplitDroppingSeparator(std::string_view text, std::size_t max_units);
 
 // SplitDroppingSeparator with each code point weighing `weight(cp)` (a placeholder that stands for

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <utility>
 
+#include "domain/message_text.hpp"
 #include "platforms/common/chain_builder.hpp"
 #include "platforms/common/text_units.hpp"
 #include "platforms/discord/discord_fields.hpp"
@@ -130,6 +131,29 @@ std::string QuotedId(const JsonObject& d) {
     if (id != nullptr && id->is_string()) return std::string(id->get_string());
   }
   return {};
+}
+
+// The content and author id of the replied-to message (`referenced_message`, which Discord sends
+// with a reply), when it is the quoted one; empty when absent or null (deleted, or the content
+// withheld without the message content intent).
+std::pair<std::string, std::string> ReferencedContent(const JsonObject& d,
+                                                      std::string_view quoted_id) {
+  const Json* ref = Find(d, "referenced_message");
+  if (ref == nullptr || !ref->is_object()) return {};
+  const JsonObject& r = ref->get_object();
+  const Json* id = r.if_contains("id");
+  if (id == nullptr || !id->is_string() || id->get_string() != quoted_id) return {};
+  std::pair<std::string, std::string> out;
+  if (const Json* content = r.if_contains("content"); content != nullptr && content->is_string()) {
+    out.first = std::string(content->get_string());
+  }
+  if (const Json* author = r.if_contains("author"); author != nullptr && author->is_object()) {
+    const Json* author_id = author->get_object().if_contains("id");
+    if (author_id != nullptr && author_id->is_string()) {
+      out.second = std::string(author_id->get_string());
+    }
+  }
+  return out;
 }
 
 std::string SenderName(const JsonObject& d, const JsonObject& author) {
@@ -286,10 +310,9 @@ util::Result<DecodedMessage> DecodeMessageCreate(const Json& d, std::string_view
   source.id = *id;
   m.chain.push_back(std::move(source));
   if (std::string quoted = QuotedId(o); !quoted.empty()) {
-    MessageElement quote;
-    quote.type = ElementType::kQuote;
-    quote.id = std::move(quoted);
-    m.chain.push_back(std::move(quote));
+    auto [text, author_of_quoted] = ReferencedContent(o, quoted);
+    m.chain.push_back(
+        domain::MakeQuote(std::move(quoted), std::move(text), std::move(author_of_quoted)));
   }
   domain::MessageChain body;
   const bool content_mentions = AppendContent(body, *content, bot_user_id);

@@ -8,6 +8,7 @@
 #include <array>
 #include <cctype>
 
+#include "domain/message_text.hpp"
 #include "platforms/common/chain_builder.hpp"
 #include "platforms/common/json_fields.hpp"
 #include "platforms/common/text_units.hpp"
@@ -303,7 +304,14 @@ util::Result<DecodedEvent> DecodeMessageEvent(const Json& d, std::string_view bo
   message.message_id = decoded.msg_id;
   message.chain.push_back(Element(ElementType::kSource, &MessageElement::id, decoded.msg_id));
   if (std::string quote = QuoteId(extra); !quote.empty()) {
-    message.chain.push_back(Element(ElementType::kQuote, &MessageElement::id, std::move(quote)));
+    // KOOK's quote object carries the quoted message's content and author.
+    const JsonObject* q = common::ObjectField(*extra, "quote");
+    const JsonObject* quoted_author = common::ObjectField(*q, "author");
+    message.chain.push_back(domain::MakeQuote(
+        std::move(quote),
+        util::ToValidUtf8(
+            Truncated(common::StringOr(*q, "content"), domain::kMaxQuotedTextBytes * 2)),
+        quoted_author ? Truncated(common::StringOr(*quoted_author, "id"), kMaxIdBytes) : ""));
   }
   const std::size_t body_start = message.chain.size();
   switch (*type) {

@@ -14,6 +14,7 @@
 #include <utility>
 #include <variant>
 
+#include "domain/message_text.hpp"
 #include "net/websocket.hpp"
 #include "platforms/common/acknowledge.hpp"
 #include "platforms/common/clock_waits.hpp"
@@ -308,6 +309,22 @@ class Core : public std::enable_shared_from_this<Core> {
           return e.type != domain::ElementType::kSource && e.type != domain::ElementType::kQuote;
         });
     if (!has_content) co_return;
+    // The event names the replied-to message (parent_id) only: its text is read from the API
+    // (one bounded call; the message waits for it).
+    for (auto& element : message.chain) {
+      if (element.type != domain::ElementType::kQuote || element.id.empty()) continue;
+      auto quoted = co_await api_.GetQuoted(element.id);
+      if (co_await common::IsCancelled()) co_return;
+      if (quoted) {
+        element = domain::MakeQuote(std::move(element.id), std::move(quoted->text),
+                                    std::move(quoted->sender_id));
+      } else {
+        Log(LogLevel::kInfo, fmt::format("the quoted Lark message could not be read ({}); the "
+                                         "message goes on without its text",
+                                         quoted.error().message));
+      }
+      break;
+    }
     context_.host->OnMessage(std::move(message));
   }
 

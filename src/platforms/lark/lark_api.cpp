@@ -212,6 +212,20 @@ asio::awaitable<util::Result<void>> LarkApi::PatchCard(std::string_view message_
   co_return util::Ok();
 }
 
+asio::awaitable<util::Result<QuotedMessage>> LarkApi::GetQuoted(std::string_view message_id) {
+  if (!IsPlainId(message_id)) {
+    co_return util::Fail(ErrorCode::kInvalidArgument, "a message id with unexpected characters");
+  }
+  // A quoted message is small; 256 KiB bounds an answer that is not.
+  auto answer = co_await Call("GET", fmt::format("/open-apis/im/v1/messages/{}", message_id), "",
+                              "", 256 * 1024);
+  if (!answer) co_return tl::unexpected(answer.error());
+  if (answer->status != 200 || answer->api.code != 0) {
+    co_return tl::unexpected(Refused("quoted message", *answer));
+  }
+  co_return DecodeQuotedMessage(answer->api.data);
+}
+
 asio::awaitable<util::Result<void>> LarkApi::Recall(std::string_view message_id) {
   if (!IsPlainId(message_id)) {
     co_return util::Fail(ErrorCode::kInvalidArgument, "a message id with unexpected characters");

@@ -54,6 +54,9 @@ class LarkApi {
   boost::asio::awaitable<util::Result<void>> PatchCard(std::string_view message_id,
                                                        const std::string& content);
 
+  // GET /open-apis/im/v1/messages/{id}: what a reply quotes. Errors as Send's.
+  boost::asio::awaitable<util::Result<QuotedMessage>> GetQuoted(std::string_view message_id);
+
   // DELETE /open-apis/im/v1/messages/{id} (recalls a message the bot sent).
   boost::asio::awaitable<util::Result<void>> Recall(std::string_view message_id);
 

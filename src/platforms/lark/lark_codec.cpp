@@ -9,6 +9,7 @@
 #include <charconv>
 #include <utility>
 
+#include "domain/message_text.hpp"
 #include "platforms/common/chain_builder.hpp"
 #include "platforms/common/json_fields.hpp"
 #include "platforms/common/lark_crypto.hpp"
@@ -318,6 +319,41 @@ util::Result<DecodedMessage> DecodeMessageEvent(const JsonObject& event) {
     out.images.clear();
     out.skipped = "the message has no content";
   }
+  return out;
+}
+
+QuotedMessage DecodeQuotedMessage(const JsonObject& data) {
+  QuotedMessage out;
+  const util::JsonArray* items = ArrayField(data, "items");
+  if (items == nullptr || items->empty() || !(*items)[0].is_object()) return out;
+  const JsonObject& item = (*items)[0].as_object();
+  if (const JsonObject* sender = ObjectField(item, "sender")) {
+    if (const std::string_view id = StringOr(*sender, "id"); PlausibleId(id)) {
+      out.sender_id = std::string(id);
+    }
+  }
+  const std::string_view type = StringOr(item, "msg_type");
+  const JsonObject* body = ObjectField(item, "body");
+  const auto* content_text = body ? StringField(*body, "content") : nullptr;
+  auto content = content_text ? ParseObject(*content_text, "body.content")
+                              : util::Result<JsonObject>(Invalid("no content"));
+  auto mentions = ReadMentions(item);
+  std::vector<Mention> none;
+  DecodedMessage decoded;
+  decoded.message.emplace();
+  domain::MessageChain& chain = decoded.message->chain;
+  if (type == "text") {
+    if (content) {
+      AppendTextWithMentions(chain, StringOr(*content, "text"), mentions ? *mentions : none);
+    }
+  } else if (type == "post") {
+    if (!content || !AppendPost(decoded, *content, mentions ? *mentions : none)) chain.clear();
+  } else if (type == "image") {
+    AppendElement(chain, ElementType::kImage);
+  } else if (!type.empty()) {
+    AppendPlain(chain, fmt::format("[{}]", Bounded(type)));
+  }
+  out.text = domain::MakeQuote({}, domain::QuotableText(chain)).text;
   return out;
 }
 

@@ -73,6 +73,16 @@ struct DecodedMessage {
 // ids, ids over kMaxIdBytes).
 util::Result<DecodedMessage> DecodeMessageEvent(const util::JsonObject& event);
 
+// What a reply quotes, read from GET /open-apis/im/v1/messages/{parent_id} ("获取指定消息的内容").
+struct QuotedMessage {
+  std::string text;       // cut to domain::kMaxQuotedTextBytes; empty when unreadable
+  std::string sender_id;  // items[0].sender.id
+};
+// `data` is that answer's data: items[0]'s text (a text message's, a post's lines, "[Image]" for
+// an image, "[<msg_type>]" for the rest), mentions shown as "@id". A wrong shape gives an empty
+// text: the quote is context, never a reason to drop the message.
+QuotedMessage DecodeQuotedMessage(const util::JsonObject& data);
+
 // The Open API's common answer {"code", "msg", "data"}: data when code is 0.
 struct ApiAnswer {
   std::int64_t code = -1;

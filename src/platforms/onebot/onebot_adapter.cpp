@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/this_coro.hpp>
 #include <chrono>
@@ -16,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "domain/message_text.hpp"
 #include "net/websocket.hpp"
 #include "platforms/common/config_reader.hpp"
 #include "platforms/common/core_adapter.hpp"
@@ -38,6 +40,11 @@ using util::ErrorCode;
 // An action the implementation has not answered within this long fails with kUpstreamTimeout
 // (aiocqhttp waits 60 s; a reply that late is of no use to a chat).
 constexpr util::Duration kActionTimeout = 30s;
+// The get_msg for a quoted message holds its message back until answered: a short wait, after
+// which the message goes on without the quoted text.
+constexpr util::Duration kLookupTimeout = 5s;
+// The name a forward message's node shows for the bot (LangBot shows "User").
+constexpr std::string_view kForwardNickname = "Bot";
 // Deadlines, heartbeats and the flood window are checked on this tick.
 constexpr util::Duration kTick = 500ms;
 // A frame above the soft limit is skipped (logged, counted); above the hard one the transport
@@ -134,6 +141,16 @@ class Core : public std::enable_shared_from_this<Core> {
   // `reply_to_message_id` is not used.
   void Send(domain::OutgoingMessage message, std::string /*reply_to_message_id*/, SendDone done) {
     auto once = common::MakeSendOnce(std::move(done));
+    if (WantsForward(message)) {
+      SendForward(std::move(message), std::move(once));
+    } else {
+      SendNormal(message, std::move(once));
+    }
+  }
+
+ private:
+  // send_private_msg / send_group_msg.
+  void SendNormal(const domain::OutgoingMessage& message, std::shared_ptr<common::SendOnce> once) {
     auto action = EncodeSend(message);
     if (!action) {
       (*once)(tl::unexpected(action.error()));
@@ -162,7 +179,47 @@ class Core : public std::enable_shared_from_this<Core> {
     }
   }
 
- private:
+  // The long-text strategy "forward". An implementation without the go-cqhttp forward actions
+  // (the standard has none) refuses it: the reply then goes out as ordinary messages. Only a
+  // refusal falls back; a forward left unanswered may have been posted, so it is not repeated.
+  void SendForward(domain::OutgoingMessage message, std::shared_ptr<common::SendOnce> once) {
+    std::shared_ptr<Conn> conn;
+    {
+      std::lock_guard lock(mu_);
+      if (!stopping_) conn = registry_.RouteFor(message);
+    }
+    util::Result<Action> action = conn ? EncodeForward(message, conn->SelfId(), kForwardNickname)
+                                       : util::Fail(ErrorCode::kUpstreamUnreachable, "no route");
+    if (!action) return SendNormal(message, std::move(once));
+    std::weak_ptr<Core> weak = weak_from_this();
+    auto forward_done =
+        common::MakeSendOnce([weak, message, once](util::Result<domain::SendReceipt> sent) mutable {
+          auto self = weak.lock();
+          if (sent || sent.error().code != ErrorCode::kUpstreamFailed || !self) {
+            return (*once)(std::move(sent));
+          }
+          self->host_.Log(LogLevel::kWarning,
+                          fmt::format("the long reply could not go out as a forward message ({}); "
+                                      "sent as ordinary messages",
+                                      sent.error().message));
+          self->SendNormal(message, std::move(once));
+        });
+    std::string echo;
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) {
+        (*forward_done)(util::Fail(ErrorCode::kCancelled, "the bot is stopping"));
+        return;
+      }
+      echo = pending_.Add(
+          Pending{forward_done, {}, conn->serial, action->action, clock_.Now() + kActionTimeout});
+    }
+    if (!Enqueue(*conn, EncodeActionFrame(*action, echo))) {
+      FailPending(echo, {ErrorCode::kUpstreamUnreachable,
+                         "the OneBot connection closed before the message went out"});
+    }
+  }
+
   // ---- listening ------------------------------------------------------------------------
 
   void Listen() {
@@ -335,7 +392,7 @@ class Core : public std::enable_shared_from_this<Core> {
             }
           }
         }
-        host_.OnMessage(std::move(*frame->message));
+        LookUpQuoteThenDeliver(conn, std::move(*frame->message));
         break;
       case FrameKind::kMeta:
         if (frame->meta.kind == MetaKind::kHeartbeat) {
@@ -351,6 +408,57 @@ class Core : public std::enable_shared_from_this<Core> {
       case FrameKind::kIgnored:
         break;
     }
+  }
+
+  // A reply segment carries only the quoted message's id: its text comes from get_msg (as
+  // LangBot does), asked on the connection the message came by. The message waits for the answer
+  // (kLookupTimeout at most) and goes on without the text when there is none.
+  void LookUpQuoteThenDeliver(const std::shared_ptr<Conn>& conn, domain::ReceivedMessage message) {
+    auto quote = std::find_if(message.chain.begin(), message.chain.end(), [](const auto& e) {
+      return e.type == domain::ElementType::kQuote && e.text.empty() && !e.id.empty();
+    });
+    if (quote == message.chain.end() || !conn->CanSend()) {
+      host_.OnMessage(std::move(message));
+      return;
+    }
+    const std::size_t index = static_cast<std::size_t>(quote - message.chain.begin());
+    const Action action = EncodeGetMsg(quote->id);
+    auto held = std::make_shared<domain::ReceivedMessage>(std::move(message));
+    std::weak_ptr<Core> weak = weak_from_this();
+    Pending pending{nullptr, {}, conn->serial, action.action, clock_.Now() + kLookupTimeout};
+    pending.lookup = [weak, held, index](const ActionResponse* answer) {
+      auto self = weak.lock();
+      if (!self) return;
+      domain::MessageElement& q = held->chain[index];
+      if (answer != nullptr && answer->ok) {
+        q = domain::MakeQuote(std::move(q.id), answer->message_text, answer->sender_id);
+      } else {
+        self->host_.Log(LogLevel::kInfo,
+                        fmt::format("the quoted message {:.64} could not be read ({}); the message "
+                                    "goes on without its text",
+                                    q.id,
+                                    answer == nullptr         ? "no answer"
+                                    : answer->failure.empty() ? std::to_string(answer->retcode)
+                                                              : answer->failure));
+      }
+      self->host_.OnMessage(std::move(*held));
+    };
+    std::string echo;
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return;
+      echo = pending_.Add(std::move(pending));
+    }
+    if (!Enqueue(*conn, EncodeActionFrame(action, echo))) FailLookup(echo);
+  }
+
+  void FailLookup(const std::string& echo) {
+    std::optional<Pending> p;
+    {
+      std::lock_guard lock(mu_);
+      p = pending_.Take(echo);
+    }
+    if (p && p->lookup) p->lookup(nullptr);
   }
 
   void BadFrame(Conn& conn, const std::string& why) {
@@ -458,6 +566,7 @@ class Core : public std::enable_shared_from_this<Core> {
       orphans = pending_.TakeFor(conn->serial);
     }
     for (Pending& p : orphans) {
+      if (p.lookup) p.lookup(nullptr);
       if (p.done) {
         (*p.done)(util::Fail(ErrorCode::kUpstreamUnreachable,
                              "the OneBot connection closed before the answer to " + p.action));
@@ -484,6 +593,7 @@ class Core : public std::enable_shared_from_this<Core> {
       p = pending_.Take(response.echo);
     }
     if (!p) return;  // late (timed out) or not ours
+    if (p->lookup) return p->lookup(&response);
     if (!p->done) {
       auto conn = p->login_for.lock();
       if (!conn) return;
@@ -541,6 +651,10 @@ class Core : public std::enable_shared_from_this<Core> {
       silent = registry_.Silent(Millis(now));
     }
     for (Pending& p : expired) {
+      if (p.lookup) {
+        p.lookup(nullptr);
+        continue;
+      }
       const std::string why = fmt::format("OneBot did not answer {} within {} s", p.action,
                                           kActionTimeout.count() / 1000);
       if (p.done)

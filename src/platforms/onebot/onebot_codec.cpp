@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "domain/message_text.hpp"
 #include "platforms/common/chain_builder.hpp"
 
 namespace sb::platforms::onebot {
@@ -213,6 +214,16 @@ util::Result<Frame> DecodeMessage(const JsonObject& event, std::string_view bot_
   return frame;
 }
 
+// get_msg's data.message as text for a quote: a bad shape gives nothing (the quote is context,
+// the message it belongs to is delivered anyway).
+void ReadMessageText(const Json& message, ActionResponse& r) {
+  auto segments = ReadSegments(message);
+  if (!segments) return;
+  domain::MessageChain chain;
+  for (const Segment& seg : *segments) AppendSegment(chain, seg);
+  r.message_text = domain::MakeQuote({}, domain::QuotableText(chain)).text;
+}
+
 Frame DecodeResponse(const JsonObject& obj) {
   Frame frame;
   frame.kind = FrameKind::kResponse;
@@ -235,6 +246,10 @@ Frame DecodeResponse(const JsonObject& obj) {
     if (auto id = ReadId(d, "user_id", false)) r.user_id = std::move(*id);
     if (const Json* nick = d.if_contains("nickname"); nick != nullptr && nick->is_string()) {
       r.nickname = Bounded(nick->get_string(), kMaxNameBytes);
+    }
+    if (const Json* message = d.if_contains("message")) ReadMessageText(*message, r);
+    if (const Json* sender = d.if_contains("sender"); sender != nullptr && sender->is_object()) {
+      if (auto id = ReadId(sender->get_object(), "user_id", false)) r.sender_id = std::move(*id);
     }
   }
   for (std::string_view key : {"wording", "message", "msg"}) {
@@ -519,6 +534,60 @@ util::Result<Action> EncodeSend(const domain::OutgoingMessage& message) {
   action.action = group ? "send_group_msg" : "send_private_msg";
   action.params[group ? "group_id" : "user_id"] = ToInt64(message.target_id);
   action.params["message"] = std::move(segments);
+  return action;
+}
+
+Action EncodeGetMsg(std::string_view message_id) {
+  Action action;
+  action.action = "get_msg";
+  if (IsDecimalId(message_id)) {
+    action.params["message_id"] = ToInt64(message_id);
+  } else {
+    action.params["message_id"] = message_id;
+  }
+  return action;
+}
+
+bool WantsForward(const domain::OutgoingMessage& message) {
+  if (message.form != domain::ReplyForm::kForward) return false;
+  bool has_text = false;
+  for (const MessageElement& e : message.chain) {
+    switch (e.type) {
+      case ElementType::kPlain:
+        has_text = has_text || !e.text.empty();
+        break;
+      case ElementType::kAt:
+      case ElementType::kAtAll:
+      case ElementType::kQuote:
+      case ElementType::kSource:
+        break;
+      default:
+        return false;  // LangBot forwards only replies made of text
+    }
+  }
+  return has_text;
+}
+
+util::Result<Action> EncodeForward(const domain::OutgoingMessage& message, std::string_view self_id,
+                                   std::string_view nickname) {
+  if (!WantsForward(message)) return Invalid("message_chain holds no text for a forward message");
+  if (!IsDecimalId(message.target_id)) return Invalid("the target id must be a number");
+  std::string text;
+  for (const MessageElement& e : message.chain) {
+    if (e.type == ElementType::kPlain) text += e.text;
+  }
+  JsonArray content{MakeSegment("text", JsonObject{{"text", std::move(text)}})};
+  const std::string uin = IsDecimalId(self_id) ? std::string(self_id) : std::string("10000");
+  JsonObject node{{"user_id", uin},
+                  {"nickname", nickname},
+                  {"uin", uin},
+                  {"name", nickname},
+                  {"content", std::move(content)}};
+  Action action;
+  const bool group = message.target_type == domain::TargetType::kGroup;
+  action.action = group ? "send_group_forward_msg" : "send_private_forward_msg";
+  action.params[group ? "group_id" : "user_id"] = ToInt64(message.target_id);
+  action.params["messages"] = JsonArray{MakeSegment("node", std::move(node))};
   return action;
 }
 

@@ -50,6 +50,10 @@ struct ActionResponse {
   std::string message_id;  // data.message_id in decimal; empty when absent
   std::string user_id;     // data.user_id in decimal (get_login_info); empty when absent
   std::string nickname;    // data.nickname (get_login_info)
+  // get_msg: data.message as text (domain::QuotableText: "@id" for at, "[Image]" for an image),
+  // cut to domain::kMaxQuotedTextBytes, and data.sender.user_id; empty when absent.
+  std::string message_text;
+  std::string sender_id;
   // Why it failed, from "wording", else "message", else "msg"; empty when none. Bounded.
   std::string failure;
 };
@@ -103,6 +107,23 @@ struct Action {
 // base64://...}, Voice -> record, File -> file{file, name}, the first Quote -> reply{id} put first;
 // Source is dropped. kInvalidArgument for what CheckDeliverable refuses.
 util::Result<Action> EncodeSend(const domain::OutgoingMessage& message);
+
+// get_msg {message_id} (an integer when the id is decimal, as the standard types it) for a
+// received reply segment's id.
+Action EncodeGetMsg(std::string_view message_id);
+
+// True when `message` asks to be a forward message (ReplyForm::kForward) and holds text to put in
+// one: Plain elements (At, Quote and Source are left out of a forward message).
+bool WantsForward(const domain::OutgoingMessage& message);
+
+// The long-text strategy "forward": send_group_forward_msg {group_id, messages} or
+// send_private_forward_msg {user_id, messages} (go-cqhttp's extension, also served by NapCat and
+// Lagrange), `messages` one custom node holding the Plain text, as LangBot sends it. The node names
+// the sender both ways implementations read it: user_id/nickname (OneBot 11 message/segment.md)
+// and uin/name (go-cqhttp). `self_id` is the bot's account, `nickname` the name shown.
+// kInvalidArgument when !WantsForward(message) or the target is not a number.
+util::Result<Action> EncodeForward(const domain::OutgoingMessage& message, std::string_view self_id,
+                                   std::string_view nickname);
 
 // {"action","params","echo"} as compact JSON; `echo` goes out as a JSON string.
 std::string EncodeActionFrame(const Action& action, std::string_view echo);

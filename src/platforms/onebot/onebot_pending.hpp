@@ -27,11 +27,15 @@ struct Conn;
 using SendDone = std::function<void(util::Result<domain::SendReceipt>)>;
 
 struct Pending {
-  std::shared_ptr<common::SendOnce> done;  // a send; null for the get_login_info of `login_for`
+  // A send; null for the get_login_info of `login_for` and for a lookup.
+  std::shared_ptr<common::SendOnce> done;
   std::weak_ptr<Conn> login_for;
   std::uint64_t conn_serial = 0;
   std::string action;
   util::TimePoint deadline;
+  // A lookup (get_msg for a quoted message): called once with the answer, or with null when none
+  // came (deadline, closed connection). Not called when the adapter stops.
+  std::function<void(const ActionResponse*)> lookup = nullptr;
 };
 
 // Not thread-safe: the adapter's mutex guards it.

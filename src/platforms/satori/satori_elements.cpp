@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "domain/message_text.hpp"
 #include "platforms/common/chain_builder.hpp"
 #include "util/utf8.hpp"
 
@@ -167,12 +168,23 @@ class Decoder {
       Element(*tag);
       i = tag->end;
     }
+    for (auto& e : chain_) {
+      if (e.type == ElementType::kQuote) e = domain::MakeQuote(std::move(e.id), std::move(e.text));
+    }
     return std::move(chain_);
   }
 
  private:
   void Text(std::string_view raw) {
-    if (raw.empty() || skip_depth_ > 0) return;
+    if (raw.empty()) return;
+    if (skip_depth_ > 0) {
+      // A <quote>'s children are the quoted message (its <author> is not): its text.
+      if (quote_ && skip_depth_ == quote_depth_) {
+        std::string& text = chain_[*quote_].text;
+        if (text.size() <= domain::kMaxQuotedTextBytes) text += Unescape(raw);
+      }
+      return;
+    }
     common::AppendPlain(chain_, Unescape(raw));
   }
 
@@ -195,6 +207,7 @@ class Decoder {
         for (std::size_t n = open_.size(); n >= k; --n) {
           if (SkipsContent(open_[n - 1])) --skip_depth_;
         }
+        if (skip_depth_ < quote_depth_) quote_.reset();
         open_.resize(k - 1);
         if (tag.name == "p" || tag.name == "message") LineBreak();
         return;
@@ -244,10 +257,14 @@ class Decoder {
       media.url = std::move(src);
       Push(std::move(media));
     } else if (name == "quote") {
-      if (const std::string id = tag.Attr("id"); !id.empty()) {
+      if (const std::string id = tag.Attr("id"); !id.empty() && skip_depth_ == 0) {
         MessageElement quote = Of(ElementType::kQuote);
         quote.id = id;
         Push(std::move(quote));
+        if (!tag.self_closing) {
+          quote_ = chain_.size() - 1;
+          quote_depth_ = 1;  // Element() enters the quote right after this
+        }
       }
     } else if (name == "br") {
       if (skip_depth_ == 0) common::AppendPlain(chain_, "\n");
@@ -261,6 +278,9 @@ class Decoder {
   MessageChain chain_;
   std::vector<std::string> open_;  // names of the elements open at this point
   int skip_depth_ = 0;             // open <quote>/<author> elements
+  // The Quote whose children are being read (its index in chain_), at skip depth quote_depth_.
+  std::optional<std::size_t> quote_;
+  int quote_depth_ = 1;
 };
 
 // The MIME type of raw base64 bytes, from their first characters (magic numbers).

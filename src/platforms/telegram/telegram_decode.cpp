@@ -6,6 +6,7 @@
 #include <charconv>
 #include <utility>
 
+#include "domain/message_text.hpp"
 #include "platforms/common/chain_builder.hpp"
 #include "platforms/common/text_units.hpp"
 #include "platforms/telegram/telegram_codec.hpp"
@@ -249,6 +250,21 @@ util::Result<bool> ReadMedia(const JsonObject& msg, domain::MessageChain& chain,
   return false;
 }
 
+// What the user answered: the part of the replied-to message they selected (`quote`, Bot API
+// TextQuote), else that message's text or caption. Wrong shapes give nothing: a quote is context,
+// never a reason to drop the message.
+std::string QuotedText(const JsonObject& msg, const JsonObject& replied) {
+  auto string_of = [](const JsonObject& o, std::string_view key) -> std::string {
+    const Json* v = o.if_contains(key);
+    return v != nullptr && v->is_string() ? std::string(v->get_string()) : std::string();
+  };
+  if (const Json* quote = msg.if_contains("quote"); quote != nullptr && quote->is_object()) {
+    if (std::string text = string_of(quote->get_object(), "text"); !text.empty()) return text;
+  }
+  std::string text = string_of(replied, "text");
+  return text.empty() ? string_of(replied, "caption") : text;
+}
+
 }  // namespace
 
 util::Result<ApiResponse> DecodeApiResponse(int http_status, std::string_view body) {
@@ -381,11 +397,15 @@ util::Result<DecodedUpdate> DecodeUpdate(const Json& update, const BotIdentity& 
   if (*reply != nullptr) {
     auto reply_id = RequireInt(**reply, "message_id", "message.reply_to_message.");
     if (!reply_id) return tl::unexpected(reply_id.error());
-    MessageElement quote;
-    quote.type = ElementType::kQuote;
-    quote.id = std::to_string(*reply_id);
-    chain.push_back(std::move(quote));
     const Json* reply_from = (*reply)->if_contains("from");
+    std::string quoted_sender;
+    if (reply_from != nullptr && reply_from->is_object()) {
+      if (auto id = AsInt(reply_from->get_object().if_contains("id"))) {
+        quoted_sender = std::to_string(*id);
+      }
+    }
+    chain.push_back(domain::MakeQuote(std::to_string(*reply_id), QuotedText(msg, **reply),
+                                      std::move(quoted_sender)));
     if (group && reply_from != nullptr && reply_from->is_object() &&
         AsInt(reply_from->get_object().if_contains("id")) == bot.id) {
       AppendAt(chain, std::to_string(bot.id));

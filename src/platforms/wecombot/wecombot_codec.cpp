@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "domain/message_text.hpp"
 #include "platforms/common/chain_builder.hpp"
 #include "platforms/common/json_fields.hpp"
 #include "platforms/common/signatures.hpp"
@@ -57,6 +58,25 @@ void AppendImage(domain::ReceivedMessage& message, std::vector<PendingImage>& im
   message.chain.push_back(std::move(element));
   images.push_back(
       {message.chain.size() - 1, std::string(url), std::string(StringOr(*image, "aeskey"))});
+}
+
+std::string QuotedText(const JsonObject& quote) {
+  const std::string_view type = StringOr(quote, "msgtype");
+  if (type == "text" || type == "voice") return std::string(ContentOf(quote, type));
+  if (type == "image") return "[Image]";
+  if (type == "file") return "[File]";
+  if (type != "mixed") return {};
+  std::string out;
+  const JsonObject* mixed = ObjectField(quote, "mixed");
+  const util::JsonArray* items = mixed ? ArrayField(*mixed, "msg_item") : nullptr;
+  if (items == nullptr) return out;
+  for (const Json& item : *items) {
+    if (!item.is_object() || out.size() > domain::kMaxQuotedTextBytes) continue;
+    const std::string_view item_type = StringOr(item.get_object(), "msgtype");
+    if (item_type == "text") out += ContentOf(item.get_object(), "text");
+    if (item_type == "image") out += "[Image]";
+  }
+  return out;
 }
 
 bool IsHttpUrl(std::string_view url) {
@@ -129,6 +149,11 @@ util::Result<Callback> DecodeCallback(const Json& body, std::string_view bot_id)
     common::AppendAt(message.chain, at);
   }
 
+  if (const JsonObject* quote = ObjectField(obj, "quote")) {
+    // A quoted message (接收消息, 引用): text, voice (its transcript), image, mixed or file; it
+    // has no id.
+    message.chain.push_back(domain::MakeQuote({}, QuotedText(*quote)));
+  }
   const std::size_t before = message.chain.size();
   if (msgtype == "text") {
     AppendPlain(message.chain, ContentOf(obj, "text"));
