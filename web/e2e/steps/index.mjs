@@ -4,6 +4,7 @@ import { changePassword, logoutLogin, setupAdmin } from "./auth.mjs";
 import { apiKey } from "./apikeys.mjs";
 import { webhookBot } from "./bots.mjs";
 import { knowledgeBase } from "./knowledge.mjs";
+import { mcpBinding, mcpDelete, mcpServer } from "./mcp.mjs";
 import { providerAndModel } from "./models.mjs";
 import { debugChat, pipelineEdit } from "./pipelines.mjs";
 import { pluginMarketplace, pluginZip } from "./plugins.mjs";
@@ -19,6 +20,9 @@ export const steps = [
   { name: "debug-chat", needs: ["pipeline"], run: debugChat },
   { name: "webhook-bot", needs: ["pipeline"], run: webhookBot },
   { name: "knowledge", needs: ["pipeline"], run: knowledgeBase },
+  { name: "mcp", needs: ["login"], run: mcpServer },
+  { name: "mcp-binding", needs: ["mcp", "pipeline"], run: mcpBinding },
+  { name: "mcp-delete", needs: ["mcp-binding"], run: mcpDelete },
   { name: "plugin", needs: ["login"], run: pluginZip },
   { name: "marketplace", needs: ["plugin"], run: pluginMarketplace },
   { name: "apikey", needs: ["login"], run: apiKey },

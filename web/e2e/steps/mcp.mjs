@@ -1,0 +1,115 @@
+// An MCP server (tests/fakes/fake_mcp.py, Streamable HTTP): created on the MCP servers page with a
+// secret header, seen connected with its tools, tested through the connection-test task, edited
+// with the masked header left as it is (the fake still receives the real value), switched off and
+// on; then the pipeline's Extensions tab binds the pipeline to it alone.
+import { alertDialog, dialog, expectVisible, goNav, serverApi, until } from "./common.mjs";
+
+const NAME = "e2e-tools";
+const TOKEN = "Bearer e2e-mcp-secret-0123456789";
+const TOOLS = ["echo", "add", "slow", "crash", "grow"];
+
+// The Authorization headers the fake received, newest last.
+async function authorizations(ctx) {
+  const res = await fetch(`${ctx.mcp.base}/_control/requests`);
+  return (await res.json()).map((r) => r.headers?.authorization).filter(Boolean);
+}
+
+export async function mcpServer(ctx) {
+  const { page, shot } = ctx;
+  await goNav(page, "MCP servers");
+  await expectVisible(page.getByRole("heading", { name: "MCP servers", level: 1 }));
+  await page.getByRole("button", { name: "New MCP server" }).first().click();
+  const form = dialog(page);
+  await expectVisible(form);
+  await form.getByLabel(/^Name/).fill(NAME);
+  await form.getByLabel("Transport").selectOption("http");
+  await form.getByLabel(/^URL/).fill(ctx.mcp.url);
+  await form.getByRole("button", { name: "Add a header" }).click();
+  await form.getByRole("textbox", { name: "Header name 1", exact: true }).fill("Authorization");
+  await form.getByLabel("Header value 1", { exact: true }).fill(TOKEN);
+  await shot("20-mcp-new");
+  await form.getByRole("button", { name: "Save" }).click();
+  await form.waitFor({ state: "hidden" });
+
+  // Connected, with the fake's tools, as the server reports it.
+  const row = page.getByRole("row", { name: new RegExp(NAME) });
+  await expectVisible(row.getByText("Connected", { exact: true }), 15_000);
+  await expectVisible(row.getByText(`${TOOLS.length} tools`));
+  await row.getByText(`${TOOLS.length} tools`).click();
+  for (const tool of TOOLS) await expectVisible(row.getByText(tool, { exact: true }));
+  await shot("21-mcp-connected");
+  const stored = (await serverApi(ctx, "GET", `/mcp/servers/${NAME}`)).server;
+  if (stored.extra_args.headers.Authorization === TOKEN) throw new Error("the API answered the header unmasked");
+  if (!(await authorizations(ctx)).includes(TOKEN)) throw new Error("the fake never received the Authorization header");
+
+  // The connection test: a task whose result lists the tools.
+  await row.getByRole("button", { name: `Test ${NAME}` }).click();
+  const test = dialog(page);
+  await expectVisible(test.getByText(`${TOOLS.length} tools.`, { exact: false }), 15_000);
+  await expectVisible(test.getByText("echo", { exact: true }));
+  await shot("22-mcp-test");
+  await test.getByRole("button", { name: "Close" }).click();
+  await test.waitFor({ state: "hidden" });
+
+  // Edit: the header value is shown masked and sent back as it is, so the server keeps the secret.
+  await row.getByRole("button", { name: `Edit ${NAME}` }).click();
+  const edit = dialog(page);
+  await expectVisible(edit);
+  const shown = await edit.getByLabel("Header value 1", { exact: true }).inputValue();
+  if (shown === TOKEN || shown === "") throw new Error(`the edit form shows the header as ${JSON.stringify(shown)}`);
+  await edit.getByLabel(/^Timeout/).fill("15");
+  const before = (await authorizations(ctx)).length;
+  await edit.getByRole("button", { name: "Save" }).click();
+  await edit.waitFor({ state: "hidden" });
+  await until("the edited server saved", async () =>
+    (await serverApi(ctx, "GET", `/mcp/servers/${NAME}`)).server.extra_args.timeout === 15);
+  // The edited server's session is made again, with the stored (unmasked) header.
+  await until("the fake reconnected with the real header", async () => {
+    const seen = await authorizations(ctx);
+    return seen.length > before && seen.slice(before).every((a) => a === TOKEN);
+  }, 15_000);
+  await expectVisible(row.getByText("Connected", { exact: true }), 15_000);
+
+  // Off and on again with the switch.
+  const enable = row.getByRole("switch", { name: `Enable ${NAME}` });
+  await enable.click();
+  await expectVisible(row.getByText("Disabled", { exact: true }));
+  await until("the server disabled", async () => !(await serverApi(ctx, "GET", `/mcp/servers/${NAME}`)).server.enable);
+  await enable.click();
+  await expectVisible(row.getByText("Connected", { exact: true }), 15_000);
+}
+
+// The pipeline's Extensions tab: from "all MCP servers" to this one only, saved with the pipeline
+// and read back through /pipelines/{uuid}/extensions.
+export async function mcpBinding(ctx) {
+  const { page, shot, state } = ctx;
+  await page.goto(`/pipelines/${state.pipelineUuid}`);
+  await page.getByRole("tab", { name: "Extensions" }).click();
+  const all = page.getByRole("checkbox", { name: "Use all MCP servers" });
+  await expectVisible(all);
+  await all.uncheck();
+  await page.getByRole("checkbox", { name: new RegExp(`^${NAME}`) }).check();
+  await shot("23-pipeline-extensions");
+  await page.getByRole("button", { name: "Save" }).first().click();
+  await until("the binding saved", async () => {
+    const ext = await serverApi(ctx, "GET", `/pipelines/${state.pipelineUuid}/extensions`);
+    return ext.enable_all_mcp_servers === false && JSON.stringify(ext.bound_mcp_servers) === JSON.stringify([NAME]);
+  });
+}
+
+// Deleting through the in-page confirmation; the pipeline's binding is then shown as gone.
+export async function mcpDelete(ctx) {
+  const { page, state } = ctx;
+  await goNav(page, "MCP servers");
+  await page.getByRole("row", { name: new RegExp(NAME) }).getByRole("button", { name: `Delete ${NAME}` }).click();
+  const confirm = alertDialog(page);
+  await expectVisible(confirm);
+  await confirm.getByRole("button", { name: "Delete", exact: true }).click();
+  await confirm.waitFor({ state: "hidden" });
+  await until("the server gone", async () =>
+    !(await serverApi(ctx, "GET", "/mcp/servers")).servers.some((s) => s.name === NAME));
+  await page.getByRole("cell", { name: new RegExp(NAME) }).first().waitFor({ state: "detached" });
+  await page.goto(`/pipelines/${state.pipelineUuid}`);
+  await page.getByRole("tab", { name: "Extensions" }).click();
+  await expectVisible(page.getByText("No longer exists"));
+}
