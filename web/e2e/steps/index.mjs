@@ -2,6 +2,7 @@
 // skipped when one of them failed, and `--only` runs them first).
 import { changePassword, logoutLogin, setupAdmin } from "./auth.mjs";
 import { apiKey } from "./apikeys.mjs";
+import { dashboardMonitoring } from "./dashboard.mjs";
 import { webhookBot } from "./bots.mjs";
 import { knowledgeBase } from "./knowledge.mjs";
 import { mcpBinding, mcpDelete, mcpServer } from "./mcp.mjs";
@@ -19,6 +20,7 @@ export const steps = [
   { name: "pipeline", needs: ["models"], run: pipelineEdit },
   { name: "debug-chat", needs: ["pipeline"], run: debugChat },
   { name: "webhook-bot", needs: ["pipeline"], run: webhookBot },
+  { name: "dashboard-monitoring", needs: ["webhook-bot"], run: dashboardMonitoring },
   { name: "knowledge", needs: ["pipeline"], run: knowledgeBase },
   { name: "mcp", needs: ["login"], run: mcpServer },
   { name: "mcp-binding", needs: ["mcp", "pipeline"], run: mcpBinding },
