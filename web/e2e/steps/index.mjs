@@ -12,6 +12,7 @@ import { pluginMarketplace, pluginZip } from "./plugins.mjs";
 import { errorStates, keyboard } from "./people.mjs";
 import { language, recoveryReset, sessionExpired } from "./resilience.mjs";
 import { tourDark, tourLight, tourPhone } from "./tour.mjs";
+import { outgoingWebhook } from "./webhooks.mjs";
 
 export const steps = [
   { name: "setup", run: setupAdmin },
@@ -21,6 +22,7 @@ export const steps = [
   { name: "debug-chat", needs: ["pipeline"], run: debugChat },
   { name: "webhook-bot", needs: ["pipeline"], run: webhookBot },
   { name: "dashboard-monitoring", needs: ["webhook-bot"], run: dashboardMonitoring },
+  { name: "webhooks", needs: ["webhook-bot"], run: outgoingWebhook },
   { name: "knowledge", needs: ["pipeline"], run: knowledgeBase },
   { name: "mcp", needs: ["login"], run: mcpServer },
   { name: "mcp-binding", needs: ["mcp", "pipeline"], run: mcpBinding },

@@ -36,6 +36,7 @@ export const router = createBrowserRouter(
         <Route path="plugins" element={<P.PluginsPage />} />
         <Route path="plugins/:author/:name" element={<P.PluginPage />} />
         <Route path="mcp" element={<P.McpPage />} />
+        <Route path="webhooks" element={<P.WebhooksPage />} />
         <Route path="apikeys" element={<P.ApiKeysPage />} />
         <Route path="system" element={<P.SystemPage />} />
         <Route path="account" element={<AccountPage />} />

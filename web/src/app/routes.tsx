@@ -10,6 +10,7 @@ export const navItems = [
   { to: "/knowledge", label: "nav.knowledge" },
   { to: "/plugins", label: "nav.plugins" },
   { to: "/mcp", label: "nav.mcp" },
+  { to: "/webhooks", label: "nav.webhooks" },
   { to: "/apikeys", label: "nav.apikeys" },
   { to: "/system", label: "nav.system" },
 ] as const;
@@ -28,5 +29,6 @@ export const KnowledgeBasePage = lazy(() => import("../pages/knowledge/Knowledge
 export const PluginsPage = lazy(() => import("../pages/plugins/PluginsPage"));
 export const PluginPage = lazy(() => import("../pages/plugins/PluginPage"));
 export const McpPage = lazy(() => import("../pages/mcp/McpPage"));
+export const WebhooksPage = lazy(() => import("../pages/webhooks/WebhooksPage"));
 export const ApiKeysPage = lazy(() => import("../pages/apikeys/ApiKeysPage"));
 export const SystemPage = lazy(() => import("../pages/system/SystemPage"));
