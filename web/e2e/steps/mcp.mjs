@@ -1,7 +1,8 @@
 // An MCP server (tests/fakes/fake_mcp.py, Streamable HTTP): created on the MCP servers page with a
-// secret header, seen connected with its tools, tested through the connection-test task, edited
-// with the masked header left as it is (the fake still receives the real value), switched off and
-// on; then the pipeline's Extensions tab binds the pipeline to it alone.
+// secret header (its form tested before saving), seen connected with its tools, tested through the
+// connection-test task, edited and tested with the masked header left as it is (the fake still
+// receives the real value), switched off and on; then the pipeline's Extensions tab binds the
+// pipeline to it alone.
 import { alertDialog, dialog, expectVisible, goNav, serverApi, until } from "./common.mjs";
 
 const NAME = "e2e-tools";
@@ -27,6 +28,9 @@ export async function mcpServer(ctx) {
   await form.getByRole("button", { name: "Add a header" }).click();
   await form.getByRole("textbox", { name: "Header name 1", exact: true }).fill("Authorization");
   await form.getByLabel("Header value 1", { exact: true }).fill(TOKEN);
+  // The form's configuration tested before it is saved.
+  await form.getByRole("button", { name: "Test connection" }).click();
+  await expectVisible(form.getByText(`${TOOLS.length} tools.`, { exact: false }), 15_000);
   await shot("20-mcp-new");
   await form.getByRole("button", { name: "Save" }).click();
   await form.waitFor({ state: "hidden" });
@@ -59,6 +63,9 @@ export async function mcpServer(ctx) {
   if (shown === TOKEN || shown === "") throw new Error(`the edit form shows the header as ${JSON.stringify(shown)}`);
   await edit.getByLabel(/^Timeout/).fill("15");
   const before = (await authorizations(ctx)).length;
+  // Testing the edited form with the mask in it: the server fills in the stored header.
+  await edit.getByRole("button", { name: "Test connection" }).click();
+  await expectVisible(edit.getByText(`${TOOLS.length} tools.`, { exact: false }), 15_000);
   await edit.getByRole("button", { name: "Save" }).click();
   await edit.waitFor({ state: "hidden" });
   await until("the edited server saved", async () =>

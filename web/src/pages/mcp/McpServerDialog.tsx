@@ -8,6 +8,7 @@ import { Dialog } from "../../components/Dialog";
 import { Field } from "../../components/Field";
 import { FormError } from "../../components/PageState";
 import { bodyOf, formOf, modes, type McpForm } from "./form";
+import { McpTestRunner } from "./McpTestRunner";
 import { PairsField } from "./PairsField";
 import type { McpServer } from "./types";
 
@@ -171,6 +172,7 @@ function McpServerForm({ server, onSaved, onCancel }: { server?: McpServer; onSa
         </Field>
       )}
       <FormError error={error} />
+      {form.mode === "http" && <McpTestRunner body={() => bodyOf(form, server)} disabled={form.url.trim() === ""} />}
       <div className="form-actions">
         <button type="button" className="btn" onClick={onCancel}>
           {tc("cancel")}
