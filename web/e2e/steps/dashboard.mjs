@@ -36,5 +36,5 @@ export async function dashboardMonitoring(ctx) {
       `the server recorded ${rows.received} received and ${rows.replies} replies`);
   }
   if (calls < 1) throw new Error(`the dashboard shows ${calls} model calls after a reply by the model`);
-  await shot("12-dashboard-monitoring");
+  await shot("46-dashboard-monitoring");
 }

@@ -31,7 +31,7 @@ export async function mcpServer(ctx) {
   // The form's configuration tested before it is saved.
   await form.getByRole("button", { name: "Test connection" }).click();
   await expectVisible(form.getByText(`${TOOLS.length} tools.`, { exact: false }), 15_000);
-  await shot("20-mcp-new");
+  await shot("40-mcp-new");
   await form.getByRole("button", { name: "Save" }).click();
   await form.waitFor({ state: "hidden" });
 
@@ -41,7 +41,7 @@ export async function mcpServer(ctx) {
   await expectVisible(row.getByText(`${TOOLS.length} tools`));
   await row.getByText(`${TOOLS.length} tools`).click();
   for (const tool of TOOLS) await expectVisible(row.getByText(tool, { exact: true }));
-  await shot("21-mcp-connected");
+  await shot("41-mcp-connected");
   const stored = (await serverApi(ctx, "GET", `/mcp/servers/${NAME}`)).server;
   if (stored.extra_args.headers.Authorization === TOKEN) throw new Error("the API answered the header unmasked");
   if (!(await authorizations(ctx)).includes(TOKEN)) throw new Error("the fake never received the Authorization header");
@@ -51,7 +51,7 @@ export async function mcpServer(ctx) {
   const test = dialog(page);
   await expectVisible(test.getByText(`${TOOLS.length} tools.`, { exact: false }), 15_000);
   await expectVisible(test.getByText("echo", { exact: true }));
-  await shot("22-mcp-test");
+  await shot("42-mcp-test");
   await test.getByRole("button", { name: "Close" }).click();
   await test.waitFor({ state: "hidden" });
 
@@ -77,6 +77,30 @@ export async function mcpServer(ctx) {
   }, 15_000);
   await expectVisible(row.getByText("Connected", { exact: true }), 15_000);
 
+  // A server nobody answers at: Error with the reason, restarted with backoff.
+  const closed = await import("node:net").then(({ createServer }) => new Promise((resolve) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const port = probe.address().port;
+      probe.close(() => resolve(port));
+    });
+  }));
+  await serverApi(ctx, "POST", "/mcp/servers", {
+    name: "e2e-broken", mode: "http", enable: true, extra_args: { url: `http://127.0.0.1:${closed}/mcp`, timeout: 2 },
+  });
+  // The page reads the list every 10 s when no session is connecting: wait on the server, reload.
+  await until("the broken server restarted", async () =>
+    (await serverApi(ctx, "GET", "/mcp/servers/e2e-broken")).server.runtime_info?.restarts >= 1, 15_000);
+  await page.reload();
+  const broken = page.getByRole("row", { name: /e2e-broken/ });
+  await expectVisible(broken.getByText(/^(Error|Connecting)$/), 15_000);
+  await expectVisible(broken.getByText("Error", { exact: true }), 15_000);
+  const why = await broken.locator(".mcp-error").textContent();
+  if (!why?.trim()) throw new Error("the broken server's error shows no reason");
+  await expectVisible(broken.getByText(/^Restarted \d+ times?$/), 15_000);
+  await shot("47-mcp-error");
+  await serverApi(ctx, "DELETE", "/mcp/servers/e2e-broken");
+  await broken.waitFor({ state: "detached" });
+
   // Off and on again with the switch.
   const enable = row.getByRole("switch", { name: `Enable ${NAME}` });
   await enable.click();
@@ -96,7 +120,7 @@ export async function mcpBinding(ctx) {
   await expectVisible(all);
   await all.uncheck();
   await page.getByRole("checkbox", { name: new RegExp(`^${NAME}`) }).check();
-  await shot("23-pipeline-extensions");
+  await shot("43-pipeline-extensions");
   await page.getByRole("button", { name: "Save" }).first().click();
   await until("the binding saved", async () => {
     const ext = await serverApi(ctx, "GET", `/pipelines/${state.pipelineUuid}/extensions`);

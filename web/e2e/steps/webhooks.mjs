@@ -48,7 +48,7 @@ export async function outgoingWebhook(ctx) {
   await form.getByRole("button", { name: "Save" }).click();
   await form.waitFor({ state: "hidden" });
   const secret = await takeSecret(page);
-  await shot("24-webhook-created");
+  await shot("44-webhook-created");
   const stored = (await serverApi(ctx, "GET", "/webhooks")).webhooks.find((w) => w.name === NAME);
   if (!stored || stored.secret === secret) throw new Error("the list answers the secret unmasked");
   await dismiss(page, secret);
@@ -74,7 +74,7 @@ export async function outgoingWebhook(ctx) {
   await page.reload();
   await expectVisible(row.getByText("Delivered", { exact: true }));
   await expectVisible(row.getByText(/1 push, 0 failed/));
-  await shot("25-webhook-delivered");
+  await shot("45-webhook-delivered");
 
   // A new secret, shown once.
   await row.getByRole("button", { name: `Rotate secret of ${NAME}` }).click();

@@ -77,12 +77,12 @@ export default function McpPage() {
                         <td className="nowrap" data-label={t("col.mode")}>
                           {t(`mode.${s.mode}`, { defaultValue: s.mode })}
                         </td>
-                        <td data-label={t("col.status")}>
+                        <td className="mcp-status" data-label={t("col.status")}>
                           <StatusBadge status={statusOf(s)} />
                           {rt?.error_message && <p className="field-error mcp-error">{rt.error_message}</p>}
-                          {rt && rt.restarts > 0 && <p className="muted">{t("restarts", { count: rt.restarts })}</p>}
+                          {rt && rt.restarts > 0 && <p className="muted mcp-restarts">{t("restarts", { count: rt.restarts })}</p>}
                         </td>
-                        <td data-label={t("col.tools")}>
+                        <td className="mcp-tools-cell" data-label={t("col.tools")}>
                           {rt ? (
                             rt.tools.length > 0 ? (
                               <details>
