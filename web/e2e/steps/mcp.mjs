@@ -99,7 +99,35 @@ export async function mcpServer(ctx) {
   await expectVisible(broken.getByText(/^Restarted \d+ times?$/), 15_000);
   await shot("47-mcp-error");
   await serverApi(ctx, "DELETE", "/mcp/servers/e2e-broken");
+  await page.reload();
   await broken.waitFor({ state: "detached" });
+
+  // A stdio server: its command, one argument per line and a secret environment variable.
+  await page.getByRole("button", { name: "New MCP server" }).first().click();
+  const stdio = dialog(page);
+  await expectVisible(stdio);
+  await stdio.getByLabel(/^Name/).fill("e2e-stdio");
+  await stdio.getByLabel("Transport").selectOption("stdio");
+  await stdio.getByLabel(/^Command/).fill("python3");
+  await stdio.getByLabel(/^Arguments/).fill(`${ctx.fakes}/fake_mcp.py\n--stdio\n`);
+  await stdio.getByRole("button", { name: "Add a variable" }).click();
+  await stdio.getByRole("textbox", { name: "Variable name 1", exact: true }).fill("E2E_TOKEN");
+  await stdio.getByLabel("Variable value 1", { exact: true }).fill("stdio-secret-0123456789");
+  await stdio.getByRole("button", { name: "Save" }).click();
+  await stdio.waitFor({ state: "hidden" });
+  const saved = (await serverApi(ctx, "GET", "/mcp/servers/e2e-stdio")).server;
+  const a = saved.extra_args;
+  if (saved.mode !== "stdio" || a.command !== "python3" ||
+      JSON.stringify(a.args) !== JSON.stringify([`${ctx.fakes}/fake_mcp.py`, "--stdio"])) {
+    throw new Error(`the stdio server was stored as ${JSON.stringify(saved)}`);
+  }
+  if (!a.env?.E2E_TOKEN || a.env.E2E_TOKEN === "stdio-secret-0123456789") {
+    throw new Error(`the environment variable is missing or unmasked: ${JSON.stringify(a.env)}`);
+  }
+  await expectVisible(page.getByRole("row", { name: /e2e-stdio/ }).locator(".badge"));
+  await serverApi(ctx, "DELETE", "/mcp/servers/e2e-stdio");
+  await page.reload();
+  await page.getByRole("row", { name: /e2e-stdio/ }).waitFor({ state: "detached" });
 
   // Off and on again with the switch.
   const enable = row.getByRole("switch", { name: `Enable ${NAME}` });

@@ -76,6 +76,17 @@ export async function outgoingWebhook(ctx) {
   await expectVisible(row.getByText(/1 push, 0 failed/));
   await shot("45-webhook-delivered");
 
+  // Edited: the description saved, the secret unchanged (the receiver still verifies it).
+  await row.getByRole("button", { name: `Edit ${NAME}` }).click();
+  const edit = dialog(page);
+  await expectVisible(edit);
+  await edit.getByLabel(/^Description/).fill("pushes for the e2e test");
+  await edit.getByRole("button", { name: "Save" }).click();
+  await edit.waitFor({ state: "hidden" });
+  await expectVisible(row.getByText("pushes for the e2e test"));
+  const after = (await serverApi(ctx, "GET", `/webhooks/${stored.id}`)).webhook;
+  if (after.secret !== stored.secret) throw new Error("editing the webhook changed its secret");
+
   // A new secret, shown once.
   await row.getByRole("button", { name: `Rotate secret of ${NAME}` }).click();
   const rotate = alertDialog(page);
