@@ -15,7 +15,14 @@ import { parseArgs } from "node:util";
 import { launchChromium, DESKTOP, PageWatch } from "./lib/browser.mjs";
 import { stopAll } from "./lib/processes.mjs";
 import { axeViolations } from "./lib/axe.mjs";
-import { startFakeEmbeddings, startFakeLlm, startFakeMarketplace, startServer } from "./lib/server.mjs";
+import {
+  startFakeEmbeddings,
+  startFakeLlm,
+  startFakeMarketplace,
+  startFakeMcp,
+  startFakeWebhookReceiver,
+  startServer,
+} from "./lib/server.mjs";
 import { steps } from "./steps/index.mjs";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
@@ -74,10 +81,12 @@ function selectSteps() {
 async function main() {
   if (!existsSync(opts.binary)) return finish(1, `console e2e: FAILED: no binary at ${opts.binary}`);
   const started = Date.now();
-  const [llm, market, embeddings] = await Promise.all([
+  const [llm, market, embeddings, mcp, receiver] = await Promise.all([
     startFakeLlm(opts.fakes),
     startFakeMarketplace(opts.fakes),
     startFakeEmbeddings(opts.fakes),
+    startFakeMcp(opts.fakes),
+    startFakeWebhookReceiver(opts.fakes),
   ]);
   const server = await startServer(opts.binary, {
     consoleDir: opts["console-dir"],
@@ -102,6 +111,8 @@ async function main() {
     llm,
     market,
     embeddings,
+    mcp,
+    receiver,
     repo,
     fakes: opts.fakes,
     state: {},

@@ -33,6 +33,28 @@ export async function startFakeMarketplace(fakesDir) {
   return { proc, url: `http://127.0.0.1:${proc.match[1]}` };
 }
 
+// The MCP server of tests/fakes in Streamable HTTP mode (endpoint /mcp; tools echo, add, slow,
+// crash, grow; GET /_control/requests shows what it received).
+export async function startFakeMcp(fakesDir) {
+  const proc = await startProcess("fake_mcp", "python3", [path.join(fakesDir, "fake_mcp.py"), "--port", "0"], {
+    ready: /FAKE_MCP_PORT=(\d+)/,
+  });
+  const base = `http://127.0.0.1:${proc.match[1]}`;
+  return { proc, base, url: `${base}/mcp` };
+}
+
+// The receiver of outgoing webhooks of tests/fakes (POST /_control/config {secret}, GET
+// /_control/pushes).
+export async function startFakeWebhookReceiver(fakesDir) {
+  const proc = await startProcess(
+    "fake_webhook_receiver",
+    "python3",
+    [path.join(fakesDir, "fake_webhook_receiver.py"), "--port", "0"],
+    { ready: /FAKE_WEBHOOK_PORT=(\d+)/ },
+  );
+  return { proc, base: `http://127.0.0.1:${proc.match[1]}` };
+}
+
 // Starts `binary serve` and waits for /healthz. `env` adds to the environment (config overrides
 // such as SPACE__URL); `consoleDir` serves that directory instead of the embedded console.
 export async function startServer(binary, { env = {}, consoleDir } = {}) {

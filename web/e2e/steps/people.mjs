@@ -56,6 +56,8 @@ export async function errorStates({ page, watch, shot }) {
     ["Models", /\/api\/v1\/provider\/providers(\?|$)/],
     ["Knowledge", /\/api\/v1\/knowledge\/bases(\?|$)/],
     ["Plugins", /\/api\/v1\/plugins(\?|$)/],
+    ["MCP servers", /\/api\/v1\/mcp\/servers(\?|$)/],
+    ["Webhooks", /\/api\/v1\/webhooks(\?|$)/],
     ["API keys", /\/api\/v1\/apikeys(\?|$)/],
   ];
   for (const [name, pattern] of pages) {

@@ -4,7 +4,7 @@ import { DESKTOP, PHONE } from "../lib/browser.mjs";
 import { axeViolations } from "../lib/axe.mjs";
 import { expectVisible, nav, settled } from "./common.mjs";
 
-export const NAV_LINKS = ["Dashboard", "Bots", "Pipelines", "Models", "Knowledge", "Plugins", "API keys", "System"];
+export const NAV_LINKS = ["Dashboard", "Bots", "Pipelines", "Models", "Knowledge", "Plugins", "MCP servers", "Webhooks", "API keys", "System"];
 const slug = (name) => name.toLowerCase().replace(/\s+/g, "-");
 
 async function setTheme(page, theme) {

@@ -35,6 +35,8 @@ export const router = createBrowserRouter(
         <Route path="knowledge/:uuid" element={<P.KnowledgeBasePage />} />
         <Route path="plugins" element={<P.PluginsPage />} />
         <Route path="plugins/:author/:name" element={<P.PluginPage />} />
+        <Route path="mcp" element={<P.McpPage />} />
+        <Route path="webhooks" element={<P.WebhooksPage />} />
         <Route path="apikeys" element={<P.ApiKeysPage />} />
         <Route path="system" element={<P.SystemPage />} />
         <Route path="account" element={<AccountPage />} />

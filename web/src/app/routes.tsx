@@ -9,6 +9,8 @@ export const navItems = [
   { to: "/models", label: "nav.models" },
   { to: "/knowledge", label: "nav.knowledge" },
   { to: "/plugins", label: "nav.plugins" },
+  { to: "/mcp", label: "nav.mcp" },
+  { to: "/webhooks", label: "nav.webhooks" },
   { to: "/apikeys", label: "nav.apikeys" },
   { to: "/system", label: "nav.system" },
 ] as const;
@@ -26,5 +28,7 @@ export const KnowledgePage = lazy(() => import("../pages/knowledge/KnowledgePage
 export const KnowledgeBasePage = lazy(() => import("../pages/knowledge/KnowledgeBasePage"));
 export const PluginsPage = lazy(() => import("../pages/plugins/PluginsPage"));
 export const PluginPage = lazy(() => import("../pages/plugins/PluginPage"));
+export const McpPage = lazy(() => import("../pages/mcp/McpPage"));
+export const WebhooksPage = lazy(() => import("../pages/webhooks/WebhooksPage"));
 export const ApiKeysPage = lazy(() => import("../pages/apikeys/ApiKeysPage"));
 export const SystemPage = lazy(() => import("../pages/system/SystemPage"));

@@ -1,6 +1,7 @@
-// Messages and model calls over time, computed in the browser from bots' event logs: the server
-// has no monitoring API yet (issue 18 adds one). What is read is bounded and said on the page:
-// the newest LOG_PAGE entries of up to MAX_BOTS enabled bots, the most recently updated first.
+// Messages and model calls over time: from the server's monitoring records (monitoring.ts) when it
+// has them, otherwise computed in the browser from bots' event logs. What the log fallback reads is
+// bounded and said on the page: the newest LOG_PAGE entries of up to MAX_BOTS enabled bots, the
+// most recently updated first.
 //
 // Entries are classified by the texts the server writes (src/runtime/bot_runtime_manager.cpp,
 // src/pipeline/engine.cpp): "message from <who>: …" when a message arrives, "reply: …" or
@@ -10,6 +11,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { post } from "../../api/client";
 import type { Bot, BotLogEntry } from "../../api/types";
+import { readMonitoring } from "./monitoring";
 
 export const MAX_BOTS = 20;
 export const LOG_PAGE = 200;
@@ -28,6 +30,8 @@ export function classify(text: string): SeriesName[] {
 }
 
 export interface Activity {
+  // Where the numbers come from: the server's monitoring records, or the bots' event logs.
+  source: "monitoring" | "logs";
   // Bucket start times (unix seconds), oldest first, and one count per bucket for each series.
   times: number[];
   counts: Record<SeriesName, number[]>;
@@ -46,7 +50,11 @@ export function pickBots(bots: Bot[]): Bot[] {
     .slice(0, MAX_BOTS);
 }
 
-export function bucketise(pages: BotLogEntry[][], now: number, pageSize = LOG_PAGE): Omit<Activity, "botsRead" | "botsFailed"> {
+export function bucketise(
+  pages: BotLogEntry[][],
+  now: number,
+  pageSize = LOG_PAGE,
+): Omit<Activity, "botsRead" | "botsFailed" | "source"> {
   const end = Math.ceil(now / BUCKET_SECONDS) * BUCKET_SECONDS;
   const start = end - WINDOW_HOURS * BUCKET_SECONDS;
   const times = Array.from({ length: WINDOW_HOURS }, (_, i) => start + i * BUCKET_SECONDS);
@@ -81,14 +89,26 @@ async function readActivity(bots: Bot[]): Promise<Activity> {
   if (results.length > 0 && failed === results.length) {
     throw (results[0] as PromiseRejectedResult).reason;
   }
-  return { ...bucketise(pages, Date.now() / 1000), botsRead: pages.length, botsFailed: failed };
+  return { ...bucketise(pages, Date.now() / 1000), source: "logs", botsRead: pages.length, botsFailed: failed };
+}
+
+// Once the server said it has no monitoring (404), later refreshes go straight to the logs.
+let monitoringMissing = false;
+
+async function readBest(bots: Bot[]): Promise<Activity> {
+  if (!monitoringMissing) {
+    const fromServer = await readMonitoring(Date.now() / 1000);
+    if (fromServer) return { ...fromServer, source: "monitoring", botsRead: 0, botsFailed: 0 };
+    monitoringMissing = true;
+  }
+  return readActivity(bots);
 }
 
 export function useActivity(bots: Bot[] | undefined) {
   const picked = bots ? pickBots(bots) : [];
   return useQuery({
     queryKey: ["dashboard", "activity", picked.map((b) => b.uuid).join(",")],
-    queryFn: () => readActivity(picked),
+    queryFn: () => readBest(picked),
     enabled: bots !== undefined,
     // The log reads are the page's heaviest work: once a minute is enough for an hourly chart.
     staleTime: 60_000,

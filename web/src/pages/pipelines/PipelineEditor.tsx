@@ -13,6 +13,7 @@ import { errorMessage } from "../../components/PageState";
 import { localize } from "../../i18n";
 import { BasicsCard } from "./BasicsCard";
 import { bodyOf, draftOf, placeOfError, stageKey, type Draft, type ErrorPlace } from "./editorState";
+import { McpBindings } from "./McpBindings";
 import { PluginBindings } from "./PluginBindings";
 import { pipelineKeys } from "./queries";
 import { SectionPanel } from "./SectionPanel";
@@ -217,6 +218,11 @@ export function PipelineEditor({ pipeline, metadata }: { pipeline: Pipeline; met
             value={draft.preferences}
             onChange={(preferences) => update({ preferences })}
             error={place?.kind === "plugins" ? message : undefined}
+          />
+          <McpBindings
+            pipelineUuid={pipeline.uuid}
+            value={draft.preferences}
+            onChange={(preferences) => update({ preferences })}
           />
         </Tabs.Content>
       </Tabs.Root>
