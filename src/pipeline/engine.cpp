@@ -69,6 +69,7 @@ struct PipelineEngine::Run {
   DeferredRun state;
   Done done;
   OnDelta on_delta;
+  OnNotice on_notice;
   EngineOutcome outcome;
   util::TimePoint started{};
   std::atomic<bool> finished{false};
@@ -151,10 +152,11 @@ void PipelineEngine::Log(Run& run, LogLevel level, std::string text) const {
 }
 
 void PipelineEngine::Process(const util::PipelineId& pipeline, Query query, Done done,
-                             OnDelta on_delta) {
+                             OnDelta on_delta, OnNotice on_notice) {
   auto run = std::make_shared<Run>();
   run->done = std::move(done);
   run->on_delta = std::move(on_delta);
+  run->on_notice = std::move(on_notice);
   run->started = clock_.Now();
   run->state.pipeline = pipeline;
   run->state.query = std::move(query);
@@ -228,10 +230,11 @@ void PipelineEngine::Process(const util::PipelineId& pipeline, Query query, Done
 }
 
 void PipelineEngine::Resume(std::shared_ptr<const DeferredRun> deferred, Done done,
-                            OnDelta on_delta) {
+                            OnDelta on_delta, OnNotice on_notice) {
   auto run = std::make_shared<Run>();
   run->done = std::move(done);
   run->on_delta = std::move(on_delta);
+  run->on_notice = std::move(on_notice);
   run->started = clock_.Now();
   if (!deferred) {
     run->outcome.kind = OutcomeKind::kIgnored;
@@ -403,6 +406,18 @@ void PipelineEngine::RunRunner(std::shared_ptr<Run> run) {
     runner = it->second;
   }
   AgentInput input = MakeAgentInput(run->state);
+  if (run->on_notice && run->state.query.Settings().output.track_function_calls) {
+    // LangBot's wording: the names joined with dots.
+    input.on_tool_calls = [notice = run->on_notice](const std::vector<std::string>& names) {
+      std::string text = "Call ";
+      for (std::size_t i = 0; i < names.size(); ++i) {
+        if (i) text += '.';
+        text += names[i];
+      }
+      text += "...";
+      notice(domain::MessageChain{Plain(std::move(text))});
+    };
+  }
   // The config lives in run->state.query, which the completion keeps alive.
   const util::JsonObject& config = run->Config();
   runner->Run(config, std::move(input), run->on_delta,

@@ -130,11 +130,15 @@ class PipelineEngine {
   // Streams the runner's text pieces to `on_delta` (may be null) as they come, for adapters that
   // show a reply while it is written; the outcome still carries the whole shaped reply.
   using OnDelta = std::function<void(const domain::ChatDelta&)>;
+  // Interim messages sent while the reply is written, before it (output.misc.
+  // track-function-calls: "Call <tools>..." each time the model calls tools); may be null.
+  using OnNotice = std::function<void(domain::MessageChain)>;
 
-  void Process(const util::PipelineId& pipeline, Query query, Done done,
-               OnDelta on_delta = nullptr);
+  void Process(const util::PipelineId& pipeline, Query query, Done done, OnDelta on_delta = nullptr,
+               OnNotice on_notice = nullptr);
   // Continues a kDeferred outcome after the rate limiter (the slot is already taken).
-  void Resume(std::shared_ptr<const DeferredRun> deferred, Done done, OnDelta on_delta = nullptr);
+  void Resume(std::shared_ptr<const DeferredRun> deferred, Done done, OnDelta on_delta = nullptr,
+              OnNotice on_notice = nullptr);
 
  private:
   struct Run;

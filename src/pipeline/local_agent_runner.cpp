@@ -101,6 +101,7 @@ struct LocalAgentRunner::Call {
   domain::ChatMessage user;
   std::function<void(const domain::ChatDelta&)> on_delta;
   std::function<void(util::Result<AgentReply>)> done;
+  std::function<void(const std::vector<std::string>&)> on_tool_calls;
   std::atomic<bool> delivered{false};  // text reached the caller: no fallback may repeat it
   util::Error last_error{ErrorCode::kInternal, "no model answered"};
   domain::PluginBinding binding;
@@ -217,6 +218,7 @@ void LocalAgentRunner::Run(const util::JsonObject& pipeline_config, AgentInput i
   call->user.role = "user";
   call->user.content = std::move(input.content);
   call->on_delta = std::move(on_delta);
+  call->on_tool_calls = std::move(input.on_tool_calls);
   call->done = std::move(done);
   call->binding = domain::PluginBinding::FromPipelineConfig(pipeline_config);
   call->mcp_binding = domain::McpBinding::FromPipelineConfig(pipeline_config);
@@ -349,6 +351,11 @@ void LocalAgentRunner::TryModel(std::shared_ptr<Call> call, std::size_t index) {
 void LocalAgentRunner::RunTools(std::shared_ptr<Call> call, std::size_t index,
                                 domain::ChatMessage asked) {
   ++call->tool_rounds;
+  if (call->on_tool_calls) {
+    std::vector<std::string> names;
+    for (const auto& t : asked.tool_calls) names.push_back(t.name);
+    call->on_tool_calls(names);
+  }
   auto calls = std::make_shared<std::vector<domain::ToolCall>>(asked.tool_calls);
   call->exchange.push_back(std::move(asked));
   auto next = std::make_shared<std::function<void(std::size_t)>>();

@@ -23,6 +23,9 @@ namespace sb::pipeline {
 struct AgentInput {
   domain::ConversationKey conversation;
   std::vector<domain::ContentPart> content;  // the user's message: text and images
+  // Told the names of the tools a model calls, each round, before they run (may be null;
+  // output.misc.track-function-calls). Must not block.
+  std::function<void(const std::vector<std::string>& names)> on_tool_calls;
 };
 
 struct AgentReply {

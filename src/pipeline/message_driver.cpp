@@ -108,7 +108,8 @@ void MessageDriver::Start(std::shared_ptr<Run> run) {
       [weak, run](EngineOutcome outcome) {
         if (auto self = weak.lock()) self->OnOutcome(run, std::move(outcome));
       },
-      run->turn->Stream());
+      run->turn->Stream(),
+      [turn = run->turn](domain::MessageChain notice) { turn->Notify(std::move(notice)); });
 }
 
 void MessageDriver::OnOutcome(std::shared_ptr<Run> run, EngineOutcome outcome) {
@@ -135,7 +136,8 @@ void MessageDriver::OnOutcome(std::shared_ptr<Run> run, EngineOutcome outcome) {
             [weak, run](EngineOutcome resumed) {
               if (auto self = weak.lock()) self->OnOutcome(run, std::move(resumed));
             },
-            run->turn->Stream());
+            run->turn->Stream(),
+            [turn = run->turn](domain::MessageChain notice) { turn->Notify(std::move(notice)); });
       });
     });
     return;

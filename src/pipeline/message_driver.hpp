@@ -36,6 +36,9 @@ class Turn {
   virtual void Log(domain::LogLevel level, std::string text) = 0;
   // Where the runner's text pieces go while the reply is written; null: nowhere.
   virtual PipelineEngine::OnDelta Stream() { return nullptr; }
+  // An interim message sent at once, before the reply (the tools a model calls, when the
+  // pipeline tracks them); fire and forget. By default it goes nowhere.
+  virtual void Notify(domain::MessageChain notice) { (void)notice; }
   // False once the origin can no longer answer (the bot stopped): a held run is then dropped.
   virtual bool Answering() = 0;
   // The pipeline chose not to answer (outcome.reason says why).

@@ -24,6 +24,7 @@ OutputSettings OutputSettings::Read(const util::JsonObject& config) {
   s.remove_think = GetBool(config, {"output", "misc", "remove-think"}, false);
   s.quote_origin = GetBool(config, {"output", "misc", "quote-origin"}, false);
   s.at_sender = GetBool(config, {"output", "misc", "at-sender"}, true);
+  s.track_function_calls = GetBool(config, {"output", "misc", "track-function-calls"}, false);
   s.long_text_threshold = GetInt(config, {"output", "long-text-processing", "threshold"}, 1000);
   if (s.long_text_threshold < 0) s.long_text_threshold = 1000;
   s.long_text_strategy = GetString(config, {"output", "long-text-processing", "strategy"}, "none");

@@ -19,9 +19,10 @@ namespace sb::pipeline {
 
 // output.misc and output.long-text-processing.
 struct OutputSettings {
-  bool remove_think = false;  // output.misc.remove-think
-  bool quote_origin = false;  // output.misc.quote-origin
-  bool at_sender = true;      // output.misc.at-sender
+  bool remove_think = false;          // output.misc.remove-think
+  bool quote_origin = false;          // output.misc.quote-origin
+  bool at_sender = true;              // output.misc.at-sender
+  bool track_function_calls = false;  // output.misc.track-function-calls
   std::int64_t long_text_threshold = 1000;
   std::string long_text_strategy = "none";       // "none", "forward", "image"
   std::string exception_handling = "show-hint";  // "show-hint", "show-error", "hide"

@@ -404,6 +404,26 @@ class BotTurn final : public pipeline::Turn, public std::enable_shared_from_this
 
   bool TakenOver() override { return takeover_ && takeover_->Taken(); }
 
+  // Sent on its own, not waited for: the reply does not depend on it.
+  void Notify(domain::MessageChain notice) override {
+    auto impl = impl_.lock();
+    if (!impl || TakenOver()) return;
+    auto target = impl->Live(inc_);
+    if (!target) return;
+    domain::OutgoingMessage out{chat_type_, chat_id_, std::move(notice)};
+    if (!target->adapter().CheckDeliverable(out)) return;
+    auto self = shared_from_this();
+    std::string text = domain::DescribeChain(out.chain);
+    target->adapter().Send(
+        std::move(out), message_id_, [self, text](util::Result<domain::SendReceipt> sent) {
+          if (sent) {
+            self->Log(LogLevel::kInfo, "notice: " + text);
+          } else {
+            self->Log(LogLevel::kWarning, "a notice was not delivered: " + sent.error().message);
+          }
+        });
+  }
+
   void Deliver(domain::MessageChain reply, std::string made_by, domain::ReplyForm form,
                std::function<void()> done) override {
     auto impl = impl_.lock();

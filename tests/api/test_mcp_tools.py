@@ -71,13 +71,16 @@ class McpToolsTest(ServerTestCase):
         self.assertTrue(got, "%s never became %s: %r" % (name, status, self.runtime(name)))
         return self.runtime(name)
 
-    def bot(self, preferences=None):
+    def bot(self, preferences=None, output=None):
         provider = self.make_provider(base_url=self.llm.base + "/v1", api_keys=["sk-good-1"])
         model = self.make_model(provider, name="gpt-test", abilities=["chat", "func_call"])
-        pipeline = self.make_pipeline(name="p", config={"ai": {
+        config = {"ai": {
             "runner": {"runner": "local-agent"},
             "local-agent": {"model": {"primary": model, "fallbacks": []}, "max-round": 10,
-                            "prompt": [{"role": "system", "content": "Be brief."}]}}})
+                            "prompt": [{"role": "system", "content": "Be brief."}]}}}
+        if output:
+            config["output"] = output
+        pipeline = self.make_pipeline(name="p", config=config)
         if preferences is not None:
             self.ok("PUT", "/api/v1/pipelines/%s/extensions" % pipeline, preferences)
         bot = self.make_bot(adapter="webhook", enable=True, use_pipeline_uuid=pipeline,
@@ -156,6 +159,19 @@ class McpToolsTest(ServerTestCase):
         self.assertTrue(wait_until(lambda: (self.runtime("mortal") or {}).get("restarts", 0) >= 1
                                    and self.runtime("mortal")["status"] == "connected", 20),
                         self.runtime("mortal"))
+
+    def test_tracked_function_calls_are_told_to_the_user_first(self):
+        fake = self.fake("--tools", "echo")
+        self.server("tracked", fake.base + "/mcp")
+        self.wait_status("tracked", "connected")
+        bot = self.bot({"enable_all_mcp_servers": False, "bound_mcp_servers": ["tracked"]},
+                       output={"misc": {"track-function-calls": True}})
+        self.ask(bot, "please call tool now")
+        got = self.callback.wait_for(2, 10)
+        texts = ["".join(e.get("text", "") for e in g["body"]["message_chain"]) for g in got]
+        self.assertEqual(len(texts), 2, texts)
+        self.assertEqual(texts[0], "Call echo...")
+        self.assertIn("[tool result: echo: ]", texts[1])
 
     def test_pipelines_offer_only_the_servers_bound_to_them(self):
         fake = self.fake("--tools", "echo,add")

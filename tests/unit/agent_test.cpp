@@ -106,7 +106,7 @@ class AgentTest : public ::testing::Test {
 
   util::Result<AgentReply> Say(const util::JsonObject& config, const std::string& text,
                                bool with_image = false) {
-    AgentInput in{key_, {{domain::ContentPart::Kind::kText, text, {}}}};
+    AgentInput in{key_, {{domain::ContentPart::Kind::kText, text, {}}}, nullptr};
     if (with_image) in.content.push_back({domain::ContentPart::Kind::kImage, {}, "http://i/1.png"});
     std::optional<util::Result<AgentReply>> out;
     runner_->Run(config, in, nullptr, [&](util::Result<AgentReply> r) { out = std::move(r); });

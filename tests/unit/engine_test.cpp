@@ -35,6 +35,7 @@ class FakeRunner final : public Runner {
   void Run(const util::JsonObject&, AgentInput input, std::function<void(const domain::ChatDelta&)>,
            std::function<void(util::Result<AgentReply>)> done) override {
     inputs.push_back(input);
+    if (input.on_tool_calls) input.on_tool_calls({"weather", "files_read"});
     auto answer = [this, done = std::move(done)] {
       if (error) {
         done(util::Fail(ErrorCode::kUpstreamFailed, *error));
@@ -288,6 +289,27 @@ TEST_F(EngineTest, HelpAndUnknownCommands) {
   EXPECT_EQ(unknown.kind, OutcomeKind::kReplied);
   EXPECT_NE(PlainOf(unknown.reply).find("Unknown command"), std::string::npos);
   EXPECT_TRUE(runner_.inputs.empty());
+}
+
+TEST_F(EngineTest, TrackedFunctionCallsAreNoticedBeforeTheReply) {
+  std::vector<std::string> notices;
+  auto notice = [&notices](domain::MessageChain chain) { notices.push_back(PlainOf(chain)); };
+  auto tracked = Cfg(R"({"output":{"misc":{"track-function-calls":true}}})");
+  std::optional<EngineOutcome> out;
+  engine_->Process(
+      pipeline_, Person({Plain("hi")}, tracked), [&](EngineOutcome o) { out = std::move(o); },
+      nullptr, notice);
+  ASSERT_TRUE(out);
+  EXPECT_EQ(PlainOf(out->reply), "hello there");
+  EXPECT_EQ(notices, (std::vector<std::string>{"Call weather.files_read..."}));
+  // Off (LangBot's default), or nowhere to send them: the runner is not told to report.
+  notices.clear();
+  engine_->Process(
+      pipeline_, Person({Plain("hi")}), [&](EngineOutcome) {}, nullptr, notice);
+  EXPECT_TRUE(notices.empty());
+  EXPECT_FALSE(runner_.inputs.back().on_tool_calls);
+  engine_->Process(pipeline_, Person({Plain("hi")}, tracked), [&](EngineOutcome) {});
+  EXPECT_FALSE(runner_.inputs.back().on_tool_calls);
 }
 
 TEST_F(EngineTest, RunnerFailureFollowsExceptionHandling) {

@@ -113,8 +113,6 @@ export default function McpPage() {
                               type="button"
                               className="btn btn-small"
                               aria-label={t("testNamed", { name: s.name })}
-                              disabled={s.mode !== "http"}
-                              title={s.mode !== "http" ? t("testHttpOnly") : undefined}
                               onClick={() => setTesting(s)}
                             >
                               {t("test.button")}

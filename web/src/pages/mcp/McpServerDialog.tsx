@@ -172,7 +172,10 @@ function McpServerForm({ server, onSaved, onCancel }: { server?: McpServer; onSa
         </Field>
       )}
       <FormError error={error} />
-      {form.mode === "http" && <McpTestRunner body={() => bodyOf(form, server)} disabled={form.url.trim() === ""} />}
+      <McpTestRunner
+        body={() => bodyOf(form, server)}
+        disabled={form.mode === "stdio" ? form.command.trim() === "" : form.url.trim() === ""}
+      />
       <div className="form-actions">
         <button type="button" className="btn" onClick={onCancel}>
           {tc("cancel")}
