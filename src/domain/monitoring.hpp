@@ -83,6 +83,21 @@ struct MonitoredError {
   std::string error_message;
 };
 
+// A user's rating of a reply (LangBot's monitoring_feedback row). One per feedback slot and user:
+// a later rating of the same reply by the same user replaces the earlier one.
+struct MonitoredFeedback {
+  std::string id;
+  util::TimePoint timestamp;
+  MonitoringContext context;  // context.message_id: the platform id of the rated reply's message
+  std::string feedback_id;
+  int feedback_type = 1;           // 1 like, 2 dislike, 3 withdrawn
+  std::string feedback_content;    // empty: none
+  std::string inaccurate_reasons;  // a JSON array; empty: none
+  std::string stream_id;
+  std::string user_id;
+  std::string platform;
+};
+
 // What the writer hands the repository in one transaction. Sessions are not written directly:
 // each message of role user upserts its session (count, first and last activity).
 struct MonitoringBatch {
@@ -91,13 +106,14 @@ struct MonitoringBatch {
   std::vector<MonitoredLlmCall> llm_calls;
   std::vector<MonitoredEmbeddingCall> embedding_calls;
   std::vector<MonitoredError> errors;
+  std::vector<MonitoredFeedback> feedback;
   bool empty() const {
     return messages.empty() && status_changes.empty() && llm_calls.empty() &&
-           embedding_calls.empty() && errors.empty();
+           embedding_calls.empty() && errors.empty() && feedback.empty();
   }
   std::size_t size() const {
     return messages.size() + status_changes.size() + llm_calls.size() + embedding_calls.size() +
-           errors.size();
+           errors.size() + feedback.size();
   }
 };
 
@@ -111,6 +127,7 @@ class MonitoringSink {
   virtual void RecordLlmCall(MonitoredLlmCall record) = 0;
   virtual void RecordEmbeddingCall(MonitoredEmbeddingCall record) = 0;
   virtual void RecordError(MonitoredError record) = 0;
+  virtual void RecordFeedback(MonitoredFeedback record) = 0;
 };
 
 enum class MonitoringTable { kMessages, kLlmCalls, kEmbeddingCalls, kSessions, kErrors, kFeedback };

@@ -19,6 +19,7 @@
 #include "domain/message.hpp"
 #include "domain/platform_call.hpp"
 #include "domain/platform_socket.hpp"
+#include "domain/received_feedback.hpp"
 #include "domain/received_message.hpp"
 #include "util/error.hpp"
 
@@ -41,6 +42,9 @@ class AdapterHost {
   virtual void OnTrouble(std::string why) = 0;
   // An entry for the bot's event log (a malformed update skipped, a reconnect, ...).
   virtual void Log(domain::LogLevel level, std::string text) = 0;
+  // A user rated one of the bot's replies (only platforms with feedback buttons report it). The
+  // host records it; the default ignores it, for hosts without monitoring.
+  virtual void OnFeedback(domain::ReceivedFeedback feedback) { (void)feedback; }
 };
 
 // A platform's HTTP call to `/bots/{uuid}` or `/bots/{uuid}/{path}`, and the answer to it.

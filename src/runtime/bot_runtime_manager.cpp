@@ -162,6 +162,13 @@ class Incarnation final : public platforms::AdapterHost,
   void Log(LogLevel level, std::string text) override {
     if (auto impl = impl_.lock()) impl->Log(bot_.uuid, retention(), level, std::move(text));
   }
+  void OnFeedback(domain::ReceivedFeedback feedback) override {
+    auto impl = impl_.lock();
+    if (!impl || stop_requested_) return;
+    const std::string session =
+        pipeline::SessionId(pipeline::LauncherOf(feedback.chat_type), feedback.chat_id);
+    impl->monitor.Feedback(bot_, feedback, session);
+  }
 
  private:
   std::weak_ptr<BotRuntimeManager::Impl> impl_;

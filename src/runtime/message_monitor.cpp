@@ -1,5 +1,7 @@
 #include "runtime/message_monitor.hpp"
 
+#include <algorithm>
+
 #include "domain/message_text.hpp"
 #include "util/ids.hpp"
 
@@ -20,6 +22,9 @@ MessageMonitor::MessageMonitor(domain::MonitoringSink* sink, util::MetricsRegist
         "switchboard_messages_total",
         "Messages of the running bots: received, then replied, ignored, failed or refused.",
         {"bot", "adapter", "outcome"});
+    feedback_ = &metrics->Counter("switchboard_feedback_total",
+                                  "Users' ratings of the bots' replies (like, dislike, withdrawn).",
+                                  {"bot", "adapter", "type"});
   }
 }
 
@@ -120,6 +125,58 @@ void MessageMonitor::Refused(const domain::Bot& bot, const domain::ReceivedMessa
   e.error_message = why;
   sink_->RecordMessage(std::move(m));
   sink_->RecordError(std::move(e));
+}
+
+namespace {
+
+const char* FeedbackTypeName(domain::FeedbackType type) {
+  switch (type) {
+    case domain::FeedbackType::kLike:
+      return "like";
+    case domain::FeedbackType::kDislike:
+      return "dislike";
+    case domain::FeedbackType::kCancel:
+      return "withdrawn";
+  }
+  return "other";
+}
+
+// LangBot keeps the reasons as a JSON array of what the platform sent: WeCom's codes are
+// integers, so a reason of digits only goes back in as a number.
+std::string ReasonsJson(const std::vector<std::string>& reasons) {
+  if (reasons.empty()) return {};
+  util::JsonArray out;
+  for (const auto& r : reasons) {
+    const bool code = !r.empty() && r.size() <= 9 &&
+                      std::all_of(r.begin(), r.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (code) {
+      out.emplace_back(std::stoll(r));
+    } else {
+      out.emplace_back(r);
+    }
+  }
+  return util::SerializeJson(util::Json(std::move(out)));
+}
+
+}  // namespace
+
+void MessageMonitor::Feedback(const domain::Bot& bot, const domain::ReceivedFeedback& feedback,
+                              const std::string& session_id) const {
+  if (feedback_) feedback_->Add({bot.uuid.str(), bot.adapter, FeedbackTypeName(feedback.type)});
+  if (!sink_) return;
+  domain::MonitoredFeedback f;
+  f.id = util::NewUuid();
+  f.timestamp = clock_->Now();
+  f.context = ContextOf(bot, session_id);
+  f.context.message_id = feedback.message_id;
+  f.feedback_id = feedback.feedback_id;
+  f.feedback_type = static_cast<int>(feedback.type);
+  f.feedback_content = domain::TruncateUtf8(feedback.content, kMaxContentBytes);
+  f.inaccurate_reasons = ReasonsJson(feedback.inaccurate_reasons);
+  f.stream_id = feedback.stream_id;
+  f.user_id = feedback.user_id;
+  f.platform = bot.adapter;
+  sink_->RecordFeedback(std::move(f));
 }
 
 }  // namespace sb::runtime

@@ -11,6 +11,7 @@
 
 #include "domain/bot.hpp"
 #include "domain/monitoring.hpp"
+#include "domain/received_feedback.hpp"
 #include "domain/received_message.hpp"
 #include "util/clock.hpp"
 #include "util/metrics_registry.hpp"
@@ -36,6 +37,9 @@ class MessageMonitor {
   // Never reached the pipeline (the bot's queue was full, or it stopped).
   void Refused(const domain::Bot& bot, const domain::ReceivedMessage& message,
                const std::string& session_id, const std::string& why) const;
+  // A user rated one of the bot's replies (in the chat of `session_id`).
+  void Feedback(const domain::Bot& bot, const domain::ReceivedFeedback& feedback,
+                const std::string& session_id) const;
 
  private:
   domain::MonitoringContext ContextOf(const domain::Bot& bot, const std::string& session) const;
@@ -43,6 +47,7 @@ class MessageMonitor {
 
   domain::MonitoringSink* sink_;
   util::MetricFamily* messages_ = nullptr;  // null without a registry
+  util::MetricFamily* feedback_ = nullptr;  // null without a registry
   const util::Clock* clock_;
 };
 

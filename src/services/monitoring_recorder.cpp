@@ -43,6 +43,9 @@ void MonitoringRecorder::RecordEmbeddingCall(domain::MonitoredEmbeddingCall reco
   Push(std::move(record));
 }
 void MonitoringRecorder::RecordError(domain::MonitoredError record) { Push(std::move(record)); }
+void MonitoringRecorder::RecordFeedback(domain::MonitoredFeedback record) {
+  Push(std::move(record));
+}
 
 void MonitoringRecorder::WriteBatch(std::deque<Item>& items) {
   domain::MonitoringBatch batch;
@@ -58,8 +61,10 @@ void MonitoringRecorder::WriteBatch(std::deque<Item>& items) {
             batch.llm_calls.push_back(std::move(r));
           } else if constexpr (std::is_same_v<T, domain::MonitoredEmbeddingCall>) {
             batch.embedding_calls.push_back(std::move(r));
-          } else {
+          } else if constexpr (std::is_same_v<T, domain::MonitoredError>) {
             batch.errors.push_back(std::move(r));
+          } else {
+            batch.feedback.push_back(std::move(r));
           }
         },
         item);

@@ -50,6 +50,7 @@ class MonitoringRecorder final : public domain::MonitoringSink {
   void RecordLlmCall(domain::MonitoredLlmCall record) override;
   void RecordEmbeddingCall(domain::MonitoredEmbeddingCall record) override;
   void RecordError(domain::MonitoredError record) override;
+  void RecordFeedback(domain::MonitoredFeedback record) override;
 
   // Blocks until every record queued before the call has been written (or failed). For tests
   // and the API, which answers from the database: a route may flush so it reads its own writes.
@@ -61,9 +62,9 @@ class MonitoringRecorder final : public domain::MonitoringSink {
   MonitoringRecorderStats Stats() const;
 
  private:
-  using Item =
-      std::variant<domain::MonitoredMessage, domain::MessageStatusChange, domain::MonitoredLlmCall,
-                   domain::MonitoredEmbeddingCall, domain::MonitoredError>;
+  using Item = std::variant<domain::MonitoredMessage, domain::MessageStatusChange,
+                            domain::MonitoredLlmCall, domain::MonitoredEmbeddingCall,
+                            domain::MonitoredError, domain::MonitoredFeedback>;
   void Push(Item item);
   void Run();
   void WriteBatch(std::deque<Item>& items);

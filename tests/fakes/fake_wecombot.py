@@ -18,7 +18,8 @@ Long connection, ws://127.0.0.1:WSPORT/ (any path), JSON text frames
     ping -> ack errcode 0 (unless config mute_pings; counted in `pings`).
     aibot_respond_msg (req_id of a callback this socket delivered; else errcode 846605 "invalid
         req_id"): body msgtype stream {id, finish, content <= 20480 bytes} or markdown {content}
-        or text {content}; a stream whose finish was already sent, or a frame later than config
+        or text {content}; stream.feedback {id: 1..256 bytes} optional (else 40058 naming
+        it); a stream whose finish was already sent, or a frame later than config
         stream_ttl (360 s) after the callback -> 846608 "stream message update expired"; content
         over 20480 bytes or a wrong shape -> 40058 with errmsg naming the field. Recorded in
         `sent` with kind "respond".
@@ -40,7 +41,12 @@ Control API (no auth; JSON; errors {"error"} with 400/404/409)
                            (text|mixed|image|voice|file), images?[base64 bytes], msgid?,
                            req_id?} -> {delivered, req_id, msgid, body}: an aibot_msg_callback on
                            the newest subscribed socket (409 when none)
-    POST /_control/event {eventtype, userid?} -> {delivered, req_id}: aibot_event_callback
+    POST /_control/event {eventtype, userid?, chattype?, chatid?, feedback?} -> {delivered,
+                           req_id, body}: aibot_event_callback. For eventtype "feedback_event",
+                           feedback = {id (a reply's stream.feedback.id), type (1 accurate,
+                           2 inaccurate, 3 withdrawn), content?, inaccurate_reason_list?
+                           ([int] reason codes)} becomes event.feedback_event; content and the
+                           reasons are sent with type 2 only.
     POST /_control/drop  -> {connections}: every socket closed without a close frame
     GET  /_control/ws    -> {connections, connected, subscribed, subscribes[{bot_id, ok}],
                            pings, closes[{code, by}], other[frames not understood]}
@@ -54,6 +60,8 @@ Control API (no auth; JSON; errors {"error"} with 400/404/409)
     POST /_control/webhook/refresh {url, stream_id, forge?} -> same shape, for one refresh
     POST /_control/webhook/poll {url, stream_id, interval?: 0.2, timeout?: 15} -> {answers:
                            [reply...], finished}: refreshes until one says finish
+    POST /_control/webhook/event {url, eventtype, userid?, chattype?, chatid?, feedback?,
+                           forge?} -> as message (the bot answers events with an encrypted {})
     POST /_control/webhook/raw {url, plaintext (a JSON value to encrypt), forge?} -> as message
 
 Command line: python3 fake_wecombot.py [--port 0] [--host 127.0.0.1] [--verbose]
@@ -85,6 +93,7 @@ ERR_NOT_SUBSCRIBED = 846609
 ERR_INVALID_REQ_ID = 846605
 ERR_STREAM_EXPIRED = 846608
 ERR_BAD_REQUEST = 40058
+MAX_FEEDBACK_ID = 256  # ReplyFeedback.id: "有效长度为 256 字节以内"
 
 
 def _ms():
@@ -246,6 +255,11 @@ class FakeWeComBot(object):
                 return ERR_STREAM_EXPIRED, "stream message update expired"
             if len(stream.get("content", "").encode("utf-8")) > MAX_CONTENT:
                 return ERR_BAD_REQUEST, "stream.content exceeds 20480 bytes"
+            if "feedback" in stream:
+                fb = stream["feedback"]
+                if not isinstance(fb, dict) or not isinstance(fb.get("id"), str) or not fb["id"] \
+                        or len(fb["id"].encode("utf-8")) > MAX_FEEDBACK_ID:
+                    return ERR_BAD_REQUEST, "stream.feedback.id must be 1 to 256 bytes"
             if stream["finish"]:
                 cb["finished"].add(stream["id"])
             return 0, "ok"
@@ -322,6 +336,34 @@ class FakeWeComBot(object):
             body["file"] = {"url": "http://%s:%d/media/none" % (self.host, self.port)}
         else:
             raise BadRequest("unsupported msgtype")
+        return body
+
+    def _event_body(self, spec):
+        """An event callback body (the SDK's EventMessage). For eventtype feedback_event,
+        spec["feedback"] = {id, type (1 accurate, 2 inaccurate, 3 withdrawn), content?,
+        inaccurate_reason_list?} becomes event.feedback_event; chattype group needs a chatid."""
+        chattype = spec.get("chattype", "single")
+        if chattype not in ("single", "group"):
+            raise BadRequest("chattype must be single or group")
+        body = {"msgid": secrets.token_hex(8), "aibotid": self.config["bot_id"],
+                "create_time": int(time.time()), "chattype": chattype,
+                "from": {"userid": spec.get("userid") or "zhangsan"}, "msgtype": "event",
+                "event": {"eventtype": spec.get("eventtype", "enter_chat")}}
+        if chattype == "group":
+            body["chatid"] = spec.get("chatid") or "wrkSFfCgAAtest"
+        if body["event"]["eventtype"] == "feedback_event":
+            fb = spec.get("feedback")
+            if not isinstance(fb, dict) or not isinstance(fb.get("id"), str) or not fb["id"]:
+                raise BadRequest("feedback.id (the reply's stream.feedback.id) is required")
+            if fb.get("type") not in (1, 2, 3):
+                raise BadRequest("feedback.type must be 1, 2 or 3")
+            event = {"id": fb["id"], "type": fb["type"]}
+            # content and reasons come with an "inaccurate" rating only (type 2).
+            if fb["type"] == 2 and fb.get("content"):
+                event["content"] = fb["content"]
+            if fb["type"] == 2 and fb.get("inaccurate_reason_list"):
+                event["inaccurate_reason_list"] = list(fb["inaccurate_reason_list"])
+            body["event"]["feedback_event"] = event
         return body
 
     async def _deliver(self, cmd, body, req_id):
@@ -405,6 +447,9 @@ class FakeWeComBot(object):
             result = self._post_encrypted(url, json.dumps(body, ensure_ascii=False), forge)
             result["msgid"] = body["msgid"]
             return json_reply(200, result)
+        if action == "event":
+            return json_reply(200, self._post_encrypted(
+                url, json.dumps(self._event_body(req), ensure_ascii=False), forge))
         if action == "raw":
             return json_reply(200, self._post_encrypted(url, json.dumps(req.get("plaintext")),
                                                         forge))
@@ -476,14 +521,11 @@ class FakeWeComBot(object):
                                     "body": msg})
         if name == "event":
             req_id = _req_id("aibot_event_callback")
-            body_ = {"msgid": secrets.token_hex(8), "aibotid": self.config["bot_id"],
-                     "create_time": int(time.time()), "chattype": "single",
-                     "from": {"userid": req.get("userid", "zhangsan")}, "msgtype": "event",
-                     "event": {"eventtype": req.get("eventtype", "enter_chat")}}
+            body_ = self._event_body(req)
             ok = self._lt.run(self._deliver("aibot_event_callback", body_, req_id))
             if not ok:
                 raise BadRequest("no subscribed long connection", 409)
-            return json_reply(200, {"delivered": True, "req_id": req_id})
+            return json_reply(200, {"delivered": True, "req_id": req_id, "body": body_})
         if name == "drop":
             return json_reply(200, {"connections": self._lt.run(self._drop())})
         raise BadRequest("unknown control route", 404)

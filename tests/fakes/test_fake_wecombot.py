@@ -170,6 +170,42 @@ class LongConnectionTest(unittest.TestCase):
         self.assertEqual(sent[1]["body"]["stream"]["content"], "hello")
         self.assertEqual(sent[2]["body"]["chatid"], "wangwu")
 
+    def test_reply_feedback_id_is_checked_and_feedback_events_are_sent(self):
+        c = self.client()
+        c.subscribe()
+        req = ctl("message", {"userid": "lisi", "text": "hi"})[1]["req_id"]
+        c.next()
+        bad = {"msgtype": "stream", "stream": {"id": "s1", "finish": False, "content": "",
+                                               "feedback": {"id": "x" * 257}}}
+        c.send("aibot_respond_msg", req, bad)
+        ack = c.next()
+        self.assertEqual(ack["errcode"], 40058)
+        self.assertIn("feedback", ack["errmsg"])
+        bad["stream"]["feedback"] = {"id": "s1|m1"}
+        c.send("aibot_respond_msg", req, bad)
+        self.assertEqual(c.next()["errcode"], 0)
+        # A dislike in a group, with the comment and reason codes WeCom sends for type 2 only.
+        status, got, _ = ctl("event", {"eventtype": "feedback_event", "userid": "lisi",
+                                       "chattype": "group", "chatid": "wrkG",
+                                       "feedback": {"id": "s1|m1", "type": 2, "content": "no",
+                                                    "inaccurate_reason_list": [1, 3]}})
+        self.assertEqual(status, 200)
+        frame = c.next()
+        self.assertEqual((frame["cmd"], frame["headers"]["req_id"]),
+                         ("aibot_event_callback", got["req_id"]))
+        body = frame["body"]
+        self.assertEqual((body["msgtype"], body["chattype"], body["chatid"],
+                          body["from"]["userid"], body["aibotid"]),
+                         ("event", "group", "wrkG", "lisi", DEFAULT_BOT_ID))
+        self.assertEqual(body["event"], {"eventtype": "feedback_event", "feedback_event": {
+            "id": "s1|m1", "type": 2, "content": "no", "inaccurate_reason_list": [1, 3]}})
+        ctl("event", {"eventtype": "feedback_event",
+                      "feedback": {"id": "s1|m1", "type": 1, "content": "ignored"}})
+        self.assertEqual(c.next()["body"]["event"]["feedback_event"], {"id": "s1|m1", "type": 1})
+        self.assertEqual(ctl("event", {"eventtype": "feedback_event",
+                                       "feedback": {"id": "s1", "type": 5}})[0], 400)
+        self.assertEqual(ctl("event", {"eventtype": "feedback_event", "feedback": {}})[0], 400)
+
     def test_images_are_encrypted_with_their_aeskey(self):
         c = self.client()
         c.subscribe()
@@ -282,6 +318,16 @@ class WebhookDriverTest(unittest.TestCase):
         self.assertEqual(self.srv.seen[1]["stream"], {"id": "sid-1"})
         forged = ctl("webhook/message", {"url": self.url, "text": "x", "forge": True})[1]
         self.assertEqual(forged["status"], 401)
+
+    def test_feedback_event_is_posted_encrypted(self):
+        got = ctl("webhook/event", {"url": self.url, "eventtype": "feedback_event",
+                                    "userid": "u7", "feedback": {"id": "sid-1|m", "type": 3}})[1]
+        self.assertEqual(got["status"], 200)
+        seen = self.srv.seen[-1]
+        self.assertEqual((seen["msgtype"], seen["from"]["userid"], seen["chattype"]),
+                         ("event", "u7", "single"))
+        self.assertEqual(seen["event"], {"eventtype": "feedback_event",
+                                         "feedback_event": {"id": "sid-1|m", "type": 3}})
 
 
 if __name__ == "__main__":

@@ -328,6 +328,41 @@ TEST_F(WeComBotWebhookTest, AMessageOpensAStreamThatSendFillsAndARefreshFinishes
   EXPECT_EQ(proactive.error().code, ErrorCode::kInvalidArgument);
 }
 
+// The first answer sets the reply's feedback id; a feedback_event naming it reaches the host
+// (answered with an empty object), a malformed one is logged and goes nowhere.
+TEST_F(WeComBotWebhookTest, RepliesCarryAFeedbackIdAndFeedbackEventsReachTheHost) {
+  ASSERT_TRUE(host_.WaitFor([&] { return !host_.connected.empty(); }));
+  auto first = Open(test::CallWebhook(*adapter_, Post(R"({"msgid":"fb1","aibotid":"aibTestBot",
+    "chattype":"single","from":{"userid":"u3"},"msgtype":"text","text":{"content":"hi"}})")));
+  const std::string sid(first.at("stream").at("id").as_string());
+  const std::string fid(first.at("stream").at("feedback").at("id").as_string());
+  EXPECT_EQ(fid, sid + "|fb1");
+
+  auto answer = Open(
+      test::CallWebhook(*adapter_, Post(R"({"msgid":"e1","aibotid":"aibTestBot","chattype":"single",
+        "from":{"userid":"u3"},"msgtype":"event","event":{"eventtype":"feedback_event",
+        "feedback_event":{"id":")" + fid +
+                                        R"(","type":2,"content":"meh",
+        "inaccurate_reason_list":[3]}}})")));
+  EXPECT_TRUE(answer.empty());
+  ASSERT_TRUE(host_.WaitFor([&] { return host_.feedback.size() == 1; }));
+  auto f = host_.Read([&] { return host_.feedback[0]; });
+  EXPECT_EQ(f.type, domain::FeedbackType::kDislike);
+  EXPECT_EQ((std::vector<std::string>{f.user_id, f.chat_id, f.message_id, f.stream_id, f.content}),
+            (std::vector<std::string>{"u3", "u3", "fb1", sid, "meh"}));
+
+  auto bad = Open(test::CallWebhook(*adapter_, Post(R"({"msgtype":"event","from":{"userid":"u3"},
+    "event":{"eventtype":"feedback_event","feedback_event":{"id":"x","type":0}}})")));
+  EXPECT_TRUE(bad.empty());
+  ASSERT_TRUE(host_.WaitFor([&] {
+    for (const auto& l : host_.logs) {
+      if (l.find("malformed feedback_event") != std::string::npos) return true;
+    }
+    return false;
+  }));
+  EXPECT_EQ(host_.Read([&] { return host_.feedback.size(); }), 1u);
+}
+
 TEST_F(WeComBotWebhookTest, ForgedAndMalformedCallsAreRefusedBeforeAnyWork) {
   auto forged = test::CallWebhook(*adapter_, Post(R"({"msgid":"f"})", "not-the-token"));
   EXPECT_EQ(forged.status, 401);

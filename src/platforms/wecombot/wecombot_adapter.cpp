@@ -13,6 +13,7 @@
 #include "platforms/common/core_adapter.hpp"
 #include "platforms/common/wechat_crypto.hpp"
 #include "platforms/wecombot/wecombot_core.hpp"
+#include "platforms/wecombot/wecombot_feedback.hpp"
 
 namespace sb::platforms::wecombot {
 
@@ -144,6 +145,18 @@ void Core::Log(LogLevel level, std::string text) {
 }
 
 void Core::Trouble(const std::string& why) { context_.host->OnTrouble(Scrub(why)); }
+
+void Core::ReportFeedback(const util::Json& body) {
+  auto feedback = DecodeFeedback(body);
+  if (!feedback) {
+    Log(LogLevel::kWarning, "skipped a malformed feedback_event: " + feedback.error().message);
+    return;
+  }
+  Log(LogLevel::kInfo,
+      fmt::format("feedback {} from {} on reply {}", static_cast<int>(feedback->type),
+                  feedback->user_id, feedback->stream_id));
+  context_.host->OnFeedback(std::move(*feedback));
+}
 
 std::int64_t Core::NowMs() const { return util::ToUnixMillis(Now()); }
 

@@ -96,6 +96,9 @@ class Core : public std::enable_shared_from_this<Core> {
                                           const PendingImage& image);
   // Pauses `delay` on the clock; false when cancelled.
   boost::asio::awaitable<bool> Pause(util::Duration delay);
+  // A feedback_event callback (either transport): decoded and handed to the host, or logged
+  // and dropped when malformed.
+  void ReportFeedback(const util::Json& body);
 
   // ---- long connection (wecombot_socket.cpp) ----
   struct Ended {

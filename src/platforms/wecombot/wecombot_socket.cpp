@@ -10,6 +10,7 @@
 
 #include "platforms/common/reconnect_backoff.hpp"
 #include "platforms/wecombot/wecombot_core.hpp"
+#include "platforms/wecombot/wecombot_feedback.hpp"
 
 namespace sb::platforms::wecombot {
 
@@ -206,6 +207,7 @@ std::optional<Core::Ended> Core::OnFrame(const std::shared_ptr<Link>& link, Fram
                          "back",
                      .fatal = true};
       }
+      if (callback->event_type == kFeedbackEventType) ReportFeedback(frame.body);
       return std::nullopt;
     }
     if (callback->kind != CallbackKind::kMessage) return std::nullopt;
@@ -332,8 +334,11 @@ asio::awaitable<void> Core::SocketSend(domain::OutgoingMessage message,
   if (auto target = taken ? taken : TakeReplyTarget(reply_to_message_id);
       target && !pieces.empty()) {
     // The reply: one finished stream on the callback's req_id, shown as the answer to it.
-    auto ack = co_await Command(link, "aibot_respond_msg", target->req_id,
-                                StreamBody(target->stream_id, pieces[0], true));
+    // A reply sent whole sets its feedback id here (a streamed one did at its first frame).
+    util::JsonObject body = StreamBody(target->stream_id, pieces[0], true);
+    if (!taken)
+      body = WithFeedback(std::move(body), FeedbackIdFor(target->stream_id, reply_to_message_id));
+    auto ack = co_await Command(link, "aibot_respond_msg", target->req_id, std::move(body));
     if (!ack) {
       (*once)(tl::unexpected(ack.error()));
       co_return;
@@ -431,10 +436,12 @@ class SocketReplyStream final : public ReplyStream,
  private:
   asio::awaitable<util::Result<void>> Frame(std::string text) {
     std::optional<ReplyTarget> target;
+    bool first = false;
     {
       std::lock_guard lock(mu_);
       if (!target_) target_ = core_->TakeReplyTarget(msgid_);
       target = target_;
+      first = target && !feedback_set_;
     }
     if (!target) {
       co_return util::Fail(ErrorCode::kUnavailable,
@@ -447,9 +454,15 @@ class SocketReplyStream final : public ReplyStream,
     }
     auto pieces = SplitBytes(text, kMaxContentBytes);
     if (pieces.empty()) co_return util::Ok();
-    auto ack = co_await core_->Command(link, "aibot_respond_msg", target->req_id,
-                                       StreamBody(target->stream_id, pieces[0], false));
+    // The feedback id goes in the first frame only (the SDK's replyStream: "仅首次回复时设置").
+    util::JsonObject body = StreamBody(target->stream_id, pieces[0], false);
+    if (first) body = WithFeedback(std::move(body), FeedbackIdFor(target->stream_id, msgid_));
+    auto ack = co_await core_->Command(link, "aibot_respond_msg", target->req_id, std::move(body));
     if (!ack) co_return tl::unexpected(ack.error());
+    if (first && ack->errcode.value_or(0) == 0) {
+      std::lock_guard lock(mu_);
+      feedback_set_ = true;
+    }
     if (ack->errcode.value_or(0) != 0) {
       co_return util::Fail(ErrorCode::kUpstreamFailed,
                            "WeCom refused the stream frame: " + DescribeAck(*ack));
@@ -461,6 +474,7 @@ class SocketReplyStream final : public ReplyStream,
   const std::string msgid_;
   std::mutex mu_;
   std::optional<ReplyTarget> target_;  // guarded by mu_; taken at the first update
+  bool feedback_set_ = false;          // guarded by mu_; a frame with the feedback id went out
 };
 
 std::shared_ptr<ReplyStream> Core::BeginStream(domain::TargetType, std::string,

@@ -10,6 +10,7 @@
 #include "platforms/common/json_fields.hpp"
 #include "platforms/common/wechat_crypto.hpp"
 #include "platforms/wecombot/wecombot_core.hpp"
+#include "platforms/wecombot/wecombot_feedback.hpp"
 #include "util/call_once.hpp"
 #include "util/crypto.hpp"
 
@@ -138,6 +139,7 @@ void Core::HandleCallback(const WebhookCall& call,
       return;
     case CallbackKind::kEvent:
       // enter_chat, feedback_event, ...: nothing to say, as an encrypted empty object (LangBot).
+      if (callback->event_type == kFeedbackEventType) ReportFeedback(*json);
       answer(Encrypted(util::JsonObject{}, nonce));
       return;
     case CallbackKind::kMessage:
@@ -152,6 +154,7 @@ void Core::HandleCallback(const WebhookCall& call,
     return;
   }
   auto opened = streams_.Open(callback->msgid, NewReqId("stream", NowMs()), Now());
+  const std::string feedback_id = FeedbackIdFor(opened.stream_id, callback->msgid);
   // A redelivered message (WeCom retries when the answer was slow) gets its stream again and is
   // not handed on twice.
   if (opened.fresh && seen_.FirstSighting(callback->msgid)) {
@@ -162,7 +165,8 @@ void Core::HandleCallback(const WebhookCall& call,
       return;
     }
   }
-  answer(Encrypted(StreamBody(opened.stream_id, "", false), nonce));
+  // The first answer sets the reply's feedback id: WeCom then offers the user like/dislike.
+  answer(Encrypted(WithFeedback(StreamBody(opened.stream_id, "", false), feedback_id), nonce));
 }
 
 void Core::HandleRefresh(const std::string& stream_id, std::string nonce,

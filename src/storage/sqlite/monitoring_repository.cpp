@@ -403,6 +403,24 @@ util::Result<void> WriteIn(Connection& c, const domain::MonitoringBatch& b) {
     if (!r) return tl::make_unexpected(r.error());
     if (*r == 1) totals.Add("errors", Millis(e.timestamp), x.bot_id, x.pipeline_id, 1, 0);
   }
+  for (const auto& f : b.feedback) {
+    const auto& x = f.context;
+    // One row per reply and user (migration 13): a changed mind replaces the earlier rating.
+    auto r = Execute(c,
+                     "INSERT INTO monitoring_feedback (id, timestamp, feedback_id, feedback_type, "
+                     "feedback_content, inaccurate_reasons, bot_id, bot_name, pipeline_id, "
+                     "pipeline_name, session_id, message_id, stream_id, user_id, platform) "
+                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+                     "ON CONFLICT (feedback_id, user_id) DO UPDATE SET "
+                     "timestamp = excluded.timestamp, feedback_type = excluded.feedback_type, "
+                     "feedback_content = excluded.feedback_content, "
+                     "inaccurate_reasons = excluded.inaccurate_reasons",
+                     f.id, Millis(f.timestamp), f.feedback_id, std::int64_t{f.feedback_type},
+                     Opt(f.feedback_content), Opt(f.inaccurate_reasons), x.bot_id, x.bot_name,
+                     x.pipeline_id, x.pipeline_name, Opt(x.session_id), Opt(x.message_id),
+                     Opt(f.stream_id), f.user_id, Opt(f.platform));
+    if (!r) return tl::make_unexpected(r.error());
+  }
   for (const auto& [key, counts] : totals.hourly) {
     const auto& [kind, hour, bot, pipeline] = key;
     if (auto ok =

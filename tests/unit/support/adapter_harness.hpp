@@ -95,6 +95,9 @@ class RecordingHost final : public platforms::AdapterHost {
   void Log(domain::LogLevel, std::string text) override {
     Add([&] { logs.push_back(std::move(text)); });
   }
+  void OnFeedback(domain::ReceivedFeedback f) override {
+    Add([&] { feedback.push_back(std::move(f)); });
+  }
 
   // Waits until `ready` (called under the lock) holds; false after `timeout`.
   template <typename Ready>
@@ -114,6 +117,7 @@ class RecordingHost final : public platforms::AdapterHost {
   std::vector<std::string> connected;                // guarded by mu
   std::vector<std::string> troubles;                 // guarded by mu
   std::vector<std::string> logs;                     // guarded by mu
+  std::vector<domain::ReceivedFeedback> feedback;    // guarded by mu
   // Set by a test once the adapter's Stop callback ran; host calls after that are counted.
   std::atomic<bool> stopped{false};
   std::atomic<int> after_stop_calls{0};
