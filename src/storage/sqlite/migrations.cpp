@@ -354,21 +354,21 @@ CREATE TABLE monitoring_hourly (
     // Feedback is one row per rated reply AND user (several people of a group may rate one
     // reply); LangBot's unique feedback_id kept only the first. SQLite cannot change a
     // constraint in place, so the table is rebuilt.
-    {13, R"sql(
-CREATE TABLE monitoring_feedback_v13 (
+    {10, R"sql(
+CREATE TABLE monitoring_feedback_v10 (
   id TEXT PRIMARY KEY NOT NULL, timestamp INTEGER NOT NULL, feedback_id TEXT NOT NULL,
   feedback_type INTEGER NOT NULL, feedback_content TEXT, inaccurate_reasons TEXT, bot_id TEXT,
   bot_name TEXT, pipeline_id TEXT, pipeline_name TEXT, session_id TEXT, message_id TEXT,
   stream_id TEXT, user_id TEXT NOT NULL DEFAULT '', platform TEXT,
   UNIQUE (feedback_id, user_id));
-INSERT INTO monitoring_feedback_v13 (id, timestamp, feedback_id, feedback_type, feedback_content,
+INSERT INTO monitoring_feedback_v10 (id, timestamp, feedback_id, feedback_type, feedback_content,
   inaccurate_reasons, bot_id, bot_name, pipeline_id, pipeline_name, session_id, message_id,
   stream_id, user_id, platform)
   SELECT id, timestamp, feedback_id, feedback_type, feedback_content, inaccurate_reasons, bot_id,
   bot_name, pipeline_id, pipeline_name, session_id, message_id, stream_id, COALESCE(user_id, ''),
   platform FROM monitoring_feedback;
 DROP TABLE monitoring_feedback;
-ALTER TABLE monitoring_feedback_v13 RENAME TO monitoring_feedback;
+ALTER TABLE monitoring_feedback_v10 RENAME TO monitoring_feedback;
 CREATE INDEX monitoring_feedback_time ON monitoring_feedback (timestamp);
 CREATE INDEX monitoring_feedback_bot ON monitoring_feedback (bot_id, timestamp);
 )sql"},

@@ -405,7 +405,7 @@ util::Result<void> WriteIn(Connection& c, const domain::MonitoringBatch& b) {
   }
   for (const auto& f : b.feedback) {
     const auto& x = f.context;
-    // One row per reply and user (migration 13): a changed mind replaces the earlier rating.
+    // One row per reply and user (migration 10): a changed mind replaces the earlier rating.
     auto r = Execute(c,
                      "INSERT INTO monitoring_feedback (id, timestamp, feedback_id, feedback_type, "
                      "feedback_content, inaccurate_reasons, bot_id, bot_name, pipeline_id, "
