@@ -108,11 +108,11 @@ class BotRuntimeManager final : public domain::BotRuntime {
   // Messages waiting for or in a pipeline run (metrics, tests).
   std::size_t InFlight() const;
 
- private:
-  friend class Incarnation;  // one start of a bot, reporting back to the manager
-  friend class BotOrigin;    // a bot as the message driver sees it
-  friend class BotTurn;      // one message of a bot
+  // The manager's state, shared with its bots' incarnations and turns; opaque outside
+  // src/runtime (runtime/bot_runtime_impl.hpp).
   struct Impl;
+
+ private:
   std::shared_ptr<Impl> impl_;
 };
 
