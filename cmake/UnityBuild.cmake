@@ -34,10 +34,13 @@ set(SB_UNITY_SKIP_platforms
 set(SB_UNITY_SKIP_pipeline output_rules.cpp)                      # Trim (content_filter.cpp)
 set(SB_UNITY_SKIP_runtime)
 set(SB_UNITY_SKIP_runners                                         # Turn, ReadTurn, OnDelta, Stream,
-    coze_runner.cpp dashscope_runner.cpp langflow_runner.cpp n8n_runner.cpp)  # kService, ...
+    coze_runner.cpp dashscope_runner.cpp langflow_runner.cpp n8n_runner.cpp   # kService, ...
+    tbox_runner.cpp)
 set(SB_UNITY_SKIP_webhooks)
 set(SB_UNITY_SKIP_plugins plugin_cgroup.cpp)                      # WriteFile (package.cpp)
-set(SB_UNITY_SKIP_mcp)
+set(SB_UNITY_SKIP_mcp
+    session_core.cpp                                              # Failed (http_session.cpp)
+    stdio_session.cpp)                                            # kUseTuple (sse_session.cpp)
 set(SB_UNITY_SKIP_knowledge)
 set(SB_UNITY_SKIP_services                                        # NotFound, Apply, kMaxName,
     bot_service.cpp file_store.cpp model_service.cpp pipeline_service.cpp  # kMaxNameBytes
