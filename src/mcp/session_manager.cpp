@@ -94,7 +94,10 @@ McpSessionManager::McpSessionManager(domain::McpServerRepository& repo, SessionM
                                      asio::any_io_executor io, SessionManagerOptions options)
     : repo_(repo), make_(std::move(make)), io_(std::move(io)), options_(options) {}
 
-McpSessionManager::~McpSessionManager() { Stop(std::chrono::milliseconds(0)); }
+// The supervisors run on the I/O threads and touch the manager until they end: wait for them
+// (a stopped supervisor ends at once, or after its server's Close; Stop was usually called
+// already and this returns immediately).
+McpSessionManager::~McpSessionManager() { Stop(std::chrono::seconds(10)); }
 
 void McpSessionManager::Start() { Reload(); }
 
@@ -168,6 +171,12 @@ void McpSessionManager::Finished() {
 // The life of one server: connect, watch, and on any failure close and start again after a
 // doubling backoff, until stopped.
 asio::awaitable<void> McpSessionManager::Supervise(std::shared_ptr<Slot> slot) {
+  // Counted out when the frame goes: at its end, or when the I/O context destroys it suspended
+  // at shutdown (then the manager, destroyed after the context, does not wait for it).
+  struct Finish {
+    McpSessionManager* manager;
+    ~Finish() { manager->Finished(); }
+  } finish{this};
   const std::string& name = slot->server.name;
   auto backoff = options_.first_backoff;
   while (!slot->stopping) {
@@ -216,7 +225,6 @@ asio::awaitable<void> McpSessionManager::Supervise(std::shared_ptr<Slot> slot) {
       slot->info.status = "connecting";
     }
   }
-  Finished();
 }
 
 asio::awaitable<util::Result<void>> McpSessionManager::Connect(Slot& slot, Session& session) {

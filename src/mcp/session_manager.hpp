@@ -34,7 +34,8 @@ struct SessionManagerOptions {
   std::chrono::milliseconds ping_interval{30'000};  // a connected server that stops answering
 };
 
-// Thread-safe. Every reference must outlive the manager; Stop before the I/O context stops.
+// Thread-safe. Every reference must outlive the manager; Stop before the I/O context stops (the
+// destructor stops too, waiting for the sessions' supervisors while the I/O threads still run).
 class McpSessionManager final : public domain::McpRuntimeView, public domain::McpTools {
  public:
   McpSessionManager(domain::McpServerRepository& repo, SessionMaker make,
