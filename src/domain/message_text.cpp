@@ -3,9 +3,15 @@
 #include <string_view>
 #include <utility>
 
+#include "util/utf8.hpp"
+
 namespace sb::domain {
 
-std::string DescribeChain(const MessageChain& chain) {
+namespace {
+
+// A chain as text: for the event log (`for_log`: mentions spaced from what follows, quotes
+// marked) or as the text a quoting message carries (mentions bare, quotes left out).
+std::string Render(const MessageChain& chain, bool for_log) {
   std::string out;
   for (const auto& e : chain) {
     switch (e.type) {
@@ -16,19 +22,20 @@ std::string DescribeChain(const MessageChain& chain) {
         out += "[Image]";
         break;
       case ElementType::kAt:
-        out += "@" + e.target + " ";
+        out.append("@").append(e.target);
+        if (for_log) out += ' ';
         break;
       case ElementType::kAtAll:
-        out += "@all ";
+        out += for_log ? "@all " : "@all";
         break;
       case ElementType::kVoice:
         out += "[Voice]";
         break;
       case ElementType::kQuote:
-        out += "[Quote] ";
+        if (for_log) out += "[Quote] ";
         break;
       case ElementType::kFile:
-        out += "[File " + e.name + "]";
+        out.append("[File ").append(e.name).append("]");
         break;
       case ElementType::kSource:
         break;
@@ -36,6 +43,10 @@ std::string DescribeChain(const MessageChain& chain) {
   }
   return out;
 }
+
+}  // namespace
+
+std::string DescribeChain(const MessageChain& chain) { return Render(chain, true); }
 
 std::string PlainTextOf(const MessageChain& chain) {
   std::string out;
@@ -56,9 +67,7 @@ std::vector<std::string> ImageUrlsOf(const MessageChain& chain) {
 
 std::string TruncateUtf8(std::string text, std::size_t max_bytes) {
   if (text.size() <= max_bytes) return text;
-  std::size_t cut = max_bytes;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  text.resize(cut);
+  text.resize(util::Utf8CutPoint(text, max_bytes));
   text += "…";
   return text;
 }
@@ -68,47 +77,17 @@ MessageElement MakeQuote(std::string id, std::string quoted_text, std::string se
   quote.type = ElementType::kQuote;
   quote.id = std::move(id);
   quote.target = std::move(sender);
-  // Cut in place at a UTF-8 boundary, leaving room for the "…" so the bound holds with it.
+  // Room is left for the "…" so the bound holds with it.
   constexpr std::string_view kEllipsis = "…";
   if (quoted_text.size() > kMaxQuotedTextBytes) {
-    std::size_t cut = kMaxQuotedTextBytes - kEllipsis.size();
-    while (cut > 0 && (static_cast<unsigned char>(quoted_text[cut]) & 0xC0) == 0x80) --cut;
-    quoted_text.resize(cut);
+    quoted_text.resize(util::Utf8CutPoint(quoted_text, kMaxQuotedTextBytes - kEllipsis.size()));
     quoted_text.append(kEllipsis);
   }
   quote.text = std::move(quoted_text);
   return quote;
 }
 
-std::string QuotableText(const MessageChain& chain) {
-  std::string out;
-  for (const auto& e : chain) {
-    switch (e.type) {
-      case ElementType::kPlain:
-        out += e.text;
-        break;
-      case ElementType::kAt:
-        out += "@" + e.target;
-        break;
-      case ElementType::kAtAll:
-        out += "@all";
-        break;
-      case ElementType::kImage:
-        out += "[Image]";
-        break;
-      case ElementType::kVoice:
-        out += "[Voice]";
-        break;
-      case ElementType::kFile:
-        out += "[File " + e.name + "]";
-        break;
-      case ElementType::kQuote:
-      case ElementType::kSource:
-        break;
-    }
-  }
-  return out;
-}
+std::string QuotableText(const MessageChain& chain) { return Render(chain, false); }
 
 std::vector<std::string> QuotedTextsOf(const MessageChain& chain) {
   std::vector<std::string> out;

@@ -12,6 +12,8 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "util/utf8.hpp"
+
 namespace sb::mcp {
 
 namespace asio = boost::asio;
@@ -66,9 +68,7 @@ asio::awaitable<bool> Sleep(Slot& slot, std::chrono::milliseconds d) {
 // Cut at `max` bytes without splitting a UTF-8 sequence.
 void CutText(std::string& text, std::size_t max) {
   if (text.size() <= max) return;
-  std::size_t end = max;
-  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
-  text.resize(end);
+  text.resize(util::Utf8CutPoint(text, max));
   text += fmt::format("\n[cut: the result was longer than {} bytes]", max);
 }
 

@@ -1,5 +1,7 @@
 #include "pipeline/engine.hpp"
 
+#include <fmt/format.h>
+
 #include <atomic>
 #include <chrono>
 #include <string_view>
@@ -409,13 +411,7 @@ void PipelineEngine::RunRunner(std::shared_ptr<Run> run) {
   if (run->on_notice && run->state.query.Settings().output.track_function_calls) {
     // LangBot's wording: the names joined with dots.
     input.on_tool_calls = [notice = run->on_notice](const std::vector<std::string>& names) {
-      std::string text = "Call ";
-      for (std::size_t i = 0; i < names.size(); ++i) {
-        if (i) text += '.';
-        text += names[i];
-      }
-      text += "...";
-      notice(domain::MessageChain{Plain(std::move(text))});
+      notice(domain::MessageChain{Plain(fmt::format("Call {}...", fmt::join(names, ".")))});
     };
   }
   // The config lives in run->state.query, which the completion keeps alive.

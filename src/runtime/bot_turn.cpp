@@ -19,6 +19,14 @@ domain::MessageElement Plain(std::string text) {
   return e;
 }
 
+// A message beside the reply (a busy notice, a tool-call notice): sent when the adapter can
+// deliver it, never waited for.
+void SendAside(Incarnation& target, domain::OutgoingMessage message, const std::string& reply_to,
+               std::function<void(util::Result<domain::SendReceipt>)> sent) {
+  if (!target.adapter().CheckDeliverable(message)) return;
+  target.adapter().Send(std::move(message), reply_to, std::move(sent));
+}
+
 // A running bot as the message driver sees it: where its messages come from and its replies go.
 class BotOrigin final : public pipeline::MessageOrigin {
  public:
@@ -116,18 +124,16 @@ class BotTurn final : public pipeline::Turn, public std::enable_shared_from_this
     if (!impl || TakenOver()) return;
     auto target = impl->Live(inc_);
     if (!target) return;
-    domain::OutgoingMessage out{chat_type_, chat_id_, std::move(notice)};
-    if (!target->adapter().CheckDeliverable(out)) return;
-    auto self = shared_from_this();
-    std::string text = domain::DescribeChain(out.chain);
-    target->adapter().Send(
-        std::move(out), message_id_, [self, text](util::Result<domain::SendReceipt> sent) {
-          if (sent) {
-            self->Log(LogLevel::kInfo, "notice: " + text);
-          } else {
-            self->Log(LogLevel::kWarning, "a notice was not delivered: " + sent.error().message);
-          }
-        });
+    std::string text = domain::DescribeChain(notice);
+    SendAside(*target, {chat_type_, chat_id_, std::move(notice)}, message_id_,
+              [self = shared_from_this(), text](util::Result<domain::SendReceipt> sent) {
+                if (sent) {
+                  self->Log(LogLevel::kInfo, "notice: " + text);
+                } else {
+                  self->Log(LogLevel::kWarning,
+                            "a notice was not delivered: " + sent.error().message);
+                }
+              });
   }
 
   void Deliver(domain::MessageChain reply, std::string made_by, domain::ReplyForm form,
@@ -217,12 +223,8 @@ void BotOrigin::Refused(const domain::ReceivedMessage& message, const std::strin
   // The sender is told, so the message is not silently lost.
   auto target = impl->Live(inc_);
   if (!target) return;
-  domain::OutgoingMessage notice{
-      message.chat_type, message.chat_id, {Plain(impl->options.busy_notice)}};
-  if (target->adapter().CheckDeliverable(notice)) {
-    target->adapter().Send(std::move(notice), message.message_id,
-                           [](util::Result<domain::SendReceipt>) {});
-  }
+  SendAside(*target, {message.chat_type, message.chat_id, {Plain(impl->options.busy_notice)}},
+            message.message_id, [](util::Result<domain::SendReceipt>) {});
 }
 
 std::shared_ptr<pipeline::Turn> BotOrigin::Begin(const domain::ReceivedMessage& message,

@@ -114,4 +114,11 @@ void AppendUtf8(std::string& out, char32_t cp) {
   }
 }
 
+std::size_t Utf8CutPoint(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return text.size();
+  std::size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return cut;
+}
+
 }  // namespace sb::util

@@ -22,6 +22,11 @@ std::string ToValidUtf8(std::string_view text);
 //   for (std::size_t i = 0; i < s.size();) { char32_t cp; i += NextCodePoint(s, i, cp); ... }
 std::size_t NextCodePoint(std::string_view s, std::size_t i, char32_t& cp);
 
+// The largest length <= max_bytes at which `text` can be cut without splitting a UTF-8
+// sequence (a continuation byte is never the first one kept out).
+//   text.resize(Utf8CutPoint(text, 4000));
+std::size_t Utf8CutPoint(std::string_view text, std::size_t max_bytes);
+
 // Appends the UTF-8 form of `cp`: U+FFFD for a surrogate or a value past U+10FFFF, so what it
 // writes is always well-formed.
 void AppendUtf8(std::string& out, char32_t cp);

@@ -121,6 +121,17 @@ TEST(Clock, Rfc3339IsUtcWithMillis) {
 namespace sb::util {
 namespace {
 
+TEST(Utf8, CutPointNeverSplitsASequence) {
+  const std::string text = "ab\xe4\xbd\xa0\xf0\x9f\x98\x80";  // "ab", 你 (3 bytes), 😀 (4)
+  EXPECT_EQ(Utf8CutPoint(text, 100), text.size());
+  EXPECT_EQ(Utf8CutPoint(text, 2), 2u);
+  EXPECT_EQ(Utf8CutPoint(text, 3), 2u);
+  EXPECT_EQ(Utf8CutPoint(text, 4), 2u);
+  EXPECT_EQ(Utf8CutPoint(text, 5), 5u);
+  EXPECT_EQ(Utf8CutPoint(text, 8), 5u);
+  EXPECT_EQ(Utf8CutPoint(text, 0), 0u);
+}
+
 TEST(Utf8, ToValidUtf8ReplacesEveryIllFormedSequence) {
   EXPECT_EQ(ToValidUtf8("/api/v1/бот/😀"), "/api/v1/бот/😀");
   EXPECT_EQ(ToValidUtf8("a\xff\xfe"
