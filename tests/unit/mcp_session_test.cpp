@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "mcp/http_session.hpp"
+#include "support/fake_mcp_process.hpp"
 
 namespace sb::mcp {
 namespace {
@@ -22,45 +23,7 @@ namespace {
 using namespace std::chrono_literals;
 using util::ErrorCode;
 
-class FakeMcp {
- public:
-  explicit FakeMcp(std::vector<std::string> extra) {
-    int out[2];
-    if (pipe(out) != 0) return;
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(out[1], STDOUT_FILENO);
-      close(out[0]);
-      close(out[1]);
-      std::vector<char*> argv{const_cast<char*>("python3"), const_cast<char*>(SB_FAKE_MCP),
-                              const_cast<char*>("--port"), const_cast<char*>("0")};
-      for (auto& e : extra) argv.push_back(e.data());
-      argv.push_back(nullptr);
-      execvp("python3", argv.data());
-      _exit(127);
-    }
-    close(out[1]);
-    stdout_ = fdopen(out[0], "r");
-    char line[256];
-    while (stdout_ && fgets(line, sizeof line, stdout_)) {
-      if (std::sscanf(line, "FAKE_MCP_PORT=%d", &port_) == 1) break;
-    }
-  }
-  ~FakeMcp() {
-    if (pid_ > 0) {
-      kill(pid_, SIGTERM);
-      waitpid(pid_, nullptr, 0);
-    }
-    if (stdout_) fclose(stdout_);
-  }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/mcp"; }
-  int port() const { return port_; }
-
- private:
-  pid_t pid_ = -1;
-  int port_ = 0;
-  FILE* stdout_ = nullptr;
-};
+using FakeMcp = test::FakeMcpProcess;
 
 // Runs `body` on a fresh io_context with a real HttpClient and waits for it.
 template <typename T, typename F>

@@ -25,6 +25,7 @@
 #include "mcp/session_factory.hpp"
 #include "mcp/sse_session.hpp"
 #include "mcp/stdio_session.hpp"
+#include "support/fake_mcp_process.hpp"
 
 namespace sb::mcp {
 namespace {
@@ -35,46 +36,7 @@ using namespace std::chrono_literals;
 using namespace asio::experimental::awaitable_operators;
 using util::ErrorCode;
 
-// The fake's HTTP modes, as a child of the test.
-class FakeHttp {
- public:
-  explicit FakeHttp(std::vector<std::string> extra) {
-    int out[2];
-    if (pipe(out) != 0) return;
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(out[1], STDOUT_FILENO);
-      close(out[0]);
-      close(out[1]);
-      std::vector<char*> argv{const_cast<char*>("python3"), const_cast<char*>(SB_FAKE_MCP),
-                              const_cast<char*>("--port"), const_cast<char*>("0")};
-      for (auto& e : extra) argv.push_back(e.data());
-      argv.push_back(nullptr);
-      execvp("python3", argv.data());
-      _exit(127);
-    }
-    close(out[1]);
-    stdout_ = fdopen(out[0], "r");
-    char line[256];
-    while (stdout_ && fgets(line, sizeof line, stdout_)) {
-      if (std::sscanf(line, "FAKE_MCP_PORT=%d", &port_) == 1) break;
-    }
-  }
-  ~FakeHttp() {
-    if (pid_ > 0) {
-      kill(pid_, SIGTERM);
-      waitpid(pid_, nullptr, 0);
-    }
-    if (stdout_) fclose(stdout_);
-  }
-  std::string base() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  int port() const { return port_; }
-
- private:
-  pid_t pid_ = -1;
-  int port_ = 0;
-  FILE* stdout_ = nullptr;
-};
+using FakeHttp = test::FakeMcpProcess;
 
 template <typename T, typename F>
 T RunOnIo(F body) {
