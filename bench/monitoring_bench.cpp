@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "storage/sql/monitoring_repository.hpp"
 #include "storage/sqlite/database.hpp"
 #include "storage/sqlite/migrations.hpp"
-#include "storage/sqlite/monitoring_repository.hpp"
 #include "util/ids.hpp"
 
 namespace {
@@ -71,11 +71,11 @@ int main(int argc, char** argv) {
                : (std::filesystem::temp_directory_path() / "sb-monitoring-bench.db").string();
   for (auto suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
   auto db = storage::sqlite::Database::Open(path);
-  if (!db || !storage::sqlite::ApplyMigrations(**db)) {
+  if (!db || !storage::sql::ApplyMigrations(**db, storage::sqlite::SchemaMigrations(), "test")) {
     std::fprintf(stderr, "cannot open %s\n", path.c_str());
     return 1;
   }
-  storage::sqlite::SqliteMonitoringRepository repo(**db);
+  storage::sql::SqlMonitoringRepository repo(**db);
 
   // The mix of a busy bot fleet: per message received one reply and one model call, some
   // embedding calls and errors. 6 : 3 : 0.5 : 0.5 of every 10 records.

@@ -21,10 +21,11 @@ set(SB_UNITY_SKIP_util metrics_registry.cpp)                      # AppendEscape
 set(SB_UNITY_SKIP_domain)
 set(SB_UNITY_SKIP_config)
 set(SB_UNITY_SKIP_storage                                         # ReadRow, NotFound, kSelect,
-    sqlite/bot_log_repository.cpp sqlite/bot_repository.cpp       # AppendIn in most repositories
-    sqlite/conversation_repository.cpp sqlite/mcp_server_repository.cpp
-    sqlite/model_repository.cpp sqlite/monitoring_repository.cpp sqlite/pipeline_repository.cpp
-    sqlite/plugin_repository.cpp sqlite/provider_repository.cpp sqlite/task_repository.cpp)
+    sql/bot_log_repository.cpp sql/bot_repository.cpp       # AppendIn in most repositories
+    sql/conversation_repository.cpp sql/mcp_server_repository.cpp
+    sql/model_repository.cpp sql/monitoring_repository.cpp sql/pipeline_repository.cpp
+    sql/plugin_repository.cpp sql/provider_repository.cpp sql/task_repository.cpp
+    sql/webhook_repository.cpp)
 set(SB_UNITY_SKIP_net beast_http_client.cpp)                      # Clock, kTuple, tcp
 set(SB_UNITY_SKIP_llm anthropic_protocol.cpp openai_protocol.cpp) # InBandError, ReadUsage, WireMessage
 set(SB_UNITY_SKIP_platforms

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "services/monitoring_recorder.hpp"
+#include "storage/sql/monitoring_repository.hpp"
 #include "storage/sqlite/database.hpp"
 #include "storage/sqlite/migrations.hpp"
-#include "storage/sqlite/monitoring_repository.hpp"
 #include "util/ids.hpp"
 #include "util/simulated_clock.hpp"
 
@@ -43,9 +43,9 @@ class FeedbackRepositoryTest : public ::testing::Test {
     auto db = storage::sqlite::Database::Open(path_.string());
     ASSERT_TRUE(db) << db.error().message;
     db_ = std::move(*db);
-    auto applied = storage::sqlite::ApplyMigrations(*db_);
+    auto applied = storage::sql::ApplyMigrations(*db_, storage::sqlite::SchemaMigrations(), "test");
     ASSERT_TRUE(applied) << applied.error().message;
-    repo_ = std::make_unique<storage::sqlite::SqliteMonitoringRepository>(*db_);
+    repo_ = std::make_unique<storage::sql::SqlMonitoringRepository>(*db_);
   }
   void TearDown() override {
     repo_.reset();
@@ -56,7 +56,7 @@ class FeedbackRepositoryTest : public ::testing::Test {
 
   std::filesystem::path path_;
   std::unique_ptr<storage::sqlite::Database> db_;
-  std::unique_ptr<storage::sqlite::SqliteMonitoringRepository> repo_;
+  std::unique_ptr<storage::sql::SqlMonitoringRepository> repo_;
 };
 
 TEST_F(FeedbackRepositoryTest, OneRowPerReplyAndUserTheLatestRatingWins) {

@@ -14,9 +14,9 @@
 #include <thread>
 #include <vector>
 
+#include "storage/sql/row_codec.hpp"
 #include "storage/sqlite/database.hpp"
 #include "storage/sqlite/migrations.hpp"
-#include "storage/sqlite/row_codec.hpp"
 #include "storage/sqlite/sqlite_storage.hpp"
 #include "support/temp_dir.hpp"
 #include "util/clock.hpp"
@@ -25,6 +25,7 @@
 
 namespace sb::storage::sqlite {
 namespace {
+using namespace sql;  // the repositories and the Statement they use
 
 namespace fs = std::filesystem;
 using domain::ModelKind;
@@ -173,18 +174,19 @@ TEST_F(StorageTest, MigrationsAreRecordedAndNotReappliedOnReopen) {
   auto db = Database::Open(path_);
   ASSERT_OK(db);
   auto count_and_time = [&]() {
-    return (*db)->Read([](Connection& c) -> util::Result<std::pair<std::int64_t, std::int64_t>> {
-      auto n = QueryInt(c, "SELECT COUNT(*) FROM schema_migrations");
-      auto t = QueryInt(c, "SELECT MAX(applied_at) FROM schema_migrations");
-      if (!n || !t) return util::Fail(ErrorCode::kInternal, "query failed");
-      return std::make_pair(*n, *t);
-    });
+    return (*db)->Read(
+        [](sql::Connection& c) -> util::Result<std::pair<std::int64_t, std::int64_t>> {
+          auto n = QueryInt(c, "SELECT COUNT(*) FROM schema_migrations");
+          auto t = QueryInt(c, "SELECT MAX(applied_at) FROM schema_migrations");
+          if (!n || !t) return util::Fail(ErrorCode::kInternal, "query failed");
+          return std::make_pair(*n, *t);
+        });
   };
   auto before = count_and_time();
   ASSERT_OK(before);
   EXPECT_EQ(before->first, static_cast<std::int64_t>(SchemaMigrations().size()));
 
-  auto again = ApplyMigrations(**db);
+  auto again = ApplyMigrations(**db, SchemaMigrations(), "test");
   ASSERT_OK(again);
   EXPECT_EQ(*again, 0);
   (*db)->Close();
@@ -194,7 +196,7 @@ TEST_F(StorageTest, MigrationsAreRecordedAndNotReappliedOnReopen) {
   auto db2 = Database::Open(path_);
   ASSERT_OK(db2);
   auto after =
-      (*db2)->Read([](Connection& c) -> util::Result<std::pair<std::int64_t, std::int64_t>> {
+      (*db2)->Read([](sql::Connection& c) -> util::Result<std::pair<std::int64_t, std::int64_t>> {
         auto n = QueryInt(c, "SELECT COUNT(*) FROM schema_migrations");
         auto t = QueryInt(c, "SELECT MAX(applied_at) FROM schema_migrations");
         if (!n || !t) return util::Fail(ErrorCode::kInternal, "query failed");
@@ -211,20 +213,21 @@ TEST_F(StorageTest, NewMigrationAppliesOnceAndFailedMigrationLeavesNothing) {
   std::vector<Migration> list(SchemaMigrations().begin(), SchemaMigrations().end());
   const int next = list.back().version + 1;
   list.push_back({next, "CREATE TABLE extra (a INTEGER); INSERT INTO extra VALUES (7);"});
-  auto first = ApplyMigrations(**db, list);
+  auto first = ApplyMigrations(**db, list, "test");
   ASSERT_OK(first);
   EXPECT_EQ(*first, 1);
-  auto second = ApplyMigrations(**db, list);
+  auto second = ApplyMigrations(**db, list, "test");
   ASSERT_OK(second);
   EXPECT_EQ(*second, 0);
 
   list.push_back({next + 1, "CREATE TABLE half (a INTEGER); INSERT INTO missing VALUES (1);"});
-  EXPECT_CODE(ApplyMigrations(**db, list), ErrorCode::kInternal);
-  auto half = (*db)->Read(
-      [](Connection& c) { return Exists(c, "SELECT 1 FROM sqlite_master WHERE name = 'half'"); });
+  EXPECT_CODE(ApplyMigrations(**db, list, "test"), ErrorCode::kInternal);
+  auto half = (*db)->Read([](sql::Connection& c) {
+    return Exists(c, "SELECT 1 FROM sqlite_master WHERE name = 'half'");
+  });
   ASSERT_OK(half);
   EXPECT_FALSE(*half) << "a failed migration must roll back entirely";
-  auto recorded = (*db)->Read([&](Connection& c) {
+  auto recorded = (*db)->Read([&](sql::Connection& c) {
     return QueryInt(c, "SELECT COUNT(*) FROM schema_migrations WHERE version = ?", next + 1);
   });
   ASSERT_OK(recorded);
@@ -236,7 +239,7 @@ TEST_F(StorageTest, RefusesSchemaNewerThanBuild) {
   {
     auto db = Database::Open(path_);
     ASSERT_OK(db);
-    ASSERT_OK((*db)->Write([](Connection& c) {
+    ASSERT_OK((*db)->Write([](sql::Connection& c) {
       return Execute(c, "INSERT INTO schema_migrations (version, applied_at) VALUES (9999, 0)");
     }));
   }
@@ -251,26 +254,26 @@ TEST_F(StorageTest, WriteRollsBackOnErrorAndOnException) {
   ASSERT_OK(db);
   Database& d = **db;
 
-  auto failed = d.Write([](Connection& c) -> util::Result<void> {
+  auto failed = d.Write([](sql::Connection& c) -> util::Result<void> {
     auto r = Execute(c, "INSERT INTO settings (key, value) VALUES ('a', '1')");
     if (!r) return tl::make_unexpected(r.error());
     return util::Fail(ErrorCode::kConflict, "changed my mind");
   });
   EXPECT_CODE(failed, ErrorCode::kConflict);
 
-  EXPECT_THROW(d.Write([](Connection& c) -> util::Result<void> {
+  EXPECT_THROW(d.Write([](sql::Connection& c) -> util::Result<void> {
     auto r = Execute(c, "INSERT INTO settings (key, value) VALUES ('b', '1')");
     if (!r) return tl::make_unexpected(r.error());
     throw std::runtime_error("boom");
   }),
                std::runtime_error);
 
-  auto n = d.Read([](Connection& c) { return QueryInt(c, "SELECT COUNT(*) FROM settings"); });
+  auto n = d.Read([](sql::Connection& c) { return QueryInt(c, "SELECT COUNT(*) FROM settings"); });
   ASSERT_OK(n);
   EXPECT_EQ(*n, 0);
 
   // The write connection is usable again after both rollbacks.
-  ASSERT_OK(d.Write([](Connection& c) {
+  ASSERT_OK(d.Write([](sql::Connection& c) {
     return Execute(c, "INSERT INTO settings (key, value) VALUES ('c', '1')");
   }));
 }
@@ -279,7 +282,7 @@ TEST_F(StorageTest, ReadConnectionsCannotWrite) {
   storage_.reset();
   auto db = Database::Open(path_);
   ASSERT_OK(db);
-  auto r = (*db)->Read([](Connection& c) {
+  auto r = (*db)->Read([](sql::Connection& c) {
     return Execute(c, "INSERT INTO settings (key, value) VALUES ('a', '1')");
   });
   EXPECT_CODE(r, ErrorCode::kInternal);
@@ -289,7 +292,7 @@ TEST_F(StorageTest, StatementCacheHandlesNestedUseOfTheSameSql) {
   storage_.reset();
   auto db = Database::Open(path_);
   ASSERT_OK(db);
-  ASSERT_OK((*db)->Write([](Connection& c) -> util::Result<void> {
+  ASSERT_OK((*db)->Write([](sql::Connection& c) -> util::Result<void> {
     for (int i = 0; i < 3; ++i) {
       auto r = Execute(c, "INSERT INTO settings (key, value) VALUES (?, ?)",
                        "k" + std::to_string(i), std::to_string(i));
@@ -297,7 +300,7 @@ TEST_F(StorageTest, StatementCacheHandlesNestedUseOfTheSameSql) {
     }
     return util::Ok();
   }));
-  auto sum = (*db)->Read([](Connection& c) -> util::Result<std::int64_t> {
+  auto sum = (*db)->Read([](sql::Connection& c) -> util::Result<std::int64_t> {
     constexpr const char* kSql = "SELECT value FROM settings ORDER BY key";
     auto outer = c.Prepare(kSql);
     if (!outer) return tl::make_unexpected(outer.error());
@@ -324,7 +327,7 @@ TEST_F(StorageTest, ErrorsDoNotLeakBoundValues) {
   storage_.reset();
   auto db = Database::Open(path_);
   ASSERT_OK(db);
-  auto r = (*db)->Write([](Connection& c) {
+  auto r = (*db)->Write([](sql::Connection& c) {
     return Execute(c, "INSERT INTO users (username, password_hash, created_at) VALUES (?, ?, 1)",
                    "admin", "super-secret-value");
   });
@@ -381,7 +384,7 @@ TEST_F(StorageTest, DatabaseFilesAreTheOwnersOnly) {
 std::string RawColumn(const std::string& db_path, const char* sql) {
   auto db = Database::Open(db_path);
   EXPECT_TRUE(db) << db.error().message;
-  auto text = (*db)->Read([&](Connection& c) -> util::Result<std::string> {
+  auto text = (*db)->Read([&](sql::Connection& c) -> util::Result<std::string> {
     auto stmt = Query(c, sql);
     if (!stmt) return tl::make_unexpected(stmt.error());
     std::string all;
@@ -449,7 +452,7 @@ TEST_F(StorageTest, PlaintextSecretsOfAnOlderVersionAreSealedAtOpen) {
     // What a version before sealing wrote.
     auto db = Database::Open(path_);
     ASSERT_OK(db);
-    ASSERT_OK((*db)->Write([&](Connection& c) -> util::Result<void> {
+    ASSERT_OK((*db)->Write([&](sql::Connection& c) -> util::Result<void> {
       auto r = Execute(c, "UPDATE providers SET api_keys = '[\"sk-old-plain\"]' WHERE uuid = ?",
                        p.uuid.str());
       if (!r) return tl::make_unexpected(r.error());
@@ -953,7 +956,7 @@ TEST_F(StorageTest, DeletingBotDeletesItsLogAndSequence) {
   auto db = Database::Open(path_);
   ASSERT_OK(db);
   auto seqs = (*db)->Read(
-      [](Connection& c) { return QueryInt(c, "SELECT COUNT(*) FROM bot_log_sequences"); });
+      [](sql::Connection& c) { return QueryInt(c, "SELECT COUNT(*) FROM bot_log_sequences"); });
   ASSERT_OK(seqs);
   EXPECT_EQ(*seqs, 0);
 }
@@ -1309,8 +1312,9 @@ class ConversationTest : public StorageTest {
     {
       auto db = Database::Open(path_);
       EXPECT_TRUE(db);
-      auto count = (*db)->Read(
-          [](Connection& c) { return QueryInt(c, "SELECT COUNT(*) FROM conversation_turns"); });
+      auto count = (*db)->Read([](sql::Connection& c) {
+        return QueryInt(c, "SELECT COUNT(*) FROM conversation_turns");
+      });
       EXPECT_TRUE(count);
       if (count) n = *count;
     }
@@ -1523,8 +1527,8 @@ TEST_F(ConversationTest, DeletingBotOrPipelineDeletesItsConversations) {
   storage_.reset();
   auto db = Database::Open(path_);
   ASSERT_OK(db);
-  auto rows =
-      (*db)->Read([](Connection& c) { return QueryInt(c, "SELECT COUNT(*) FROM conversations"); });
+  auto rows = (*db)->Read(
+      [](sql::Connection& c) { return QueryInt(c, "SELECT COUNT(*) FROM conversations"); });
   ASSERT_OK(rows);
   EXPECT_EQ(*rows, 0);
 }
@@ -1602,8 +1606,8 @@ TEST_F(StorageTest, ConversationMigrationAppliesOnceToPreviousSchema) {
   {
     auto db = Database::Open(path_);
     ASSERT_OK(db);
-    ASSERT_OK(ApplyMigrations(**db, previous));
-    ASSERT_OK((*db)->Write([&](Connection& c) -> util::Result<void> {
+    ASSERT_OK(ApplyMigrations(**db, previous, "test"));
+    ASSERT_OK((*db)->Write([&](sql::Connection& c) -> util::Result<void> {
       auto p = Execute(c,
                        "INSERT INTO pipelines (uuid, name, created_at, updated_at) "
                        "VALUES (?, 'old', 1, 1)",
@@ -1616,7 +1620,7 @@ TEST_F(StorageTest, ConversationMigrationAppliesOnceToPreviousSchema) {
       if (!b) return tl::make_unexpected(b.error());
       return util::Ok();
     }));
-    auto has_table = (*db)->Read([](Connection& c) {
+    auto has_table = (*db)->Read([](sql::Connection& c) {
       return Exists(c, "SELECT 1 FROM sqlite_master WHERE name = 'conversations'");
     });
     ASSERT_OK(has_table);
@@ -1633,16 +1637,16 @@ TEST_F(StorageTest, ConversationMigrationAppliesOnceToPreviousSchema) {
 
   auto db = Database::Open(path_);
   ASSERT_OK(db);
-  auto again = ApplyMigrations(**db);
+  auto again = ApplyMigrations(**db, SchemaMigrations(), "test");
   ASSERT_OK(again);
   EXPECT_EQ(*again, 0);
-  auto versions = (*db)->Read([](Connection& c) {
+  auto versions = (*db)->Read([](sql::Connection& c) {
     return QueryInt(c, "SELECT COUNT(*) FROM schema_migrations WHERE version = 2");
   });
   ASSERT_OK(versions);
   EXPECT_EQ(*versions, 1);
   auto total = (*db)->Read(
-      [](Connection& c) { return QueryInt(c, "SELECT COUNT(*) FROM schema_migrations"); });
+      [](sql::Connection& c) { return QueryInt(c, "SELECT COUNT(*) FROM schema_migrations"); });
   ASSERT_OK(total);
   EXPECT_EQ(*total, static_cast<std::int64_t>(SchemaMigrations().size()));
 }

@@ -152,14 +152,23 @@ class Database {
   // or while the database cannot be reached.
   template <typename Fn>
   auto Read(Fn&& fn) -> decltype(fn(std::declval<Connection&>())) {
-    return Run(/*write=*/false, std::forward<Fn>(fn));
+    return Run(Mode::kRead, std::forward<Fn>(fn));
   }
 
   // Runs `fn(Connection&) -> Result<T>` inside a write transaction. An error result or an
   // exception rolls everything back (the exception is then rethrown).
   template <typename Fn>
   auto Write(Fn&& fn) -> decltype(fn(std::declval<Connection&>())) {
-    return Run(/*write=*/true, std::forward<Fn>(fn));
+    return Run(Mode::kWrite, std::forward<Fn>(fn));
+  }
+
+  // A write transaction that runs alone among every process sharing the database and sees all
+  // that committed before it began: for schema migrations and anything else that must check then
+  // act across instances. SQLite's writes already are; PostgreSQL takes one advisory lock first
+  // (and reads at READ COMMITTED after it).
+  template <typename Fn>
+  auto Exclusive(Fn&& fn) -> decltype(fn(std::declval<Connection&>())) {
+    return Run(Mode::kExclusive, std::forward<Fn>(fn));
   }
 
   // Waits for running transactions and closes every connection; later calls fail with
@@ -168,15 +177,16 @@ class Database {
   virtual Dialect dialect() const = 0;
 
  protected:
+  enum class Mode { kRead, kWrite, kExclusive };
   using Body = std::function<util::Result<void>(Connection&)>;
-  virtual util::Result<void> Transaction(bool write, const Body& body) = 0;
+  virtual util::Result<void> Transaction(Mode mode, const Body& body) = 0;
 
  private:
   template <typename Fn>
-  auto Run(bool write, Fn&& fn) -> decltype(fn(std::declval<Connection&>())) {
+  auto Run(Mode mode, Fn&& fn) -> decltype(fn(std::declval<Connection&>())) {
     using R = decltype(fn(std::declval<Connection&>()));
     std::optional<R> out;
-    util::Result<void> status = Transaction(write, [&](Connection& c) -> util::Result<void> {
+    util::Result<void> status = Transaction(mode, [&](Connection& c) -> util::Result<void> {
       out.emplace(fn(c));
       if (!*out) return tl::make_unexpected(out->error());
       return util::Ok();

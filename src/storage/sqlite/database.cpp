@@ -25,7 +25,7 @@ bool IsBlank(std::string_view text) {
 
 // Runs a parameterless cached statement (BEGIN, COMMIT, ...): cheaper than sqlite3_exec, which
 // parses the text each time, and these run on every request.
-util::Result<void> RunCached(Connection& c, std::string_view sql) {
+util::Result<void> RunCached(sql::Connection& c, std::string_view sql) {
   auto stmt = c.Prepare(sql);
   if (!stmt) return tl::make_unexpected(stmt.error());
   return stmt->Run();
@@ -50,106 +50,105 @@ util::Error SqliteError(sqlite3* db, int rc, std::string_view sql) {
                      fmt::format("database error {}: {} (in \"{}\")", rc, detail, shown)};
 }
 
-Statement::Statement(Statement&& other) noexcept
-    : stmt_(std::exchange(other.stmt_, nullptr)),
-      in_use_(std::exchange(other.in_use_, nullptr)),
-      last_error_(other.last_error_),
-      bind_error_(other.bind_error_) {}
+// A prepared statement: a cache slot of its connection, or a one-off copy (prepared while the
+// cached one is in use) that frees itself on release.
+class CachedStatement final : public sql::StatementBackend {
+ public:
+  CachedStatement(sqlite3_stmt* stmt, bool one_off) : stmt_(stmt), one_off_(one_off) {}
+  ~CachedStatement() { sqlite3_finalize(stmt_); }
+  CachedStatement(const CachedStatement&) = delete;
+  CachedStatement& operator=(const CachedStatement&) = delete;
 
-Statement::~Statement() {
-  if (stmt_ == nullptr) return;
-  if (in_use_ != nullptr) {
+  bool in_use() const { return in_use_; }
+  sql::Statement Use() {
+    in_use_ = true;
+    last_error_ = 0;
+    bind_error_ = 0;
+    return sql::Statement(this);
+  }
+
+  void BindInt64(int index, std::int64_t value) override {
+    Check(sqlite3_bind_int64(stmt_, index, value));
+  }
+  void BindDouble(int index, double value) override {
+    Check(sqlite3_bind_double(stmt_, index, value));
+  }
+  void BindText(int index, std::string_view value) override {
+    // A non-null pointer even for an empty view, so '' is stored as text rather than NULL.
+    const char* data = value.data() != nullptr ? value.data() : "";
+    Check(sqlite3_bind_text64(stmt_, index, data, value.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
+  }
+  void BindBlob(int index, std::span<const std::byte> bytes) override {
+    static const std::byte kEmpty{};
+    const void* data = bytes.empty() ? &kEmpty : bytes.data();
+    Check(sqlite3_bind_blob64(stmt_, index, data, bytes.size(), SQLITE_TRANSIENT));
+  }
+  void BindNull(int index) override { Check(sqlite3_bind_null(stmt_, index)); }
+
+  util::Result<bool> Step() override {
+    if (bind_error_ != 0) {
+      last_error_ = bind_error_;
+      return tl::make_unexpected(
+          SqliteError(sqlite3_db_handle(stmt_), bind_error_, sqlite3_sql(stmt_)));
+    }
+    const int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    last_error_ = rc;
+    return tl::make_unexpected(SqliteError(sqlite3_db_handle(stmt_), rc, sqlite3_sql(stmt_)));
+  }
+
+  bool IsNull(int column) const override {
+    return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
+  }
+  std::int64_t Int64(int column) const override { return sqlite3_column_int64(stmt_, column); }
+  double Double(int column) const override { return sqlite3_column_double(stmt_, column); }
+  std::string Text(int column) const override {
+    const auto* text = sqlite3_column_text(stmt_, column);
+    if (text == nullptr) return {};
+    const int size = sqlite3_column_bytes(stmt_, column);
+    return std::string(reinterpret_cast<const char*>(text), static_cast<std::size_t>(size));
+  }
+  std::span<const std::byte> Blob(int column) const override {
+    const void* data = sqlite3_column_blob(stmt_, column);
+    if (data == nullptr) return {};
+    const int size = sqlite3_column_bytes(stmt_, column);
+    return {static_cast<const std::byte*>(data), static_cast<std::size_t>(size)};
+  }
+
+  sql::Failure last_failure() const override {
+    if (last_error_ == 0) return sql::Failure::kNone;
+    if (last_error_ == SQLITE_CONSTRAINT_UNIQUE || last_error_ == SQLITE_CONSTRAINT_PRIMARYKEY) {
+      return sql::Failure::kUnique;
+    }
+    if (last_error_ == SQLITE_CONSTRAINT_FOREIGNKEY) return sql::Failure::kForeignKey;
+    return sql::Failure::kOther;
+  }
+
+  void Release() override {
+    if (one_off_) {
+      delete this;
+      return;
+    }
     sqlite3_reset(stmt_);
     sqlite3_clear_bindings(stmt_);
-    *in_use_ = false;
-  } else {
-    sqlite3_finalize(stmt_);
+    in_use_ = false;
   }
-}
 
-Statement& Statement::Bind(int index, std::int64_t value) {
-  const int rc = sqlite3_bind_int64(stmt_, index, value);
-  if (rc != SQLITE_OK && bind_error_ == 0) bind_error_ = rc;
-  return *this;
-}
-
-Statement& Statement::Bind(int index, double value) {
-  const int rc = sqlite3_bind_double(stmt_, index, value);
-  if (rc != SQLITE_OK && bind_error_ == 0) bind_error_ = rc;
-  return *this;
-}
-
-Statement& Statement::Bind(int index, std::string_view value) {
-  // A non-null pointer even for an empty view, so '' is stored as text rather than NULL.
-  const char* data = value.data() != nullptr ? value.data() : "";
-  const int rc =
-      sqlite3_bind_text64(stmt_, index, data, value.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
-  if (rc != SQLITE_OK && bind_error_ == 0) bind_error_ = rc;
-  return *this;
-}
-
-Statement& Statement::BindBlob(int index, std::span<const std::byte> bytes) {
-  static const std::byte kEmpty{};
-  const void* data = bytes.empty() ? &kEmpty : bytes.data();
-  const int rc = sqlite3_bind_blob64(stmt_, index, data, bytes.size(), SQLITE_TRANSIENT);
-  if (rc != SQLITE_OK && bind_error_ == 0) bind_error_ = rc;
-  return *this;
-}
-
-Statement& Statement::BindNull(int index) {
-  const int rc = sqlite3_bind_null(stmt_, index);
-  if (rc != SQLITE_OK && bind_error_ == 0) bind_error_ = rc;
-  return *this;
-}
-
-util::Result<bool> Statement::Step() {
-  if (bind_error_ != 0) {
-    last_error_ = bind_error_;
-    return tl::make_unexpected(
-        SqliteError(sqlite3_db_handle(stmt_), bind_error_, sqlite3_sql(stmt_)));
+ private:
+  // A bind failure (out of range, out of memory) is reported by the next Step.
+  void Check(int rc) {
+    if (rc != SQLITE_OK && bind_error_ == 0) bind_error_ = rc;
   }
-  const int rc = sqlite3_step(stmt_);
-  if (rc == SQLITE_ROW) return true;
-  if (rc == SQLITE_DONE) return false;
-  last_error_ = rc;
-  return tl::make_unexpected(SqliteError(sqlite3_db_handle(stmt_), rc, sqlite3_sql(stmt_)));
-}
 
-util::Result<void> Statement::Run() {
-  for (;;) {
-    auto row = Step();
-    if (!row) return tl::make_unexpected(row.error());
-    if (!*row) return util::Ok();
-  }
-}
+  sqlite3_stmt* stmt_;
+  const bool one_off_;
+  bool in_use_ = false;
+  int last_error_ = 0;
+  int bind_error_ = 0;
+};
 
-bool Statement::IsNull(int column) const {
-  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
-}
-
-std::int64_t Statement::Int64(int column) const { return sqlite3_column_int64(stmt_, column); }
-
-double Statement::Double(int column) const { return sqlite3_column_double(stmt_, column); }
-
-std::string Statement::Text(int column) const {
-  const auto* text = sqlite3_column_text(stmt_, column);
-  if (text == nullptr) return {};
-  const int size = sqlite3_column_bytes(stmt_, column);
-  return std::string(reinterpret_cast<const char*>(text), static_cast<std::size_t>(size));
-}
-
-std::span<const std::byte> Statement::Blob(int column) const {
-  const void* data = sqlite3_column_blob(stmt_, column);
-  if (data == nullptr) return {};
-  const int size = sqlite3_column_bytes(stmt_, column);
-  return {static_cast<const std::byte*>(data), static_cast<std::size_t>(size)};
-}
-
-bool Statement::FailedOnUnique() const {
-  return last_error_ == SQLITE_CONSTRAINT_UNIQUE || last_error_ == SQLITE_CONSTRAINT_PRIMARYKEY;
-}
-
-bool Statement::FailedOnForeignKey() const { return last_error_ == SQLITE_CONSTRAINT_FOREIGNKEY; }
+Connection::Connection(sqlite3* db) : db_(db) {}
 
 Connection::~Connection() { Close(); }
 
@@ -177,13 +176,10 @@ util::Result<std::unique_ptr<Connection>> Connection::Open(const std::string& pa
   return c;
 }
 
-util::Result<Statement> Connection::Prepare(std::string_view sql) {
+util::Result<sql::Statement> Connection::Prepare(std::string_view sql) {
   auto it = cache_.find(sql);
-  const bool duplicate = it != cache_.end() && it->second.in_use;
-  if (it != cache_.end() && !duplicate) {
-    it->second.in_use = true;
-    return Statement(it->second.stmt, &it->second.in_use);
-  }
+  const bool duplicate = it != cache_.end() && it->second->in_use();
+  if (it != cache_.end() && !duplicate) return it->second->Use();
   sqlite3_stmt* stmt = nullptr;
   const char* tail = nullptr;
   const int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
@@ -198,10 +194,11 @@ util::Result<Statement> Connection::Prepare(std::string_view sql) {
                       fmt::format("Prepare needs exactly one SQL statement, got \"{}\"",
                                   sql.substr(0, kSqlInMessage)));
   }
-  if (duplicate) return Statement(stmt, nullptr);
-  auto [slot, inserted] = cache_.emplace(std::string(sql), CachedStatement{stmt, true});
+  if (duplicate) return (new CachedStatement(stmt, /*one_off=*/true))->Use();
+  auto [slot, inserted] =
+      cache_.emplace(std::string(sql), std::make_unique<CachedStatement>(stmt, false));
   (void)inserted;
-  return Statement(slot->second.stmt, &slot->second.in_use);
+  return slot->second->Use();
 }
 
 util::Result<void> Connection::Exec(const std::string& sql) {
@@ -210,13 +207,10 @@ util::Result<void> Connection::Exec(const std::string& sql) {
   return util::Ok();
 }
 
-std::int64_t Connection::LastInsertRowId() const { return sqlite3_last_insert_rowid(db_); }
-
 int Connection::Changes() const { return sqlite3_changes(db_); }
 
 void Connection::Close() {
   if (db_ == nullptr) return;
-  for (auto& [sql, cached] : cache_) sqlite3_finalize(cached.stmt);
   cache_.clear();
   sqlite3_close_v2(db_);
   db_ = nullptr;
@@ -291,8 +285,8 @@ void Database::Close() {
   writer_.reset();
 }
 
-util::Result<void> Database::Transaction(bool write, const Body& body) {
-  return write ? WriteTransaction(body) : ReadTransaction(body);
+util::Result<void> Database::Transaction(Mode mode, const Body& body) {
+  return mode == Mode::kRead ? ReadTransaction(body) : WriteTransaction(body);
 }
 
 util::Result<void> Database::WriteTransaction(const Body& body) {

@@ -1,16 +1,12 @@
 #include "storage/sqlite/migrations.hpp"
 
-#include <fmt/format.h>
-
-#include "util/clock.hpp"
-
 namespace sb::storage::sqlite {
 
 namespace {
 
 // Conventions: uuids and JSON as TEXT, timestamps as INTEGER unix milliseconds, booleans as 0/1.
 // Every list is ordered by (created_at, rowid), so the indexes below lead with created_at.
-constexpr Migration kMigrations[] = {
+constexpr sql::Migration kMigrations[] = {
     {1, R"sql(
 CREATE TABLE providers (
   uuid        TEXT PRIMARY KEY NOT NULL,
@@ -374,68 +370,8 @@ CREATE INDEX monitoring_feedback_bot ON monitoring_feedback (bot_id, timestamp);
 )sql"},
 };
 
-constexpr const char* kCreateMigrationsTable = R"sql(
-CREATE TABLE IF NOT EXISTS schema_migrations (
-  version     INTEGER PRIMARY KEY NOT NULL,
-  applied_at  INTEGER NOT NULL
-))sql";
-
 }  // namespace
 
-std::span<const Migration> SchemaMigrations() { return kMigrations; }
-
-util::Result<int> ApplyMigrations(Database& db, std::span<const Migration> migrations) {
-  auto created = db.Write([](Connection& c) { return c.Exec(kCreateMigrationsTable); });
-  if (!created) return tl::make_unexpected(created.error());
-
-  const int known = migrations.empty() ? 0 : migrations.back().version;
-  auto newest = db.Read([](Connection& c) -> util::Result<int> {
-    auto stmt = c.Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations");
-    if (!stmt) return tl::make_unexpected(stmt.error());
-    auto row = stmt->Step();
-    if (!row) return tl::make_unexpected(row.error());
-    return stmt->Int(0);
-  });
-  if (!newest) return tl::make_unexpected(newest.error());
-  if (*newest > known) {
-    // Running older code on a newer schema would misread or corrupt rows: refuse to start.
-    return util::Fail(util::ErrorCode::kInternal,
-                      fmt::format("database {} has schema version {}, newer than this build's {}",
-                                  db.path(), *newest, known));
-  }
-
-  int applied = 0;
-  int previous = 0;
-  for (const Migration& m : migrations) {
-    if (m.version <= previous) {
-      return util::Fail(util::ErrorCode::kInternal,
-                        fmt::format("migration versions out of order at {}", m.version));
-    }
-    previous = m.version;
-    // The check runs in the same write transaction as the migration, so two processes opening
-    // the same new file cannot both apply it.
-    auto ran = db.Write([&](Connection& c) -> util::Result<bool> {
-      auto seen = c.Prepare("SELECT 1 FROM schema_migrations WHERE version = ?");
-      if (!seen) return tl::make_unexpected(seen.error());
-      seen->Bind(1, m.version);
-      auto row = seen->Step();
-      if (!row) return tl::make_unexpected(row.error());
-      if (*row) return false;
-      if (auto r = c.Exec(m.sql); !r) {
-        util::Error e = r.error();
-        e.message = fmt::format("migration {} failed: {}", m.version, e.message);
-        return tl::make_unexpected(std::move(e));
-      }
-      auto record = c.Prepare("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)");
-      if (!record) return tl::make_unexpected(record.error());
-      record->Bind(1, m.version).Bind(2, util::ToUnixMillis(util::SystemClock().Now()));
-      if (auto r = record->Run(); !r) return tl::make_unexpected(r.error());
-      return true;
-    });
-    if (!ran) return tl::make_unexpected(ran.error());
-    if (*ran) ++applied;
-  }
-  return applied;
-}
+std::span<const sql::Migration> SchemaMigrations() { return kMigrations; }
 
 }  // namespace sb::storage::sqlite

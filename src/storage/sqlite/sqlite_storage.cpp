@@ -7,23 +7,30 @@
 #include <utility>
 #include <vector>
 
+#include "storage/sql/bot_repository.hpp"
+#include "storage/sql/provider_repository.hpp"
+#include "storage/sql/row_codec.hpp"
+#include "storage/sqlite/database.hpp"
 #include "storage/sqlite/migrations.hpp"
-#include "storage/sqlite/row_codec.hpp"
 #include "util/private_files.hpp"
 
 namespace sb::storage::sqlite {
 namespace {
 
+using sql::CollectRows;
+using sql::Execute;
+using sql::Query;
+
 // Rows written before secrets were sealed at rest are sealed now, in one transaction; returns
 // how many. Sealed rows are left as they are, so a start after the first costs two scans.
 util::Result<int> SealPlaintextRows(Database& db, const util::SecretBox& secrets) {
   using Rows = std::vector<std::pair<std::string, std::string>>;
-  return db.Write([&](Connection& c) -> util::Result<int> {
+  return db.Write([&](sql::Connection& c) -> util::Result<int> {
     auto plaintext = [&c](const char* sql) -> util::Result<Rows> {
       auto stmt = Query(c, sql);
       if (!stmt) return tl::make_unexpected(stmt.error());
       return CollectRows<std::pair<std::string, std::string>>(
-          *stmt, [](const Statement& s) -> util::Result<std::pair<std::string, std::string>> {
+          *stmt, [](const sql::Statement& s) -> util::Result<std::pair<std::string, std::string>> {
             return std::make_pair(s.Text(0), s.Text(1));
           });
     };
@@ -38,13 +45,14 @@ util::Result<int> SealPlaintextRows(Database& db, const util::SecretBox& secrets
     // connection, which the caller closes afterwards.
     if (auto r = c.Exec("PRAGMA secure_delete=ON"); !r) return tl::make_unexpected(r.error());
     for (const auto& [uuid, keys] : *providers) {
-      auto r = Execute(c, "UPDATE providers SET api_keys = ? WHERE uuid = ?",
-                       SealProviderKeys(secrets, util::ProviderId::FromTrusted(uuid), keys), uuid);
+      auto r =
+          Execute(c, "UPDATE providers SET api_keys = ? WHERE uuid = ?",
+                  sql::SealProviderKeys(secrets, util::ProviderId::FromTrusted(uuid), keys), uuid);
       if (!r) return tl::make_unexpected(r.error());
     }
     for (const auto& [uuid, config] : *bots) {
       auto r = Execute(c, "UPDATE bots SET adapter_config = ? WHERE uuid = ?",
-                       SealBotConfig(secrets, util::BotId::FromTrusted(uuid), config), uuid);
+                       sql::SealBotConfig(secrets, util::BotId::FromTrusted(uuid), config), uuid);
       if (!r) return tl::make_unexpected(r.error());
     }
     return static_cast<int>(providers->size() + bots->size());
@@ -61,7 +69,7 @@ util::Result<std::unique_ptr<SqliteStorage>> SqliteStorage::Open(const std::stri
   }
   auto db = Database::Open(path);
   if (!db) return tl::make_unexpected(db.error());
-  auto migrated = ApplyMigrations(**db);
+  auto migrated = sql::ApplyMigrations(**db, SchemaMigrations(), path);
   if (!migrated) return tl::make_unexpected(migrated.error());
   auto sealed = SealPlaintextRows(**db, secrets);
   if (!sealed) return tl::make_unexpected(sealed.error());
@@ -73,28 +81,5 @@ util::Result<std::unique_ptr<SqliteStorage>> SqliteStorage::Open(const std::stri
   }
   return std::unique_ptr<SqliteStorage>(new SqliteStorage(std::move(*db), std::move(secrets)));
 }
-
-SqliteStorage::SqliteStorage(std::unique_ptr<Database> db, util::SecretBox secrets)
-    : db_(std::move(db)),
-      secrets_(std::move(secrets)),
-      providers_(*db_, secrets_),
-      models_(*db_, secrets_),
-      bots_(*db_, secrets_),
-      bot_logs_(*db_),
-      conversations_(*db_),
-      pipelines_(*db_),
-      tasks_(*db_),
-      users_(*db_),
-      api_keys_(*db_),
-      settings_(*db_),
-      plugins_(*db_),
-      knowledge_(*db_),
-      webhooks_(*db_, secrets_),
-      mcp_servers_(*db_, secrets_),
-      monitoring_(*db_) {}
-
-SqliteStorage::~SqliteStorage() { Close(); }
-
-void SqliteStorage::Close() { db_->Close(); }
 
 }  // namespace sb::storage::sqlite
