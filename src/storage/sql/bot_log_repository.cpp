@@ -50,11 +50,12 @@ util::Result<std::int64_t> AppendIn(Connection& c, const util::BotId& bot,
   if (!*exists) {
     return util::Fail(ErrorCode::kNotFound, fmt::format("bot {} not found", bot.str()));
   }
-  auto seq = QueryInt(c,
-                      "INSERT INTO bot_log_sequences (bot_uuid, last_seq) VALUES (?, 1) "
-                      "ON CONFLICT (bot_uuid) DO UPDATE SET last_seq = last_seq + 1 "
-                      "RETURNING last_seq",
-                      bot.str());
+  auto seq =
+      QueryInt(c,
+               "INSERT INTO bot_log_sequences (bot_uuid, last_seq) VALUES (?, 1) "
+               "ON CONFLICT (bot_uuid) DO UPDATE SET last_seq = bot_log_sequences.last_seq + 1 "
+               "RETURNING last_seq",
+               bot.str());
   if (!seq) return tl::make_unexpected(seq.error());
   auto inserted =
       Execute(c,
@@ -106,7 +107,8 @@ util::Result<void> SqlBotLogRepository::AppendBatch(const std::vector<BatchItem>
       const auto n = static_cast<std::int64_t>(entries.size());
       auto last = QueryInt(c,
                            "INSERT INTO bot_log_sequences (bot_uuid, last_seq) VALUES (?, ?) "
-                           "ON CONFLICT (bot_uuid) DO UPDATE SET last_seq = last_seq + ? "
+                           "ON CONFLICT (bot_uuid) DO UPDATE SET "
+                           "last_seq = bot_log_sequences.last_seq + ? "
                            "RETURNING last_seq",
                            bot, n, n);
       if (!last) return tl::make_unexpected(last.error());

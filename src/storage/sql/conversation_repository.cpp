@@ -242,8 +242,10 @@ AppendOutcome AppendTurns(Connection& c, const domain::ConversationKey& key,
   auto upsert = Query(c,
                       "INSERT INTO conversations "
                       "(pipeline_uuid, bot_uuid, session_id, last_seq, last_round) "
-                      "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO UPDATE SET "
-                      "last_seq = last_seq + ?4, last_round = last_round + ?5 "
+                      "VALUES (?1, ?2, ?3, ?4, ?5) "
+                      "ON CONFLICT (pipeline_uuid, bot_uuid, session_id) DO UPDATE SET "
+                      "last_seq = conversations.last_seq + ?4, "
+                      "last_round = conversations.last_round + ?5 "
                       "RETURNING id, last_seq, last_round",
                       key.pipeline.str(), key.bot.str(), key.session_id, added_seqs, added_rounds);
   if (!upsert) return {.transaction = tl::make_unexpected(upsert.error())};

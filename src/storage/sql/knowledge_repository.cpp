@@ -398,17 +398,76 @@ util::Result<void> SqlKnowledgeRepository::ReplaceVectors(
   });
 }
 
+std::string TsQueryFromFtsMatch(std::string_view match) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < match.size()) {
+    const std::size_t open = match.find('"', i);
+    if (open == std::string_view::npos) break;
+    // FTS5 escapes a quote inside a string by doubling it.
+    std::string phrase;
+    std::size_t j = open + 1;
+    for (; j < match.size(); ++j) {
+      if (match[j] != '"') {
+        phrase += match[j];
+      } else if (j + 1 < match.size() && match[j + 1] == '"') {
+        phrase += '"';
+        ++j;
+      } else {
+        break;
+      }
+    }
+    i = j + 1;
+    std::string words;
+    std::size_t k = 0;
+    while (k < phrase.size()) {
+      const std::size_t start = phrase.find_first_not_of(' ', k);
+      if (start == std::string::npos) break;
+      std::size_t end = phrase.find(' ', start);
+      if (end == std::string::npos) end = phrase.size();
+      if (!words.empty()) words += " <-> ";
+      words += '\'';
+      for (char ch : std::string_view(phrase).substr(start, end - start)) {
+        if (ch == '\'' || ch == '\\') words += ch;  // doubled: a literal quote or backslash
+        words += ch;
+      }
+      words += '\'';
+      k = end;
+    }
+    if (words.empty()) continue;
+    if (!out.empty()) out += " | ";
+    out += '(';
+    out += words;
+    out += ')';
+  }
+  return out;
+}
+
 util::Result<std::vector<domain::KeywordHit>> SqlKnowledgeRepository::KeywordSearch(
     const util::KnowledgeBaseId& base, const std::string& match, std::size_t limit) {
-  return db_.Read([&](Connection& c) {
+  return db_.Read([&](Connection& c) -> util::Result<std::vector<domain::KeywordHit>> {
+    auto hit = [](const Statement& s) -> util::Result<domain::KeywordHit> {
+      return domain::KeywordHit{s.Int64(0), s.Double(1)};
+    };
+    if (c.dialect() == Dialect::kSqlite) {
+      return ReadAll<domain::KeywordHit>(
+          Query(c,
+                "SELECT rowid, rank FROM knowledge_fts WHERE knowledge_fts MATCH ? "
+                "AND base_uuid = ? ORDER BY rank LIMIT ?",
+                match, base.str(), static_cast<std::int64_t>(limit)),
+          hit);
+    }
+    // PostgreSQL's full-text search over the same spaced-apart text. ts_rank grows with the
+    // match; negated so that, like FTS5's bm25 rank, lower is better.
+    const std::string query = TsQueryFromFtsMatch(match);
+    if (query.empty()) return std::vector<domain::KeywordHit>{};
     return ReadAll<domain::KeywordHit>(
         Query(c,
-              "SELECT rowid, rank FROM knowledge_fts WHERE knowledge_fts MATCH ? "
-              "AND base_uuid = ? ORDER BY rank LIMIT ?",
-              match, base.str(), static_cast<std::int64_t>(limit)),
-        [](const Statement& s) -> util::Result<domain::KeywordHit> {
-          return domain::KeywordHit{s.Int64(0), s.Double(1)};
-        });
+              "SELECT f.rowid, -ts_rank(f.tsv, q.query) AS rank FROM knowledge_fts f, "
+              "(SELECT to_tsquery('simple', ?) AS query) q WHERE f.base_uuid = ? "
+              "AND f.tsv @@ q.query ORDER BY rank, f.rowid LIMIT ?",
+              query, base.str(), static_cast<std::int64_t>(limit)),
+        hit);
   });
 }
 

@@ -3,10 +3,18 @@
 // cascade with).
 #pragma once
 
+#include <string>
+#include <string_view>
+
 #include "domain/knowledge.hpp"
 #include "storage/sql/database.hpp"
 
 namespace sb::storage::sql {
+
+// PostgreSQL's tsquery for an FTS5 MATCH expression of quoted phrases joined by OR (what
+// knowledge::KeywordQuery makes): `"ab" OR "c d"` -> `('ab') | ('c' <-> 'd')`. Empty when it has
+// no word. Every word is quoted, so nothing of the user's query is tsquery syntax.
+std::string TsQueryFromFtsMatch(std::string_view match);
 
 // Thread-safe; every method is one transaction on `db`, which must outlive this object.
 class SqlKnowledgeRepository final : public domain::KnowledgeRepository {

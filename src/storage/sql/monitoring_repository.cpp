@@ -310,10 +310,10 @@ util::Result<void> WriteIn(Connection& c, const domain::MonitoringBatch& b) {
   for (const auto& m : b.messages) {
     const auto& x = m.context;
     auto r = Execute(c,
-                     "INSERT OR IGNORE INTO monitoring_messages (id, timestamp, bot_id, bot_name, "
+                     "INSERT INTO monitoring_messages (id, timestamp, bot_id, bot_name, "
                      "pipeline_id, pipeline_name, message_content, session_id, status, level, "
                      "platform, user_id, user_name, runner_name, role) "
-                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
                      m.id, Millis(m.timestamp), x.bot_id, x.bot_name, x.pipeline_id,
                      x.pipeline_name, m.message_content, x.session_id, m.status, m.level,
                      Opt(m.platform), Opt(m.user_id), Opt(m.user_name), Opt(m.runner_name), m.role);
@@ -340,8 +340,10 @@ util::Result<void> WriteIn(Connection& c, const domain::MonitoringBatch& b) {
                 "pipeline_name, message_count, start_time, last_activity, is_active, "
                 "platform, user_id, user_name) VALUES (?,?,?,?,?,?,?,?,1,?,?,?) "
                 "ON CONFLICT (session_id, bot_id) DO UPDATE SET "
-                "message_count = message_count + excluded.message_count, "
-                "last_activity = MAX(last_activity, excluded.last_activity), "
+                "message_count = monitoring_sessions.message_count + excluded.message_count, "
+                "last_activity = CASE WHEN excluded.last_activity > "
+                "monitoring_sessions.last_activity THEN excluded.last_activity "
+                "ELSE monitoring_sessions.last_activity END, "
                 "bot_name = excluded.bot_name, pipeline_id = excluded.pipeline_id, "
                 "pipeline_name = excluded.pipeline_name, is_active = 1",
                 x.session_id, x.bot_id, x.bot_name, x.pipeline_id, x.pipeline_name, session.n,
@@ -367,10 +369,10 @@ util::Result<void> WriteIn(Connection& c, const domain::MonitoringBatch& b) {
   for (const auto& l : b.llm_calls) {
     const auto& x = l.context;
     auto r = Execute(c,
-                     "INSERT OR IGNORE INTO monitoring_llm_calls (id, timestamp, model_name, "
+                     "INSERT INTO monitoring_llm_calls (id, timestamp, model_name, "
                      "input_tokens, output_tokens, total_tokens, duration, status, bot_id, "
                      "bot_name, pipeline_id, pipeline_name, session_id, error_message, "
-                     "message_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                     "message_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
                      l.id, Millis(l.timestamp), l.model_name, l.input_tokens, l.output_tokens,
                      l.input_tokens + l.output_tokens, l.duration_ms, l.status, x.bot_id,
                      x.bot_name, x.pipeline_id, x.pipeline_name, x.session_id, Opt(l.error_message),
@@ -381,10 +383,10 @@ util::Result<void> WriteIn(Connection& c, const domain::MonitoringBatch& b) {
   for (const auto& e : b.embedding_calls) {
     const auto& x = e.context;
     auto r = Execute(c,
-                     "INSERT OR IGNORE INTO monitoring_embedding_calls (id, timestamp, model_name, "
+                     "INSERT INTO monitoring_embedding_calls (id, timestamp, model_name, "
                      "prompt_tokens, total_tokens, duration, input_count, status, error_message, "
                      "knowledge_base_id, query_text, session_id, message_id, call_type) "
-                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
                      e.id, Millis(e.timestamp), e.model_name, e.prompt_tokens, e.total_tokens,
                      e.duration_ms, e.input_count, e.status, Opt(e.error_message),
                      Opt(e.knowledge_base_id), Opt(e.query_text), Opt(x.session_id),
@@ -395,9 +397,9 @@ util::Result<void> WriteIn(Connection& c, const domain::MonitoringBatch& b) {
   for (const auto& e : b.errors) {
     const auto& x = e.context;
     auto r = Execute(c,
-                     "INSERT OR IGNORE INTO monitoring_errors (id, timestamp, error_type, "
+                     "INSERT INTO monitoring_errors (id, timestamp, error_type, "
                      "error_message, bot_id, bot_name, pipeline_id, pipeline_name, session_id, "
-                     "message_id) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                     "message_id) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT DO NOTHING",
                      e.id, Millis(e.timestamp), e.error_type, e.error_message, x.bot_id, x.bot_name,
                      x.pipeline_id, x.pipeline_name, Opt(x.session_id), Opt(x.message_id));
     if (!r) return tl::make_unexpected(r.error());

@@ -96,7 +96,8 @@ util::Result<void> RollupAdd(Connection& c, std::string_view kind, std::int64_t 
       Execute(c,
               "INSERT INTO monitoring_hourly (kind, hour, bot_id, pipeline_id, n, success) "
               "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (kind, hour, bot_id, pipeline_id) "
-              "DO UPDATE SET n = n + excluded.n, success = success + excluded.success",
+              "DO UPDATE SET n = monitoring_hourly.n + excluded.n, "
+              "success = monitoring_hourly.success + excluded.success",
               std::string(kind), timestamp_ms / kRollupHourMs, bot_id, pipeline_id, n, success);
   if (!r) return tl::make_unexpected(r.error());
   return util::Ok();
