@@ -145,6 +145,8 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
   SectionReader db(root, "database");
   db.Read("backend", c.database.backend);
   db.Read("sqlite_path", c.database.sqlite_path);
+  db.Read("url", c.database.url);
+  db.Read("pool_size", c.database.pool_size);
   take(db);
   SectionReader auth(root, "auth");
   auth.Read("jwt_expire_seconds", c.auth.jwt_expire_seconds);
@@ -231,7 +233,17 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
   range(c.api.body_timeout_seconds >= 1, "api.body_timeout_seconds must be positive");
   range(c.api.idle_timeout_seconds >= 1, "api.idle_timeout_seconds must be positive");
   range(c.api.shutdown_grace_seconds >= 0, "api.shutdown_grace_seconds must not be negative");
-  range(c.database.backend == "sqlite", "database.backend must be sqlite (postgresql comes later)");
+  if (c.database.url.starts_with("postgresql://") || c.database.url.starts_with("postgres://")) {
+    c.database.backend = "postgresql";
+  }
+  range(c.database.backend == "sqlite" || c.database.backend == "postgresql",
+        "database.backend must be sqlite or postgresql");
+  range(!c.database.postgres() || !c.database.url.empty(),
+        "database.url (postgresql://user:password@host:port/dbname) is needed for postgresql");
+  range(c.database.url.empty() || c.database.postgres(),
+        "database.url must start with postgresql:// or postgres://");
+  range(c.database.pool_size >= 1 && c.database.pool_size <= 256,
+        "database.pool_size must be 1..256");
   range(c.auth.jwt_expire_seconds >= 60, "auth.jwt_expire_seconds must be at least 60");
   range(c.auth.login_max_failures >= 1, "auth.login_max_failures must be positive");
   range(c.auth.login_window_seconds >= 1, "auth.login_window_seconds must be positive");
@@ -332,6 +344,10 @@ std::string RenderConfig(const Config& c) {
   out << YAML::Key << "database" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "backend" << YAML::Value << c.database.backend;
   out << YAML::Key << "sqlite_path" << YAML::Value << c.database.sqlite_path;
+  out << YAML::Key << "url"
+      << YAML::Comment("postgresql://user:password@host:port/db: PostgreSQL, shared by instances")
+      << YAML::Value << c.database.url;
+  out << YAML::Key << "pool_size" << YAML::Value << c.database.pool_size;
   out << YAML::EndMap;
   out << YAML::Key << "auth" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "jwt_expire_seconds" << YAML::Value << c.auth.jwt_expire_seconds;

@@ -52,8 +52,15 @@ struct McpConfig {
 };
 
 struct DatabaseConfig {
+  // "sqlite" or "postgresql"; a postgresql:// url selects postgresql whatever this says.
   std::string backend = "sqlite";
   std::string sqlite_path = "switchboard.db";  // relative paths are inside the data directory
+  // postgresql://user:password@host:port/dbname?options (libpq's URI form). Several instances
+  // may share one database.
+  std::string url;
+  int pool_size = 8;  // PostgreSQL connections per instance
+
+  bool postgres() const { return backend == "postgresql"; }
 };
 
 struct AuthConfig {
