@@ -11,14 +11,16 @@ Ignored on purpose: PostgreSQL's explicit `rowid` columns (SQLite's implicit row
 also at the end of an index), and full-text tables (SQLite's FTS virtual tables and their shadow
 tables; PostgreSQL's table of the same name need only have the virtual table's columns).
 
-Usage (the PostgreSQL database must be empty or hold only this schema):
+Usage (without --apply-ddl, the database's current schema must hold only Switchboard's tables):
   schema_parity.py --pg URL --sqlite FILE            compare a database file Switchboard made
   schema_parity.py --pg URL --switchboard BIN        let BIN make one (a CLI command in a
                                                      temporary data directory), then compare
-  --apply-ddl src/storage/postgres/pg_schema.cpp     first run the migrations written there
-                                                     (every R"sql(...)sql" block, in order, in
-                                                     one transaction), for a check before the
-                                                     PostgreSQL backend exists
+  --apply-ddl src/storage/postgres/pg_schema.cpp     compare the migrations written there
+                                                     instead of what the database holds: every
+                                                     R"sql(...)sql" block, in order, runs in a
+                                                     new schema inside a transaction that is
+                                                     rolled back, so any database will do and
+                                                     nothing is left behind
 URL is anything psql accepts, e.g. postgresql://postgres@/db?host=/tmp/pg&port=5433.
 Python 3 standard library and the psql client only. Exit status: 0 same, 1 different, 2 unusable.
 """
@@ -199,10 +201,17 @@ def psql(url, args, stdin=None):
     return p.stdout
 
 
-def pg_schema(url, fts_names):
-    """{table: description} of the database at `url`; tables named in `fts_names` are left out
-    and returned apart as {name: [columns]}."""
-    raw = json.loads(psql(url, ["-A", "-t", "-c", PG_QUERY]))
+def pg_schema(url, fts_names, ddl=None):
+    """{table: description} of the database at `url` (or of `ddl` run in a scratch schema there);
+    tables named in `fts_names` are left out and returned apart as {name: [columns]}."""
+    if ddl is None:
+        raw = json.loads(psql(url, ["-A", "-t", "-c", PG_QUERY]))
+    else:
+        script = "\n".join([
+            "BEGIN;", "CREATE SCHEMA sb_schema_parity;",
+            "SET LOCAL search_path = sb_schema_parity;", "SET LOCAL client_min_messages = warning;",
+            ddl, PG_QUERY + ";", "ROLLBACK;", ""])
+        raw = json.loads(psql(url, ["-A", "-t", "-f", "-"], stdin=script))
     tables, fts = {}, {}
     for name in raw["tables"] or []:
         if name in fts_names:
@@ -299,12 +308,16 @@ def compare(sqlite_tables, pg_tables, sqlite_fts=None, pg_fts=None):
     return out
 
 
-def apply_ddl(url, cpp_path):
-    with open(cpp_path, encoding="utf-8") as f:
-        blocks = re.findall(r'R"sql\((.*?)\)sql"', f.read(), re.S)
+def ddl_of(cpp_path):
+    """Every R"sql(...)sql" block of a C++ file, in order, as one script."""
+    try:
+        with open(cpp_path, encoding="utf-8") as f:
+            blocks = re.findall(r'R"sql\((.*?)\)sql"', f.read(), re.S)
+    except OSError as e:
+        raise Unusable("cannot read %s: %s" % (cpp_path, e))
     if not blocks:
         raise Unusable("no R\"sql(...)sql\" block in %s" % cpp_path)
-    psql(url, ["-1", "-f", "-"], stdin="".join(b + ";\n" for b in blocks))
+    return "".join(b + ";\n" for b in blocks)
 
 
 def sqlite_from_binary(binary, workdir):
@@ -327,15 +340,14 @@ def main():
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--sqlite", help="a SQLite file Switchboard made")
     source.add_argument("--switchboard", help="the switchboard binary, to make one")
-    parser.add_argument("--apply-ddl", help="pg_schema.cpp whose migrations to run first")
+    parser.add_argument("--apply-ddl", help="pg_schema.cpp, whose migrations to compare")
     args = parser.parse_args()
     workdir = tempfile.mkdtemp(prefix="sb-schema-parity-")
     try:
         path = args.sqlite or sqlite_from_binary(args.switchboard, workdir)
-        if args.apply_ddl:
-            apply_ddl(args.pg, args.apply_ddl)
+        ddl = ddl_of(args.apply_ddl) if args.apply_ddl else None
         s_tables, s_fts = sqlite_schema(path)
-        p_tables, p_fts = pg_schema(args.pg, set(s_fts))
+        p_tables, p_fts = pg_schema(args.pg, set(s_fts), ddl)
         differences = compare(s_tables, p_tables, s_fts, p_fts)
     except Unusable as e:
         print("schema_parity: %s" % e, file=sys.stderr)

@@ -119,6 +119,17 @@ class SchemaParityTest(unittest.TestCase):
                           ("'null'::text", "'null'")):
             self.assertEqual(sp.normalize_default(raw), want, raw)
 
+    def test_ddl_is_every_raw_sql_block_in_order(self):
+        cpp = os.path.join(self.dir.name, "schema.cpp")
+        with open(cpp, "w") as f:
+            f.write('{1, "a", R"sql(\nCREATE TABLE a (x TEXT);\n)sql"},\n'
+                    'constexpr auto k = R"sql(CREATE TABLE b (y TEXT))sql";\n')
+        self.assertEqual(sp.ddl_of(cpp), "\nCREATE TABLE a (x TEXT);\n;\nCREATE TABLE b (y TEXT);\n")
+        with open(cpp, "w") as f:
+            f.write("int main() {}\n")
+        with self.assertRaises(sp.Unusable):
+            sp.ddl_of(cpp)
+
     def test_missing_sqlite_file_is_unusable(self):
         with self.assertRaises(sp.Unusable):
             sp.sqlite_schema(os.path.join(self.dir.name, "absent.db"))
