@@ -23,6 +23,8 @@ namespace {
 // zhparser) is needed and any managed PostgreSQL will do. ASCII punctuation is turned into spaces
 // first, because PostgreSQL's parser would otherwise keep "example.com", "3.14" or "/usr/lib" as
 // one token where FTS5's unicode61 tokenizer, which the queries are written for, splits them.
+// Lower-casing follows the database's LC_CTYPE: it must be a UTF-8 locale (C.UTF-8, en_US.UTF-8),
+// as under "C" only ASCII letters are folded and "Äpfel" would not match "äpfel".
 constexpr PgMigration kMigrations[] = {
     {10, "baseline (SQLite migrations 1-10)", R"sql(
 CREATE TABLE providers (
