@@ -3,19 +3,94 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <thread>
 
 #include "app/data_dir.hpp"
 #include "llm/requester_catalogue.hpp"
 #include "pipeline/pipeline_template_data.hpp"
 #include "platforms/adapter_catalogue.hpp"
+#include "storage/postgres/pg_url.hpp"
+#include "storage/postgres/pg_storage.hpp"
 #include "storage/sqlite/sqlite_storage.hpp"
+#include "util/crypto.hpp"
 
 #ifndef SB_VERSION
 #define SB_VERSION "0.0.0"
 #endif
 
 namespace sb::app {
+
+namespace {
+
+constexpr std::size_t kSecretsKeyLength = 48;
+
+util::Result<std::string> SecretsKey(const std::filesystem::path& data_dir) {
+  if (const char* env = std::getenv("SWITCHBOARD_SECRETS_KEY"); env != nullptr && *env != 0) {
+    if (std::strlen(env) < 32) {
+      return util::Fail(util::ErrorCode::kInvalidArgument,
+                        "SWITCHBOARD_SECRETS_KEY must be at least 32 characters");
+    }
+    return std::string(env);
+  }
+  auto file = ReadOrCreateSecret(data_dir / "secrets_key", kSecretsKeyLength);
+  if (!file) return tl::unexpected(file.error());
+  return std::move(file->value);
+}
+
+// An instance-wide secret shared through the database (PostgreSQL: several instances), sealed
+// with the secrets key. The first instance to start stores it, adopting the data directory's file
+// of an earlier single-instance setup so that tokens it issued stay valid.
+util::Result<Secret> SharedSecret(domain::SettingsRepository& settings, const util::SecretBox& box,
+                                  const std::string& key, const std::filesystem::path& legacy_file,
+                                  std::size_t length) {
+  std::string candidate;
+  const bool adopted = std::filesystem::exists(legacy_file);
+  if (adopted) {
+    auto file = ReadOrCreateSecret(legacy_file, length);
+    if (!file) return tl::unexpected(file.error());
+    candidate = std::move(file->value);
+  } else {
+    candidate = util::RandomUrlSafe(length);
+  }
+  const std::string context = "settings." + key;
+  auto stored = settings.GetOrCreate(key, box.Seal(candidate, context));
+  if (!stored) return tl::unexpected(stored.error());
+  auto opened = box.Open(stored->value, context);
+  if (!opened) {
+    return util::Fail(util::ErrorCode::kInvalidArgument,
+                      "this instance's secrets key does not open the database's shared secrets: "
+                      "every instance sharing a database needs the same key "
+                      "(SWITCHBOARD_SECRETS_KEY, or a copy of the first instance's "
+                      "<data dir>/secrets_key)");
+  }
+  return Secret{std::move(*opened), stored->created && !adopted};
+}
+
+}  // namespace
+
+util::Result<void> Core::OpenStorage(util::SecretBox box) {
+  const auto& db = config_.database;
+  if (db.postgres()) {
+    database_description_ = storage::postgres::MaskPassword(db.url);
+    auto storage = storage::postgres::PostgresStorage::Open(db.url, db.pool_size, std::move(box));
+    if (!storage) return tl::unexpected(storage.error());
+    auto* pg = storage->get();
+    close_storage_ = [pg] { pg->Close(); };
+    storage_ = std::move(*storage);
+    return util::Ok();
+  }
+  std::filesystem::path db_path = db.sqlite_path;
+  if (db_path.is_relative()) db_path = data_dir_ / db_path;
+  database_description_ = std::filesystem::absolute(db_path).string();
+  auto storage = storage::sqlite::SqliteStorage::Open(db_path.string(), std::move(box));
+  if (!storage) return tl::unexpected(storage.error());
+  auto* sqlite = storage->get();
+  close_storage_ = [sqlite] { sqlite->Close(); };
+  storage_ = std::move(*storage);
+  return util::Ok();
+}
 
 Core::~Core() { Close(); }
 
@@ -49,16 +124,12 @@ util::Result<std::unique_ptr<Core>> Core::Open(const CoreOptions& options) {
     core->config_.api.port = *options.port;
   }
 
-  auto jwt = ReadOrCreateSecret(core->data_dir_ / "jwt_secret", 48);
-  if (!jwt) return tl::unexpected(jwt.error());
-  auto recovery = ReadOrCreateSecret(core->data_dir_ / "recovery_key", 32);
-  if (!recovery) return tl::unexpected(recovery.error());
-  // Seals provider keys and bot secrets in the database: a copy of the database file without
-  // this file (mode 0600, next to it) reveals none of them.
-  auto secrets_key = ReadOrCreateSecret(core->data_dir_ / "secrets_key", 48);
+  // Seals provider keys, bot secrets and the shared secrets in the database: a copy of the
+  // database without this key reveals none of them. Instances sharing one database need the same
+  // key: SWITCHBOARD_SECRETS_KEY, or a copy of the first one's file.
+  auto secrets_key = SecretsKey(core->data_dir_);
   if (!secrets_key) return tl::unexpected(secrets_key.error());
-  core->first_start_ = recovery->created;
-  core->recovery_key_ = recovery->value;
+  auto box = util::SecretBox::FromKeyMaterial(*secrets_key);
 
   auto requesters = llm::LoadRequesterCatalogue();
   if (!requesters) return tl::unexpected(requesters.error());
@@ -70,17 +141,20 @@ util::Result<std::unique_ptr<Core>> Core::Open(const CoreOptions& options) {
   if (!tmpl) return tl::unexpected(tmpl.error());
   core->pipeline_template_ = std::move(*tmpl);
 
-  std::filesystem::path db_path = core->config_.database.sqlite_path;
-  if (db_path.is_relative()) db_path = core->data_dir_ / db_path;
-  core->database_file_ = std::filesystem::absolute(db_path);
-  auto storage = storage::sqlite::SqliteStorage::Open(
-      db_path.string(), util::SecretBox::FromKeyMaterial(secrets_key->value));
-  if (!storage) return tl::unexpected(storage.error());
-  auto* sqlite = storage->get();
-  core->close_storage_ = [sqlite] { sqlite->Close(); };
-  core->storage_ = std::move(*storage);
+  if (auto r = core->OpenStorage(box); !r) return tl::unexpected(r.error());
   auto& st = *core->storage_;
   const auto& c = core->config_;
+
+  auto jwt = c.database.postgres()
+                 ? SharedSecret(st.settings(), box, "secret.jwt", core->data_dir_ / "jwt_secret", 48)
+                 : ReadOrCreateSecret(core->data_dir_ / "jwt_secret", 48);
+  if (!jwt) return tl::unexpected(jwt.error());
+  auto recovery = c.database.postgres() ? SharedSecret(st.settings(), box, "secret.recovery_key",
+                                                       core->data_dir_ / "recovery_key", 32)
+                                        : ReadOrCreateSecret(core->data_dir_ / "recovery_key", 32);
+  if (!recovery) return tl::unexpected(recovery.error());
+  core->first_start_ = recovery->created;
+  core->recovery_key_ = recovery->value;
 
   services::AuthOptions auth_options;
   auth_options.jwt_secret = jwt->value;

@@ -41,7 +41,9 @@ class Core {
   const config::Config& config() const { return config_; }
   const std::filesystem::path& data_dir() const { return data_dir_; }
   const std::filesystem::path& config_file() const { return config_file_; }
-  const std::filesystem::path& database_file() const { return database_file_; }
+  // "sqlite" or "postgresql", and the file's path or the URL without its password.
+  const char* database_backend() const { return config_.database.postgres() ? "postgresql" : "sqlite"; }
+  const std::string& database_description() const { return database_description_; }
   bool first_start() const { return first_start_; }
   const std::string& recovery_key() const { return recovery_key_; }
 
@@ -61,11 +63,12 @@ class Core {
 
  private:
   Core() = default;
+  util::Result<void> OpenStorage(util::SecretBox box);
 
   config::Config config_;
   std::filesystem::path data_dir_;
   std::filesystem::path config_file_;
-  std::filesystem::path database_file_;
+  std::string database_description_;
   bool first_start_ = false;
   std::string recovery_key_;
   util::SystemClock clock_;

@@ -308,8 +308,8 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
                             {cfg.api.webhook_prefix, cfg.api.extra_webhook_prefix, setup_code}};
   ctx.options.instance = {std::filesystem::absolute(core.data_dir()).string(),
                           core.config_file().string(),
-                          "sqlite",
-                          core.database_file().string(),
+                          core.database_backend(),
+                          core.database_description(),
                           console_source,
                           std::chrono::duration_cast<std::chrono::seconds>(
                               std::chrono::system_clock::now().time_since_epoch())

@@ -4,6 +4,7 @@
 
 #include "domain/account.hpp"
 #include "domain/bot.hpp"
+#include "domain/bot_lease.hpp"
 #include "domain/bot_log.hpp"
 #include "domain/conversation.hpp"
 #include "domain/knowledge.hpp"
@@ -37,6 +38,7 @@ class Storage {
   virtual WebhookRepository& webhooks() = 0;
   virtual McpServerRepository& mcp_servers() = 0;
   virtual MonitoringRepository& monitoring() = 0;
+  virtual BotLeaseRepository& bot_leases() = 0;
 };
 
 }  // namespace sb::domain

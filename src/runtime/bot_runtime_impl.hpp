@@ -57,6 +57,16 @@ struct BotRuntimeManager::Impl : std::enable_shared_from_this<Impl> {
   std::map<std::string, Entry> bots;                    // by bot uuid; guarded by mu
   std::set<std::shared_ptr<Incarnation>> stopping_all;  // Stop not finished; guarded by mu
   bool shut_down = false;                               // guarded by mu
+  // Several instances: what says whether this one still holds a bot's lease. Null: it holds all.
+  std::atomic<const domain::SendFence*> fence{nullptr};
+
+  // kUnavailable once this instance has lost `bot`'s lease: it must send nothing more for it.
+  util::Result<void> MaySend(const util::BotId& bot) const {
+    const domain::SendFence* f = fence.load(std::memory_order_acquire);
+    if (f == nullptr || f->MaySend(bot)) return util::Ok();
+    return util::Fail(util::ErrorCode::kUnavailable,
+                      "this instance no longer holds the lease of bot " + bot.str());
+  }
 
   void Log(const util::BotId& bot, int retention, LogLevel level, std::string text,
            std::string session = {}, std::vector<std::string> images = {}) {
@@ -98,6 +108,7 @@ class Incarnation final : public platforms::AdapterHost,
   }
 
   const domain::Bot& bot() const { return bot_; }
+  std::shared_ptr<BotRuntimeManager::Impl> impl() const { return impl_.lock(); }
   platforms::PlatformAdapter& adapter() { return *adapter_; }
   int retention() const { return retention_.load(); }
   void set_retention(int retention) { retention_ = retention; }

@@ -239,6 +239,7 @@ void BotRuntimeManager::Send(const util::BotId& id, const domain::OutgoingMessag
     if (status.state == RuntimeState::kStarting) why = fmt::format("bot {} is starting", id.str());
     return done(util::Fail(ErrorCode::kConflict, why));
   }
+  if (auto ok = impl_->MaySend(id); !ok) return done(tl::unexpected(ok.error()));
   if (auto ok = inc->adapter().CheckDeliverable(message); !ok) {
     return done(tl::unexpected(ok.error()));
   }
@@ -265,6 +266,10 @@ void BotRuntimeManager::Send(const util::BotId& id, const domain::OutgoingMessag
         }
         done(std::move(sent));
       });
+}
+
+void BotRuntimeManager::SetSendFence(const domain::SendFence* fence) {
+  impl_->fence.store(fence, std::memory_order_release);
 }
 
 void BotRuntimeManager::StartAll(const std::vector<domain::Bot>& bots) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "domain/bot.hpp"
+#include "domain/bot_lease.hpp"
 #include "domain/bot_log.hpp"
 #include "domain/bot_runtime.hpp"
 #include "domain/message_takeover.hpp"
@@ -84,6 +85,10 @@ class BotRuntimeManager final : public domain::BotRuntime {
   // RuntimeOptions::takeover_window). Before StartAll; `listener` outlives the manager.
   void SetTakeoverListener(domain::MessageTakeoverListener* listener,
                            std::chrono::milliseconds window);
+
+  // Several instances: asked before every message sent to a platform; null (the default) lets
+  // every send through. Before StartAll; `fence` outlives the manager.
+  void SetSendFence(const domain::SendFence* fence);
 
   // Starts every enabled bot of `bots` (server start).
   void StartAll(const std::vector<domain::Bot>& bots);

@@ -24,6 +24,7 @@ domain::MessageElement Plain(std::string text) {
 void SendAside(Incarnation& target, domain::OutgoingMessage message, const std::string& reply_to,
                std::function<void(util::Result<domain::SendReceipt>)> sent) {
   if (!target.adapter().CheckDeliverable(message)) return;
+  if (auto impl = target.impl(); impl && !impl->MaySend(target.bot().uuid)) return;
   target.adapter().Send(std::move(message), reply_to, std::move(sent));
 }
 
@@ -90,7 +91,7 @@ class BotTurn final : public pipeline::Turn, public std::enable_shared_from_this
       auto impl = impl_.lock();
       if (!impl) return nullptr;
       auto live = impl->Live(inc_);
-      if (!live) return nullptr;
+      if (!live || !impl->MaySend(live->bot().uuid)) return nullptr;
       auto stream = live->adapter().BeginStream(chat_type_, chat_id_, message_id_);
       if (!stream) return nullptr;
       std::weak_ptr<BotTurn> weak = weak_from_this();
@@ -158,6 +159,11 @@ class BotTurn final : public pipeline::Turn, public std::enable_shared_from_this
     // The stream is finished by the adapter that began it; after a restart the reply is sent
     // whole through the new one (the old adapter has stopped).
     const bool streamed = streamed_ && streamed_->Started() && streamed_by_ == target;
+    if (auto fenced = impl->MaySend(inc_->bot().uuid); !fenced) {
+      Log(LogLevel::kWarning, "the reply was not sent: " + fenced.error().message);
+      if (streamed) streamed_->Abandon();
+      return done();
+    }
     if (auto ok = inc_->adapter().CheckDeliverable(out); !ok) {
       Log(LogLevel::kError, "the reply cannot be delivered: " + ok.error().message);
       impl->monitor.Failed(inc_->bot(), monitor_id_, session_id_, "delivery", ok.error().message);

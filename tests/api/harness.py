@@ -85,8 +85,40 @@ def unknown_uuid():
     return str(uuidlib.uuid4())
 
 
+# The PostgreSQL run of the suite (ctest's api_pg_* tests): every data directory gets a fresh
+# database of its own on the throw-away cluster that the `pg` fixture started.
+BACKEND = os.environ.get("SB_TEST_BACKEND", "sqlite")
+PG_URL_FILE = os.environ.get("SB_TEST_PG_URL_FILE")
+_PG_DATABASE_OF_DIR = {}
+
+
+def on_postgres():
+    return BACKEND == "postgresql"
+
+
+def fresh_pg_database():
+    """The URL of a new, empty database on the test cluster."""
+    if not PG_URL_FILE:
+        raise AssertionError("SB_TEST_BACKEND=postgresql needs SB_TEST_PG_URL_FILE (ctest sets it)")
+    with open(PG_URL_FILE) as f:
+        base = f.read().strip()
+    name = "sbt_" + uuidlib.uuid4().hex[:20]
+    subprocess.run(["psql", base, "-v", "ON_ERROR_STOP=1", "-qc", 'CREATE DATABASE "%s"' % name],
+                   check=True, timeout=60, capture_output=True)
+    return base.rsplit("/", 1)[0] + "/" + name
+
+
+def database_url_for(data_dir):
+    """On PostgreSQL, the database that belongs with `data_dir` (made on first use)."""
+    key = os.path.realpath(data_dir)
+    if key not in _PG_DATABASE_OF_DIR:
+        _PG_DATABASE_OF_DIR[key] = fresh_pg_database()
+    return _PG_DATABASE_OF_DIR[key]
+
+
 class Server:
-    """One switchboard process with its own data directory."""
+    """One switchboard process with its own data directory (and, in the PostgreSQL run of the
+    suite, its own database)."""
 
     def __init__(self, env=None, data_dir=None, host="127.0.0.1", args=None):
         self.env = dict(env or {})
@@ -95,6 +127,8 @@ class Server:
         self.connect_host = "127.0.0.1"  # where the helpers connect
         self._own_dir = data_dir is None
         self.data_dir = data_dir or tempfile.mkdtemp(prefix="sb-api-")
+        if on_postgres() and "DATABASE__URL" not in self.env:
+            self.env["DATABASE__URL"] = database_url_for(self.data_dir)
         self.proc = None
         self.port = None
         self.stdout_lines = []

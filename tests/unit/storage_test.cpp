@@ -14,7 +14,6 @@
 #include <thread>
 #include <vector>
 
-#include "storage/sql/knowledge_repository.hpp"
 #include "storage/sql/row_codec.hpp"
 #include "storage/sqlite/database.hpp"
 #include "storage/sqlite/migrations.hpp"
@@ -1703,15 +1702,6 @@ TEST_F(StorageTest, PluginsAreKeptWithTheirConfigAndStorageUntilRemoved) {
   // Its storage went with it: a reinstall starts empty.
   ASSERT_TRUE(storage_->plugins().Put(p));
   EXPECT_EQ(*storage_->plugins().StorageGet(p.key(), "count"), std::nullopt);
-}
-
-TEST(TsQueryFromFtsMatch, QuotesEveryWordAndKeepsPhrasesAndAlternatives) {
-  EXPECT_EQ(TsQueryFromFtsMatch(R"("ab" OR "c d")"), "('ab') | ('c' <-> 'd')");
-  EXPECT_EQ(TsQueryFromFtsMatch(R"("it's" OR "a""b" OR "x\\y")"),
-            R"(('it''s') | ('a"b') | ('x\\\\y'))");
-  EXPECT_EQ(TsQueryFromFtsMatch(R"("!" OR "&|")"), "('!') | ('&|')");
-  EXPECT_EQ(TsQueryFromFtsMatch(""), "");
-  EXPECT_EQ(TsQueryFromFtsMatch(R"("  " OR "unterminated)"), "('unterminated')");
 }
 
 }  // namespace

@@ -236,6 +236,14 @@ struct AppendOutcome {
 AppendOutcome AppendTurns(Connection& c, const domain::ConversationKey& key,
                           const std::vector<domain::ConversationTurn>& turns,
                           const std::vector<std::string>& encoded, int max_rounds) {
+  if (c.dialect() == Dialect::kPostgres) {
+    // There a failed statement aborts the whole transaction (and the other items of a batch), so
+    // the owners are checked first instead of letting the foreign keys tell.
+    if (auto owners = CheckOwners(c, key); !owners) {
+      if (owners.error().code == ErrorCode::kNotFound) return {.item = owners};
+      return {.transaction = owners};
+    }
+  }
   const auto added_seqs = static_cast<std::int64_t>(turns.size());
   const auto added_rounds = static_cast<std::int64_t>(std::count_if(
       turns.begin(), turns.end(), [](const auto& t) { return t.message.role == "user"; }));

@@ -398,51 +398,6 @@ util::Result<void> SqlKnowledgeRepository::ReplaceVectors(
   });
 }
 
-std::string TsQueryFromFtsMatch(std::string_view match) {
-  std::string out;
-  std::size_t i = 0;
-  while (i < match.size()) {
-    const std::size_t open = match.find('"', i);
-    if (open == std::string_view::npos) break;
-    // FTS5 escapes a quote inside a string by doubling it.
-    std::string phrase;
-    std::size_t j = open + 1;
-    for (; j < match.size(); ++j) {
-      if (match[j] != '"') {
-        phrase += match[j];
-      } else if (j + 1 < match.size() && match[j + 1] == '"') {
-        phrase += '"';
-        ++j;
-      } else {
-        break;
-      }
-    }
-    i = j + 1;
-    std::string words;
-    std::size_t k = 0;
-    while (k < phrase.size()) {
-      const std::size_t start = phrase.find_first_not_of(' ', k);
-      if (start == std::string::npos) break;
-      std::size_t end = phrase.find(' ', start);
-      if (end == std::string::npos) end = phrase.size();
-      if (!words.empty()) words += " <-> ";
-      words += '\'';
-      for (char ch : std::string_view(phrase).substr(start, end - start)) {
-        if (ch == '\'' || ch == '\\') words += ch;  // doubled: a literal quote or backslash
-        words += ch;
-      }
-      words += '\'';
-      k = end;
-    }
-    if (words.empty()) continue;
-    if (!out.empty()) out += " | ";
-    out += '(';
-    out += words;
-    out += ')';
-  }
-  return out;
-}
-
 util::Result<std::vector<domain::KeywordHit>> SqlKnowledgeRepository::KeywordSearch(
     const util::KnowledgeBaseId& base, const std::string& match, std::size_t limit) {
   return db_.Read([&](Connection& c) -> util::Result<std::vector<domain::KeywordHit>> {
@@ -457,16 +412,16 @@ util::Result<std::vector<domain::KeywordHit>> SqlKnowledgeRepository::KeywordSea
                 match, base.str(), static_cast<std::int64_t>(limit)),
           hit);
     }
-    // PostgreSQL's full-text search over the same spaced-apart text. ts_rank grows with the
-    // match; negated so that, like FTS5's bm25 rank, lower is better.
-    const std::string query = TsQueryFromFtsMatch(match);
-    if (query.empty()) return std::vector<domain::KeywordHit>{};
+    // PostgreSQL's full-text search over the same spaced-apart text (migration 10 of
+    // postgres/pg_schema.cpp). websearch_to_tsquery reads KeywordQuery's quoted phrases joined by
+    // OR as they are, and never fails on what a user typed. ts_rank grows with the match: negated
+    // so that, as with FTS5's bm25 rank, lower is better.
     return ReadAll<domain::KeywordHit>(
         Query(c,
-              "SELECT f.rowid, -ts_rank(f.tsv, q.query) AS rank FROM knowledge_fts f, "
-              "(SELECT to_tsquery('simple', ?) AS query) q WHERE f.base_uuid = ? "
-              "AND f.tsv @@ q.query ORDER BY rank, f.rowid LIMIT ?",
-              query, base.str(), static_cast<std::int64_t>(limit)),
+              "SELECT f.rowid, -ts_rank(f.document, q, 1) AS rank "
+              "FROM knowledge_fts f, websearch_to_tsquery('simple', ?) AS q "
+              "WHERE f.document @@ q AND f.base_uuid = ? ORDER BY rank, f.rowid LIMIT ?",
+              match, base.str(), static_cast<std::int64_t>(limit)),
         hit);
   });
 }

@@ -1,20 +1,12 @@
 // KnowledgeRepository over SQL (SQLite or PostgreSQL): bases, files and chunks in tables, the
-// keyword side in an FTS5 table kept in step in the same transactions (FTS5 has no foreign keys to
-// cascade with).
+// keyword side in `knowledge_fts` (SQLite: an FTS5 table; PostgreSQL: a table with a tsvector)
+// kept in step in the same transactions (FTS5 has no foreign keys to cascade with).
 #pragma once
-
-#include <string>
-#include <string_view>
 
 #include "domain/knowledge.hpp"
 #include "storage/sql/database.hpp"
 
 namespace sb::storage::sql {
-
-// PostgreSQL's tsquery for an FTS5 MATCH expression of quoted phrases joined by OR (what
-// knowledge::KeywordQuery makes): `"ab" OR "c d"` -> `('ab') | ('c' <-> 'd')`. Empty when it has
-// no word. Every word is quoted, so nothing of the user's query is tsquery syntax.
-std::string TsQueryFromFtsMatch(std::string_view match);
 
 // Thread-safe; every method is one transaction on `db`, which must outlive this object.
 class SqlKnowledgeRepository final : public domain::KnowledgeRepository {

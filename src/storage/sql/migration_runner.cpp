@@ -54,7 +54,7 @@ util::Result<int> ApplyMigrations(Database& db, std::span<const Migration> migra
       auto row = seen->Step();
       if (!row) return tl::make_unexpected(row.error());
       if (*row) return false;
-      if (auto r = c.Exec(m.sql); !r) {
+      if (auto r = m.sql.empty() ? util::Ok() : c.Exec(std::string(m.sql)); !r) {
         util::Error e = r.error();
         e.message = fmt::format("migration {} failed: {}", m.version, e.message);
         return tl::make_unexpected(std::move(e));

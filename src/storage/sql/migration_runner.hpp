@@ -14,7 +14,7 @@ namespace sb::storage::sql {
 
 struct Migration {
   int version;      // strictly increasing, never reused or edited once released
-  const char* sql;  // one or more statements
+  std::string_view sql;  // one or more statements without parameters; may be empty
 };
 
 // Runs each migration of `migrations` whose version is not yet recorded, each in its own write

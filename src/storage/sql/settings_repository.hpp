@@ -14,6 +14,7 @@ class SqlSettingsRepository final : public domain::SettingsRepository {
 
   util::Result<std::optional<std::string>> Get(const std::string& key) override;
   util::Result<void> Set(const std::string& key, const std::string& value) override;
+  util::Result<Stored> GetOrCreate(const std::string& key, const std::string& value) override;
 
  private:
   Database& db_;

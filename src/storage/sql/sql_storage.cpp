@@ -21,7 +21,8 @@ SqlStorage::SqlStorage(std::unique_ptr<Database> db, util::SecretBox secrets)
       knowledge_(*db_),
       webhooks_(*db_, secrets_),
       mcp_servers_(*db_, secrets_),
-      monitoring_(*db_) {}
+      monitoring_(*db_),
+      bot_leases_(*db_) {}
 
 SqlStorage::~SqlStorage() { Close(); }
 

@@ -8,6 +8,7 @@
 
 #include "domain/storage.hpp"
 #include "storage/sql/account_repositories.hpp"
+#include "storage/sql/bot_lease_repository.hpp"
 #include "storage/sql/bot_log_repository.hpp"
 #include "storage/sql/bot_repository.hpp"
 #include "storage/sql/conversation_repository.hpp"
@@ -56,6 +57,7 @@ class SqlStorage : public domain::Storage {
   domain::WebhookRepository& webhooks() override { return webhooks_; }
   domain::McpServerRepository& mcp_servers() override { return mcp_servers_; }
   domain::MonitoringRepository& monitoring() override { return monitoring_; }
+  domain::BotLeaseRepository& bot_leases() override { return bot_leases_; }
 
  private:
   std::unique_ptr<Database> db_;  // declared first: the repositories refer to it
@@ -75,6 +77,7 @@ class SqlStorage : public domain::Storage {
   SqlWebhookRepository webhooks_;
   SqlMcpServerRepository mcp_servers_;
   SqlMonitoringRepository monitoring_;
+  SqlBotLeaseRepository bot_leases_;
 };
 
 }  // namespace sb::storage::sql

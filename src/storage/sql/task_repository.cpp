@@ -97,8 +97,9 @@ util::Result<std::vector<domain::Task>> SqlTaskRepository::List(const domain::Ta
     // insertion, so they break ties between tasks created in the same millisecond.
     auto stmt = Query(c,
                       "SELECT " SB_TASK_COLUMNS
-                      " FROM tasks WHERE (?1 IS NULL OR task_type = ?1) "
-                      "AND (?2 IS NULL OR kind = ?2) ORDER BY created_at DESC, id DESC",
+                      " FROM tasks WHERE (CAST(?1 AS TEXT) IS NULL OR task_type = ?1) "
+                      "AND (CAST(?2 AS TEXT) IS NULL OR kind = ?2) "
+                      "ORDER BY created_at DESC, id DESC",
                       filter.task_type, filter.kind);
     if (!stmt) return tl::make_unexpected(stmt.error());
     return CollectRows<domain::Task>(*stmt, ReadRow);

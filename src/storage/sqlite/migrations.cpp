@@ -368,6 +368,20 @@ ALTER TABLE monitoring_feedback_v10 RENAME TO monitoring_feedback;
 CREATE INDEX monitoring_feedback_time ON monitoring_feedback (timestamp);
 CREATE INDEX monitoring_feedback_bot ON monitoring_feedback (bot_id, timestamp);
 )sql"},
+    // Several instances on one database: which one runs each bot's platform connection.
+    {11, R"sql(
+-- A lease lapses at expires_at (unix ms by the database's clock) unless its owner renews it;
+-- generation grows with every change of owner. owner_url is where the owner takes webhook calls
+-- forwarded by the other instances. No foreign key: a lease may outlive its bot for a moment.
+CREATE TABLE bot_leases (
+  bot_uuid    TEXT PRIMARY KEY NOT NULL,
+  owner       TEXT NOT NULL,
+  owner_url   TEXT NOT NULL DEFAULT '',
+  generation  INTEGER NOT NULL,
+  expires_at  INTEGER NOT NULL
+);
+CREATE INDEX bot_leases_owner ON bot_leases (owner);
+)sql"},
 };
 
 }  // namespace
