@@ -58,7 +58,8 @@ std::string SqlExcerpt(std::string_view sql) {
 util::Result<ConnectSettings> ParseConnectSettings(const std::string& url) {
   ConnectSettings settings;
   settings.url = url;
-  settings.masked_url = MaskPassword(url);
+  // Scrubbed as well as masked: a password repeated elsewhere in the URL must not show either.
+  settings.masked_url = ScrubSecret(MaskPassword(url), PasswordOf(url));
   char* error = nullptr;
   PQconninfoOption* options = PQconninfoParse(url.c_str(), &error);
   if (options == nullptr) {
@@ -75,6 +76,7 @@ util::Result<ConnectSettings> ParseConnectSettings(const std::string& url) {
   }
   PQconninfoFree(options);
   if (settings.password.empty()) settings.password = PasswordOf(url);
+  settings.masked_url = ScrubSecret(std::move(settings.masked_url), settings.password);
   return settings;
 }
 

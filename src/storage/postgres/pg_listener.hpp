@@ -33,10 +33,10 @@ util::Result<void> Notify(sql::Connection& c, std::string_view channel, std::str
 struct PgListenerOptions {
   // Called on the listener's thread, one notification at a time, in the order sent; keep it
   // short (it delays the next one). Exceptions are caught and logged.
-  std::function<void(const std::string& channel, const std::string& payload)> on_notify;
+  std::function<void(const std::string& channel, const std::string& payload)> on_notify{};
   // Called on the listener's thread each time LISTEN is in place again after the connection was
   // lost: notifications sent meanwhile are gone, so whatever they keep fresh must be reloaded.
-  std::function<void()> on_reconnect;
+  std::function<void()> on_reconnect{};
   int connect_timeout_seconds = 5;
   std::chrono::milliseconds min_backoff{100};   // first wait after a failure, doubling ...
   std::chrono::milliseconds max_backoff{5000};  // ... up to this
