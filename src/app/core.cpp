@@ -11,8 +11,8 @@
 #include "llm/requester_catalogue.hpp"
 #include "pipeline/pipeline_template_data.hpp"
 #include "platforms/adapter_catalogue.hpp"
-#include "storage/postgres/pg_url.hpp"
 #include "storage/postgres/pg_storage.hpp"
+#include "storage/postgres/pg_url.hpp"
 #include "storage/sqlite/sqlite_storage.hpp"
 #include "util/crypto.hpp"
 
@@ -145,9 +145,9 @@ util::Result<std::unique_ptr<Core>> Core::Open(const CoreOptions& options) {
   auto& st = *core->storage_;
   const auto& c = core->config_;
 
-  auto jwt = c.database.postgres()
-                 ? SharedSecret(st.settings(), box, "secret.jwt", core->data_dir_ / "jwt_secret", 48)
-                 : ReadOrCreateSecret(core->data_dir_ / "jwt_secret", 48);
+  auto jwt = c.database.postgres() ? SharedSecret(st.settings(), box, "secret.jwt",
+                                                  core->data_dir_ / "jwt_secret", 48)
+                                   : ReadOrCreateSecret(core->data_dir_ / "jwt_secret", 48);
   if (!jwt) return tl::unexpected(jwt.error());
   auto recovery = c.database.postgres() ? SharedSecret(st.settings(), box, "secret.recovery_key",
                                                        core->data_dir_ / "recovery_key", 32)

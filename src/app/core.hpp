@@ -20,6 +20,7 @@
 #include "services/system_service.hpp"
 #include "services/task_service.hpp"
 #include "util/clock.hpp"
+#include "util/secret_box.hpp"
 
 namespace sb::app {
 
@@ -42,7 +43,9 @@ class Core {
   const std::filesystem::path& data_dir() const { return data_dir_; }
   const std::filesystem::path& config_file() const { return config_file_; }
   // "sqlite" or "postgresql", and the file's path or the URL without its password.
-  const char* database_backend() const { return config_.database.postgres() ? "postgresql" : "sqlite"; }
+  const char* database_backend() const {
+    return config_.database.postgres() ? "postgresql" : "sqlite";
+  }
   const std::string& database_description() const { return database_description_; }
   bool first_start() const { return first_start_; }
   const std::string& recovery_key() const { return recovery_key_; }

@@ -56,9 +56,9 @@ TEST(PgSchemaTest, EverySqliteTableAndIndexIsCreatedOnPostgres) {
   test_support::TempDir dir("pg-schema");
   auto db = sqlite::Database::Open((dir.path() / "schema.db").string());
   ASSERT_TRUE(db) << db.error().message;
-  auto applied = sqlite::ApplyMigrations(**db);
+  auto applied = sql::ApplyMigrations(**db, sqlite::SchemaMigrations(), "test");
   ASSERT_TRUE(applied) << applied.error().message;
-  auto objects = (*db)->Read([](sqlite::Connection& c) -> util::Result<std::vector<std::string>> {
+  auto objects = (*db)->Read([](sql::Connection& c) -> util::Result<std::vector<std::string>> {
     // FTS virtual tables and their shadow tables have a PostgreSQL design of their own; the
     // virtual table's name is kept.
     auto stmt = c.Prepare(

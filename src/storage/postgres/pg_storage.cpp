@@ -5,6 +5,7 @@
 
 #include "storage/postgres/pg_database.hpp"
 #include "storage/postgres/pg_schema.hpp"
+#include "storage/postgres/pg_url.hpp"
 #include "storage/sql/migration_runner.hpp"
 
 namespace sb::storage::postgres {

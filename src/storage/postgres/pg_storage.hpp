@@ -19,8 +19,7 @@ class PostgresStorage final : public sql::SqlStorage {
  public:
   // Connects to `url` (libpq's URI form) with at most `pool_size` connections and applies pending
   // migrations. Messages never show the URL's password.
-  static util::Result<std::unique_ptr<PostgresStorage>> Open(const std::string& url,
-                                                             int pool_size,
+  static util::Result<std::unique_ptr<PostgresStorage>> Open(const std::string& url, int pool_size,
                                                              util::SecretBox secrets);
 
  private:
