@@ -174,6 +174,8 @@ struct BotStack::Parts {
   std::shared_ptr<pipeline::MessageDriver> debug_driver;
   std::shared_ptr<runtime::DebugChatRuntime> debug_chat;
   runtime::BotRuntimeManager runtime;
+  // Stands between the services and the runtime: which bots run here (bot leases).
+  std::unique_ptr<runtime::BotOwnership> ownership;
 };
 
 BotStack::BotStack(Core& core, boost::asio::any_io_executor executor,
@@ -188,6 +190,7 @@ BotStack::BotStack(Core& core, boost::asio::any_io_executor executor,
 
 BotStack::~BotStack() {
   core_.bots().AttachRuntime(nullptr);
+  parts_->runtime.SetSendFence(nullptr);
   core_.pipelines().SetChangeListener(nullptr);
   core_.pipelines().SetConversations(&core_.storage().conversations());
 }
@@ -223,19 +226,30 @@ void BotStack::Flush() {
   parts_->memory.Flush();
 }
 
-void BotStack::Start() {
-  core_.bots().AttachRuntime(&parts_->runtime);
+void BotStack::Start(runtime::OwnershipOptions ownership) {
+  parts_->ownership = std::make_unique<runtime::BotOwnership>(
+      parts_->runtime, core_.storage().bots(), core_.storage().bot_leases(), std::move(ownership));
+  parts_->runtime.SetSendFence(parts_->ownership.get());
+  core_.bots().AttachRuntime(parts_->ownership.get());
   core_.pipelines().SetConversations(&parts_->memory);
   core_.pipelines().SetChangeListener(
       [rt = &parts_->runtime](const util::PipelineId& id) { rt->PipelineChanged(id); });
-  auto bots = core_.storage().bots().List();
-  if (!bots) {
-    spdlog::error("cannot list bots to start them: {}", bots.error().message);
-    return;
-  }
-  parts_->runtime.StartAll(*bots);
+  parts_->ownership->Start();
 }
 
-void BotStack::Stop(std::chrono::milliseconds grace) { parts_->runtime.StopAll(grace); }
+std::vector<util::BotId> BotStack::OwnedBots() const {
+  return parts_->ownership ? parts_->ownership->Owned() : std::vector<util::BotId>{};
+}
+
+std::uint64_t BotStack::OwnedGeneration() const {
+  return parts_->ownership ? parts_->ownership->generation() : 0;
+}
+
+void BotStack::Stop(std::chrono::milliseconds grace) {
+  if (parts_->ownership) parts_->ownership->Stop();
+  parts_->runtime.StopAll(grace);
+  // Only now, with every connection closed, may another instance take the bots.
+  if (parts_->ownership) parts_->ownership->ReleaseAll();
+}
 
 }  // namespace sb::app

@@ -9,6 +9,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <chrono>
 #include <memory>
+#include <vector>
 
 #include "app/core.hpp"
 #include "domain/debug_chat.hpp"
@@ -18,6 +19,7 @@
 #include "domain/message_takeover.hpp"
 #include "domain/monitoring.hpp"
 #include "domain/plugin_hooks.hpp"
+#include "runtime/bot_ownership.hpp"
 #include "util/blocking_executor.hpp"
 #include "util/metrics_registry.hpp"
 
@@ -39,8 +41,12 @@ class BotStack {
            util::MetricsRegistry* metrics = nullptr);
   ~BotStack();
 
-  // Attaches the runtime to the services and starts every enabled bot. Errors are logged.
-  void Start();
+  // Attaches the runtime, behind bot leases (runtime/bot_ownership.hpp), to the services and
+  // starts every enabled bot whose lease this instance can take. Errors are logged.
+  void Start(runtime::OwnershipOptions ownership);
+  // The bots whose leases this instance holds (none before Start).
+  std::vector<util::BotId> OwnedBots() const;
+  std::uint64_t OwnedGeneration() const;
   // Detaches the runtime and stops every bot, waiting up to `grace` for their connections.
   void Stop(std::chrono::milliseconds grace);
 

@@ -130,6 +130,9 @@ util::Result<std::unique_ptr<Core>> Core::Open(const CoreOptions& options) {
   auto secrets_key = SecretsKey(core->data_dir_);
   if (!secrets_key) return tl::unexpected(secrets_key.error());
   auto box = util::SecretBox::FromKeyMaterial(*secrets_key);
+  auto instance = ReadOrCreateSecret(core->data_dir_ / "instance_id", 16);
+  if (!instance) return tl::unexpected(instance.error());
+  core->instance_id_ = instance->value;
 
   auto requesters = llm::LoadRequesterCatalogue();
   if (!requesters) return tl::unexpected(requesters.error());

@@ -48,6 +48,10 @@ class Core {
   }
   const std::string& database_description() const { return database_description_; }
   bool first_start() const { return first_start_; }
+  // This instance's id: made on first start and kept in the data directory, so a restarted
+  // instance takes its own bot leases back at once (each instance needs a data directory of its
+  // own).
+  const std::string& instance_id() const { return instance_id_; }
   const std::string& recovery_key() const { return recovery_key_; }
 
   services::AuthService& auth() { return *auth_; }
@@ -73,6 +77,7 @@ class Core {
   std::filesystem::path config_file_;
   std::string database_description_;
   bool first_start_ = false;
+  std::string instance_id_;
   std::string recovery_key_;
   util::SystemClock clock_;
   domain::Catalogue requesters_;

@@ -9,6 +9,22 @@ namespace sb::app {
 
 void AddMetricsCollectors(util::MetricsRegistry& registry, Core& core, BotStack& bots,
                           domain::PluginManager& plugins, services::MonitoringRecorder* recorder) {
+  // Several instances behind one load balancer: which one a scrape reached, and the bots whose
+  // leases it holds (at most 200 series).
+  registry.AddCollector([&core, &bots](util::MetricsWriter& w) {
+    w.Header("switchboard_instance_info", "gauge", "This instance's id (always 1).");
+    w.Sample("switchboard_instance_info", {"instance_id"}, {core.instance_id()}, 1);
+    const auto owned = bots.OwnedBots();
+    w.Header("switchboard_owned_bots", "gauge",
+             "Bots whose platform connection this instance runs (it holds their lease).");
+    w.Sample("switchboard_owned_bots", {"instance_id"}, {core.instance_id()},
+             static_cast<double>(owned.size()));
+    w.Header("switchboard_bot_owned", "gauge", "1 for each bot whose lease this instance holds.");
+    for (std::size_t i = 0; i < owned.size() && i < 200; ++i) {
+      w.Sample("switchboard_bot_owned", {"instance_id", "bot"},
+               {core.instance_id(), owned[i].str()}, 1);
+    }
+  });
   registry.AddCollector([&core, &bots](util::MetricsWriter& w) {
     auto list = core.storage().bots().List();
     if (!list) return;

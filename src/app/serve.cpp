@@ -315,6 +315,13 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
                               std::chrono::system_clock::now().time_since_epoch())
                               .count()};
   ctx.options.anonymous_debug_chat = cfg.api.anonymous_debug_chat;
+  ctx.options.instance_id = core.instance_id();
+  ctx.options.owned_generation = [&bots] { return bots.OwnedGeneration(); };
+  ctx.options.owned_bots = [&bots] {
+    std::vector<std::string> out;
+    for (const auto& id : bots.OwnedBots()) out.push_back(id.str());
+    return out;
+  };
   if (!cfg.api.anonymous_debug_chat.empty()) {
     spdlog::warn(
         "the pipeline debug chat accepts connections WITHOUT a credential from: {} "
@@ -396,7 +403,9 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   }
   plugin_manager->Start();
   mcp_sessions->Start();
-  bots.Start();
+  runtime::OwnershipOptions ownership;
+  ownership.instance_id = core.instance_id();
+  bots.Start(std::move(ownership));
   ready = true;
 
   const std::string host =

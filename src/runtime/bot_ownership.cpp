@@ -16,7 +16,9 @@ using util::ErrorCode;
 // Local validity ends this much before the lease's own end in the database: the margin absorbs
 // the time between the renewal's start (where local validity is counted from) and the database
 // reading its clock, and clocks that run at slightly different rates.
-constexpr std::chrono::milliseconds kMargin{1000};
+std::chrono::milliseconds MarginOf(std::chrono::milliseconds ttl) {
+  return std::min(std::chrono::milliseconds(1000), ttl / 5);
+}
 // The loop wakes at least this often to stop bots whose leases lapsed by the local clock.
 constexpr std::chrono::milliseconds kTick{250};
 
@@ -41,10 +43,14 @@ void BotOwnership::Stop() {
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
+}
+
+void BotOwnership::ReleaseAll() {
   std::map<std::string, Held> held;
   {
     std::lock_guard lock(mu_);
     held.swap(held_);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
   }
   for (const auto& [uuid, h] : held) {
     if (auto r = leases_.Release(h.bot.uuid, options_.instance_id); !r) {
@@ -115,7 +121,7 @@ void BotOwnership::RenewHeld() {
       if (h.taken_at >= started) continue;  // taken after the renewal read the table
       auto it = generations.find(uuid);
       if (it != generations.end() && it->second == h.generation) {
-        h.valid_until = started + options_.ttl - kMargin;
+        h.valid_until = started + options_.ttl - MarginOf(options_.ttl);
       } else {
         lost.push_back(h.bot.uuid);
       }
@@ -142,7 +148,8 @@ void BotOwnership::Scan() {
       changed = owned && it->second.bot.updated_at != bot.updated_at;
     }
     if (!owned) {
-      if (bot.enable) TryTake(bot);
+      // The database failing once fails the rest too: try again at the next scan.
+      if (bot.enable && TryTake(bot) == Take::kFailed) return;
     } else if (!bot.enable) {
       Drop(bot.uuid, "it was disabled", /*release=*/true);
     } else if (changed) {
@@ -168,24 +175,26 @@ void BotOwnership::Scan() {
   }
 }
 
-bool BotOwnership::TryTake(const domain::Bot& bot) {
+BotOwnership::Take BotOwnership::TryTake(const domain::Bot& bot) {
   const auto started = Clock::now();
   auto generation =
       leases_.Acquire(bot.uuid, options_.instance_id, options_.instance_url, options_.ttl);
   if (!generation) {
     spdlog::warn("cannot take the lease of bot {}: {}", bot.uuid.str(), generation.error().message);
-    return false;
+    return Take::kFailed;
   }
-  if (!*generation) return false;
+  if (!*generation) return Take::kHeldElsewhere;
   {
     std::lock_guard lock(mu_);
-    if (stopping_) return false;
-    held_[bot.uuid.str()] = Held{bot, **generation, started, started + options_.ttl - kMargin};
+    if (stopping_) return Take::kHeldElsewhere;
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+    held_[bot.uuid.str()] =
+        Held{bot, **generation, started, started + options_.ttl - MarginOf(options_.ttl)};
   }
   spdlog::info("instance {} runs bot {} (lease generation {})", options_.instance_id,
                bot.uuid.str(), **generation);
   runtime_.Apply(bot);
-  return true;
+  return Take::kTaken;
 }
 
 void BotOwnership::Drop(const util::BotId& id, const char* why, bool release) {
@@ -196,6 +205,7 @@ void BotOwnership::Drop(const util::BotId& id, const char* why, bool release) {
     if (it == held_.end()) return;
     bot = std::move(it->second.bot);
     held_.erase(it);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
   }
   spdlog::info("instance {} stops running bot {}: {}", options_.instance_id, id.str(), why);
   bot->enable = false;

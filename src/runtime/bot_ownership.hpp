@@ -9,6 +9,7 @@
 //   core.bots().AttachRuntime(&owned);
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -45,12 +46,16 @@ class BotOwnership final : public domain::BotRuntime, public domain::SendFence {
   // Takes the leases of enabled bots that are free (starting them), then keeps renewing and
   // scanning on a thread of its own. Blocking for the first round.
   void Start();
-  // Ends the thread and releases every held lease so another instance takes the bots at once.
-  // The runtime's bots are stopped by the caller (StopAll). Blocking; idempotent.
+  // Ends the thread: leases are no longer renewed or taken. Blocking; idempotent.
   void Stop();
+  // Gives every held lease up so another instance takes the bots at once: after Stop, once the
+  // runtime's bots have stopped (so two instances never run one bot). Blocking.
+  void ReleaseAll();
 
   // The bots whose leases this instance holds, sorted by uuid.
   std::vector<util::BotId> Owned() const;
+  // Grows whenever Owned() changes (for caching what is rendered from it).
+  std::uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
   const std::string& instance_id() const { return options_.instance_id; }
 
   // domain::SendFence: the lease is held and, by the local monotonic clock, has not lapsed.
@@ -83,8 +88,9 @@ class BotOwnership final : public domain::BotRuntime, public domain::SendFence {
   void Loop();
   void RenewHeld();
   void Scan();
-  // Takes `bot`'s lease and starts it; false when another instance holds it.
-  bool TryTake(const domain::Bot& bot);
+  enum class Take { kTaken, kHeldElsewhere, kFailed };
+  // Takes `bot`'s lease and starts it.
+  Take TryTake(const domain::Bot& bot);
   // Stops `id` here and gives its lease up (when `release`), logging `why`.
   void Drop(const util::BotId& id, const char* why, bool release);
   util::Error NotOwnedHere(const util::BotId& id) const;
@@ -98,6 +104,7 @@ class BotOwnership final : public domain::BotRuntime, public domain::SendFence {
   std::condition_variable wake_;
   std::map<std::string, Held> held_;  // by bot uuid; guarded by mu_
   bool stopping_ = false;             // guarded by mu_
+  std::atomic<std::uint64_t> generation_{1};
   std::thread thread_;
 };
 

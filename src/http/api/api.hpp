@@ -47,6 +47,11 @@ struct ApiOptions {
   std::string extra_webhook_prefix;  // empty when unset
   std::string setup_code;            // accepted by POST /user/init from non-loopback clients
   InstanceFacts instance = {};
+  // Which instance answers and the bots whose leases it holds (GET /system/info, for several
+  // instances behind one load balancer). `owned_generation` grows whenever that set changes.
+  std::string instance_id = {};
+  std::function<std::uint64_t()> owned_generation = {};
+  std::function<std::vector<std::string>()> owned_bots = {};
   // api.anonymous_debug_chat: "loopback" and/or origins whose debug-chat sockets need no
   // credential. Empty: a credential is required.
   std::vector<std::string> anonymous_debug_chat = {};

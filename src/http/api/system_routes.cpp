@@ -18,32 +18,44 @@ namespace {
 // body is cached and rebuilt only when the system service reports a change.
 class SystemInfoCache {
  public:
-  explicit SystemInfoCache(services::SystemService& system) : system_(system) {}
+  SystemInfoCache(services::SystemService& system, const ApiOptions& options)
+      : system_(system), options_(options) {}
 
   std::shared_ptr<const std::string> Body() {
     const auto generation = system_.generation();
+    const auto owned = options_.owned_generation ? options_.owned_generation() : 0;
     {
       std::lock_guard lock(mu_);
-      if (body_ && generation_ == generation) return body_;
+      if (body_ && generation_ == generation && owned_ == owned) return body_;
     }
-    auto body = std::make_shared<const std::string>(JsonOk(EncodeSystemInfo(system_.Info())).body);
+    util::JsonObject info = EncodeSystemInfo(system_.Info());
+    info["instance_id"] = options_.instance_id;
+    util::JsonArray bots;
+    if (options_.owned_bots) {
+      for (auto& id : options_.owned_bots()) bots.emplace_back(std::move(id));
+    }
+    info["owned_bots"] = std::move(bots);
+    auto body = std::make_shared<const std::string>(JsonOk(std::move(info)).body);
     std::lock_guard lock(mu_);
     body_ = body;
     generation_ = generation;
+    owned_ = owned;
     return body;
   }
 
  private:
   services::SystemService& system_;
+  const ApiOptions& options_;
   std::mutex mu_;
   std::shared_ptr<const std::string> body_;  // guarded by mu_
   std::uint64_t generation_ = 0;             // guarded by mu_
+  std::uint64_t owned_ = 0;                  // guarded by mu_
 };
 
 }  // namespace
 
 void RegisterSystemRoutes(Router& router, ApiContext& ctx) {
-  auto cache = std::make_shared<SystemInfoCache>(ctx.system);
+  auto cache = std::make_shared<SystemInfoCache>(ctx.system, ctx.options);
   router.Add({"GET", "/api/v1/system/info", AuthClass::kNone,
               [cache](Request&) {
                 Response r;
