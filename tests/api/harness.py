@@ -129,6 +129,14 @@ class Server:
         self.data_dir = data_dir or tempfile.mkdtemp(prefix="sb-api-")
         if on_postgres() and "DATABASE__URL" not in self.env:
             self.env["DATABASE__URL"] = database_url_for(self.data_dir)
+            # The JWT secret lives in the database there; a data directory's file of an earlier
+            # single-instance setup is adopted on first start, which lets the tests that forge
+            # tokens read it as they do on SQLite.
+            secret = os.path.join(self.data_dir, "jwt_secret")
+            if os.path.isdir(self.data_dir) and not os.path.exists(secret):
+                fd = os.open(secret, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "w") as f:
+                    f.write(uuidlib.uuid4().hex + uuidlib.uuid4().hex + "\n")
         self.proc = None
         self.port = None
         self.stdout_lines = []

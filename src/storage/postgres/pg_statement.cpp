@@ -102,10 +102,7 @@ void PgStatement::BindText(int index, std::string_view value) {
   // Text parameters travel NUL-terminated, and PostgreSQL's text cannot hold NUL anyway: say so
   // rather than store a silently shortened string.
   if (value.find('\0') != std::string_view::npos) {
-    if (bind_error_.empty()) {
-      bind_error_ = "text parameter " + std::to_string(index) +
-                    " holds a NUL byte, which PostgreSQL text cannot store";
-    }
+    nul_in_text_ = true;
     return;
   }
   if (SetParam(index, Param::kText))
@@ -132,6 +129,12 @@ util::Result<bool> PgStatement::Step() {
 util::Result<bool> PgStatement::Execute() {
   executed_ = true;
   failure_ = sql::Failure::kNone;
+  if (nul_in_text_ && bind_error_.empty()) {
+    // What a client sent (a name, a config value): its error, with nothing of the SQL.
+    failure_ = sql::Failure::kOther;
+    return util::Fail(util::ErrorCode::kInvalidArgument,
+                      "text must not contain NUL (\\u0000) characters");
+  }
   if (!bind_error_.empty()) {
     failure_ = sql::Failure::kOther;
     return util::Fail(util::ErrorCode::kInternal,
@@ -244,6 +247,7 @@ void PgStatement::Reset() {
   rows_ = 0;
   failure_ = sql::Failure::kNone;
   bind_error_.clear();
+  nul_in_text_ = false;
   std::fill(kinds_.begin(), kinds_.end(), Param::kNull);
   for (auto& value : values_) value.clear();
   blobs_.clear();

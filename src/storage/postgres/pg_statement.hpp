@@ -65,6 +65,7 @@ class PgStatement final : public sql::StatementBackend {
   std::vector<Param> kinds_;
   std::vector<std::string> values_;
   std::string bind_error_;
+  bool nul_in_text_ = false;  // a text parameter held NUL: the caller's input, not our SQL
 
   PGresult* result_ = nullptr;
   bool executed_ = false;
