@@ -110,9 +110,9 @@ std::string RenderReport(const ReportHeader& header, const Plan& plan, const App
                  "\nSummary: {} {}, {} {}, {} already present, {} conflicting, {} skipped, "
                  "{} unreadable rows\n",
                  totals[static_cast<int>(Outcome::kCreate)],
-                 wrote ? "created" : (undone ? "undone" : "to create"),
+                 wrote ? "created" : (undone ? "not created" : "to create"),
                  totals[static_cast<int>(Outcome::kOverwrite)],
-                 wrote ? "overwritten" : (undone ? "undone" : "to overwrite"),
+                 wrote ? "overwritten" : (undone ? "not overwritten" : "to overwrite"),
                  totals[static_cast<int>(Outcome::kUnchanged)],
                  totals[static_cast<int>(Outcome::kConflict)],
                  totals[static_cast<int>(Outcome::kSkip)], plan.problems.size());
