@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -19,6 +20,7 @@ from harness import BIN, ApiAssertions, Server
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURE_TOOL = os.path.join(HERE, "..", "tools", "make_langbot_fixture.py")
 RUN_TIMEOUT = 60
+PG_BIN = "/usr/lib/postgresql/15/bin"
 
 
 def make_fixture(root, variant="good"):
@@ -331,6 +333,114 @@ class BadSourceTest(unittest.TestCase):
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertIn("rows that cannot be read (1), skipped (--skip-invalid)", run.stdout)
         self.assertIn("bots: 1 created, 2 skipped", run.stdout)
+
+
+class PostgresCluster:
+    """A throw-away PostgreSQL 15 cluster in a temporary directory, on a free loopback port, run
+    by the unprivileged `postgres` user when the tests run as root (initdb refuses root)."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="sb-import-pg-")
+        self.data = os.path.join(self.dir, "data")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.prefix = []
+        if os.geteuid() == 0:
+            shutil.chown(self.dir, "postgres")
+            self.prefix = ["runuser", "-u", "postgres", "--"]
+        self.url = "postgresql://postgres@127.0.0.1:%d/postgres" % self.port
+
+    def run(self, *args, timeout=RUN_TIMEOUT):
+        return subprocess.run(self.prefix + list(args), capture_output=True, text=True,
+                              timeout=timeout, check=True)
+
+    def start(self):
+        self.run(os.path.join(PG_BIN, "initdb"), "-D", self.data, "-U", "postgres",
+                 "--auth=trust", "-E", "UTF8", "--no-sync")
+        # -w waits until the server accepts connections (pg_ctl's own bounded wait).
+        self.run(os.path.join(PG_BIN, "pg_ctl"), "-D", self.data, "-w", "-t", "30", "-l",
+                 os.path.join(self.dir, "log"), "-o",
+                 "-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off" % (self.port, self.dir),
+                 "start")
+
+    def psql_file(self, path):
+        subprocess.run([os.path.join(PG_BIN, "psql"), "-v", "ON_ERROR_STOP=1", "-q", "-h",
+                        "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", "postgres",
+                        "-f", path], capture_output=True, text=True, timeout=RUN_TIMEOUT,
+                       check=True)
+
+    def stop(self):
+        subprocess.run(self.prefix + [os.path.join(PG_BIN, "pg_ctl"), "-D", self.data, "-m",
+                                      "immediate", "-w", "stop"],
+                       capture_output=True, timeout=RUN_TIMEOUT)
+        shutil.rmtree(self.dir, True)
+
+
+@unittest.skipUnless(os.path.exists(os.path.join(PG_BIN, "initdb")), "PostgreSQL 15 not installed")
+class PostgresSourceTest(unittest.TestCase):
+    def test_import_from_postgresql(self):
+        tmp = tempfile.mkdtemp(prefix="sb-import-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        cluster = PostgresCluster()
+        cluster.start()
+        self.addCleanup(cluster.stop)
+        sql = os.path.join(tmp, "langbot.sql")
+        fx = make_fixture(os.path.join(tmp, "langbot"), "good")
+        subprocess.run([sys.executable, FIXTURE_TOOL, os.path.join(tmp, "langbot"),
+                        "--postgres-sql", sql], capture_output=True, timeout=RUN_TIMEOUT,
+                       check=True)
+        target = os.path.join(tmp, "sb")
+
+        def run(*extra):
+            return subprocess.run([BIN, "import-langbot", "--data-dir", target,
+                                   "--from-database-url", cluster.url] + list(extra),
+                                  capture_output=True, text=True, timeout=RUN_TIMEOUT)
+
+        empty = run()  # a database without LangBot's tables
+        self.assertEqual(empty.returncode, 2, empty.stdout + empty.stderr)
+        self.assertIn("is not a LangBot database", empty.stderr)
+        self.assertFalse(os.path.exists(target))
+        cluster.psql_file(sql)
+
+        first = run("--from", fx["data_dir"])
+        self.assertEqual(first.returncode, 0, first.stdout + first.stderr)
+        self.assertIn("PostgreSQL database 127.0.0.1:%d/postgres" % cluster.port, first.stdout)
+        for line in ("providers: 2 created, 1 skipped", "LLM models: 1 created, 1 skipped",
+                     "pipelines: 2 created", "bots: 2 created, 2 skipped", "API keys: 1 created",
+                     "MCP servers: 1 created", "webhooks: 1 created", "accounts: 1 created",
+                     "system.jwt.expire -> auth.jwt_expire_seconds: created"):
+            self.assertIn(line, first.stdout)
+        second = run()
+        self.assertEqual(second.returncode, 0, second.stderr)
+        self.assertIn("0 created, 0 overwritten, 12 already present, 0 conflicting",
+                      second.stdout)
+
+        server = Server(data_dir=target)
+        server.start()
+        self.addCleanup(server.stop)
+        token = server.login(fx["account"], fx["account_password"])
+        status, body, _ = server.req("GET", "/api/v1/platform/bots/%s" % fx["bots"]["telegram"],
+                                     token=token)
+        self.assertEqual(status, 200, body)
+        self.assertEqual(body["data"]["bot"]["use_pipeline_uuid"], fx["pipelines"]["second"])
+        status, _, _ = server.req("GET", "/api/v1/provider/providers", api_key=fx["api_key"])
+        self.assertEqual(status, 200)
+
+    def test_unreachable_postgresql(self):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        tmp = tempfile.mkdtemp(prefix="sb-import-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        run = subprocess.run([BIN, "import-langbot", "--data-dir", os.path.join(tmp, "sb"),
+                              "--from-database-url",
+                              "postgresql://postgres:s3cret-pw@127.0.0.1:%d/langbot" % port],
+                             capture_output=True, text=True, timeout=RUN_TIMEOUT)
+        self.assertEqual(run.returncode, 2, run.stderr)
+        self.assertIn("cannot connect to PostgreSQL at 127.0.0.1:%d/langbot" % port, run.stderr)
+        self.assertNotIn("s3cret-pw", run.stderr + run.stdout)
+        self.assertFalse(os.path.exists(os.path.join(tmp, "sb")))
 
 
 if __name__ == "__main__":

@@ -336,6 +336,7 @@ TS = "2025-11-02 10:20:30.123456"
 
 
 def fill(db, llm_base_url, variant):
+    """Inserts the records through db.execute(sql, params) (qmark placeholders)."""
     j = json.dumps
     db.execute("INSERT INTO metadata (key, value) VALUES (?, ?)",
                ("database_version",
@@ -362,8 +363,8 @@ def fill(db, llm_base_url, variant):
                "prefered_ranking, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                (EMBEDDING_MODEL, "text-embedding-3-small", OPENAI_PROVIDER, j({}), 0, TS, TS))
     for uuid, name, default, prompt in [
-            (DEFAULT_PIPELINE, "ChatPipeline", 1, "You are a helpful assistant."),
-            (SECOND_PIPELINE, "Support", 0, "You answer support questions.")]:
+            (DEFAULT_PIPELINE, "ChatPipeline", True, "You are a helpful assistant."),
+            (SECOND_PIPELINE, "Support", False, "You answer support questions.")]:
         db.execute("INSERT INTO legacy_pipelines (uuid, name, description, emoji, created_at, "
                    "updated_at, for_version, is_default, stages, config, extensions_preferences) "
                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -372,13 +373,13 @@ def fill(db, llm_base_url, variant):
     bots = [
         (TELEGRAM_BOT, "TG bot", "telegram",
          j({"token": "123456:fixture-telegram-token", "markdown_card": False,
-            "enable-stream-reply": False}), 0, SECOND_PIPELINE),
+            "enable-stream-reply": False}), False, SECOND_PIPELINE),
         (WEBHOOK_BOT, "Hook bot", "webhook",
-         j({"secret": "fixture-webhook-secret", "callback_url": "http://127.0.0.1:9/cb"}), 1,
+         j({"secret": "fixture-webhook-secret", "callback_url": "http://127.0.0.1:9/cb"}), True,
          None),
-        (UNKNOWN_ADAPTER_BOT, "Old QQ", "nakuru", j({}), 0, DEFAULT_PIPELINE),
+        (UNKNOWN_ADAPTER_BOT, "Old QQ", "nakuru", j({}), False, DEFAULT_PIPELINE),
         (MISSING_PIPELINE_BOT, "Lost", "telegram",
-         j({"token": "1:x", "enable-stream-reply": False}), 0, MISSING_PIPELINE),
+         j({"token": "1:x", "enable-stream-reply": False}), False, MISSING_PIPELINE),
     ]
     if variant == "bad-json":
         bots[0] = bots[0][:3] + ('{"token": "123456:fixture-telegram-token",',) + bots[0][4:]
@@ -391,10 +392,10 @@ def fill(db, llm_base_url, variant):
                "VALUES (?, ?, ?, ?, ?)", ("ci", API_KEY, "from LangBot", TS, TS))
     db.execute("INSERT INTO plugin_settings (plugin_author, plugin_name, enabled, priority, "
                "config, install_source, install_info) VALUES (?, ?, ?, ?, ?, ?, ?)",
-               ("langbot-team", "weather", 1, 3, j({"city": "Berlin"}), "marketplace", j({})))
+               ("langbot-team", "weather", True, 3, j({"city": "Berlin"}), "marketplace", j({})))
     db.execute("INSERT INTO mcp_servers (uuid, name, enable, mode, extra_args, created_at, "
                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-               (MCP_HTTP, "docs-search", 0, "http",
+               (MCP_HTTP, "docs-search", False, "http",
                 j({"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer x"},
                    "timeout": 10}), TS, TS))
     db.execute("INSERT INTO knowledge_bases (uuid, name, description, emoji, "
@@ -404,9 +405,42 @@ def fill(db, llm_base_url, variant):
                 j({"embedding_model_uuid": EMBEDDING_MODEL}), j({"top_k": 5})))
     db.execute("INSERT INTO webhooks (name, url, description, enabled, created_at, updated_at) "
                "VALUES (?, ?, ?, ?, ?, ?)",
-               ("audit", "http://127.0.0.1:9/audit", "every message", 1, TS, TS))
-    db.execute("INSERT INTO users (user, password, account_type) VALUES (?, ?, ?)",
+               ("audit", "http://127.0.0.1:9/audit", "every message", True, TS, TS))
+    db.execute('INSERT INTO users ("user", password, account_type) VALUES (?, ?, ?)',
                (ACCOUNT, ACCOUNT_HASH, "local"))
+
+
+def postgres_ddl(statement):
+    """The same table as SQLAlchemy's PostgreSQL dialect creates it."""
+    statement = statement.replace("DATETIME", "TIMESTAMP WITHOUT TIME ZONE")
+    statement = statement.replace("BLOB", "BYTEA")
+    statement = statement.replace("\tid INTEGER NOT NULL", "\tid SERIAL NOT NULL")
+    return statement.replace("\tuser VARCHAR", '\t"user" VARCHAR')
+
+
+def postgres_literal(value):
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+class PostgresScript:
+    """Collects the inserts as SQL text for psql (standard_conforming_strings is on)."""
+
+    def __init__(self):
+        self.lines = []
+
+    def execute(self, sql, params=()):
+        parts = sql.split("?")
+        assert len(parts) == len(params) + 1, sql
+        out = parts[0]
+        for value, rest in zip(params, parts[1:]):
+            out += postgres_literal(value) + rest
+        self.lines.append(out + ";")
 
 
 def damage(path):
@@ -424,13 +458,22 @@ def main():
     ap.add_argument("dir")
     ap.add_argument("--variant", default="good")
     ap.add_argument("--llm-base-url", default="http://127.0.0.1:9/v1")
+    ap.add_argument("--postgres-sql", help="write the database as SQL for PostgreSQL (psql -f) "
+                                           "to this file instead of data/langbot.db")
     a = ap.parse_args()
     data = os.path.join(a.dir, "data")
     os.makedirs(data, exist_ok=True)
     with open(os.path.join(data, "config.yaml"), "w", encoding="utf-8") as f:
         f.write(CONFIG_YAML)
     db_path = os.path.join(data, "langbot.db")
-    if a.variant != "no-db":
+    if a.postgres_sql:
+        script = PostgresScript()
+        for statement in DDL:
+            script.lines.append(postgres_ddl(statement) + ";")
+        fill(script, a.llm_base_url, a.variant)
+        with open(a.postgres_sql, "w", encoding="utf-8") as f:
+            f.write("\n".join(script.lines) + "\n")
+    elif a.variant != "no-db":
         db = sqlite3.connect(db_path)
         if a.variant == "foreign":
             db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT)")
