@@ -114,31 +114,34 @@ class Cells {
     return out;
   }
 
-  util::Json JsonValue(const std::string& column) {
+  // nullopt (and a problem) when NULL or not JSON.
+  std::optional<util::Json> JsonValue(const std::string& column) {
     auto v = Optional(column);
     if (!v) {
       Problem(column + " is NULL");
-      return nullptr;
+      return std::nullopt;
     }
     auto parsed = util::ParseJson(*v);
     if (!parsed) {
       Problem(column + " is not valid JSON (" + parsed.error().message + ")");
-      return nullptr;
+      return std::nullopt;
     }
     return std::move(*parsed);
   }
 
   util::JsonObject Object(const std::string& column) {
     auto v = JsonValue(column);
-    if (v.is_object()) return std::move(v.as_object());
-    if (ok_) Problem(column + " is JSON " + util::JsonKindName(v) + ", not an object");
+    if (!v) return {};
+    if (v->is_object()) return std::move(v->as_object());
+    Problem(column + " is JSON " + util::JsonKindName(*v) + ", not an object");
     return {};
   }
 
   util::JsonArray Array(const std::string& column) {
     auto v = JsonValue(column);
-    if (v.is_array()) return std::move(v.as_array());
-    if (ok_) Problem(column + " is JSON " + util::JsonKindName(v) + ", not an array");
+    if (!v) return {};
+    if (v->is_array()) return std::move(v->as_array());
+    Problem(column + " is JSON " + util::JsonKindName(*v) + ", not an array");
     return {};
   }
 
@@ -146,7 +149,7 @@ class Cells {
     std::vector<std::string> out;
     for (const auto& item : Array(column)) {
       if (!item.is_string()) {
-        Problem(column + " holds a " + util::JsonKindName(item) + ", not only strings");
+        Problem(column + " holds a JSON " + util::JsonKindName(item) + ", not only strings");
         return {};
       }
       out.emplace_back(item.as_string());
