@@ -412,6 +412,11 @@ class Planner {
         if (s.uuid == m.uuid) same_uuid = &s;
         if (s.name == m.name) same_name = &s;
       }
+      // LangBot does not keep MCP server names unique; here the name is the server's address.
+      if (!mcp_names_.insert(m.name).second) {
+        Skip(item, "another MCP server of the LangBot database has this name");
+        continue;
+      }
       if (same_uuid) {
         if (same_name && same_name != same_uuid) {
           Skip(item, "another MCP server here has this name");
@@ -542,6 +547,7 @@ class Planner {
   Plan plan_;
   std::set<std::string> providers_;  // LangBot providers that will exist here
   std::set<std::string> pipelines_;  // likewise pipelines
+  std::set<std::string> mcp_names_;  // names of the LangBot MCP servers planned so far
   std::string langbot_default_;
   std::string our_default_;
 };

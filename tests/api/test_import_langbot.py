@@ -88,7 +88,8 @@ class FirstImportTest(ImportLangbotCase):
         self.assertIn("its pipeline 8c3e7c73-7d90-4da0-9f77-2da05f3d4eff is not in the LangBot "
                       "database", report)
         self.assertIn("API keys: 1 created", report)
-        self.assertIn("MCP servers: 1 created", report)
+        self.assertIn("MCP servers: 1 created, 1 skipped", report)
+        self.assertIn("another MCP server of the LangBot database has this name", report)
         self.assertIn("webhooks: 1 created", report)
         self.assertIn("install langbot-team/weather from the marketplace", report)
         self.assertIn("knowledge bases: 1 skipped", report)

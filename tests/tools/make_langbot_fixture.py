@@ -226,6 +226,7 @@ UNKNOWN_ADAPTER_BOT = "9d4f8d84-8ea1-4eb1-a088-3eb16a4e5f03"
 MISSING_PIPELINE_BOT = "9d4f8d84-8ea1-4eb1-a088-3eb16a4e5f04"
 MISSING_PIPELINE = "8c3e7c73-7d90-4da0-9f77-2da05f3d4eff"
 MCP_HTTP = "ae5a9e95-9fb2-4fc2-b199-4fc27b5f6a01"
+MCP_SAME_NAME = "ae5a9e95-9fb2-4fc2-b199-4fc27b5f6a02"  # LangBot does not keep names unique
 KNOWLEDGE_BASE = "bf6baf06-a0c3-40d3-a2aa-50d38c6a7b01"
 API_KEY = "lbk_" + "Q" * 20 + "fixture-key-0123456789"  # 4 + 43 characters, token_urlsafe(32)
 ACCOUNT = "admin@langbot.example"
@@ -398,6 +399,10 @@ def fill(db, llm_base_url, variant):
                (MCP_HTTP, "docs-search", False, "http",
                 j({"url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": "Bearer x"},
                    "timeout": 10}), TS, TS))
+    db.execute("INSERT INTO mcp_servers (uuid, name, enable, mode, extra_args) "
+               "VALUES (?, ?, ?, ?, ?)",
+               (MCP_SAME_NAME, "docs-search", False, "stdio",
+                j({"command": "docs-search", "args": [], "env": {}})))
     db.execute("INSERT INTO knowledge_bases (uuid, name, description, emoji, "
                "knowledge_engine_plugin_id, collection_id, creation_settings, "
                "retrieval_settings) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -497,7 +502,7 @@ def main():
         "pipelines": {"default": DEFAULT_PIPELINE, "second": SECOND_PIPELINE},
         "bots": {"telegram": TELEGRAM_BOT, "webhook": WEBHOOK_BOT,
                  "unknown_adapter": UNKNOWN_ADAPTER_BOT, "missing_pipeline": MISSING_PIPELINE_BOT},
-        "mcp": {"http": MCP_HTTP}, "knowledge_base": KNOWLEDGE_BASE,
+        "mcp": {"http": MCP_HTTP, "same_name": MCP_SAME_NAME}, "knowledge_base": KNOWLEDGE_BASE,
     }, sys.stdout)
     sys.stdout.write("\n")
 
