@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <system_error>
 
 namespace sb::langbot_import {
@@ -36,6 +38,46 @@ std::string FileUri(const std::filesystem::path& path) {
   return uri;
 }
 
+// Whether SQLite would write beside `file` even when opened read-only: the header says WAL mode
+// (bytes 18 and 19 are 2; a reader creates -shm and -wal), or a rollback journal or WAL file is
+// there (a hot journal is rolled back; a WAL index is updated).
+bool NeedsPrivateCopy(const std::filesystem::path& file) {
+  std::error_code ec;
+  const std::string base = file.string();
+  if (std::filesystem::exists(base + "-wal", ec) ||
+      std::filesystem::exists(base + "-journal", ec)) {
+    return true;
+  }
+  std::ifstream in(file, std::ios::binary);
+  char header[20] = {};
+  if (!in.read(header, sizeof header)) return false;
+  return std::string_view(header, 16) == std::string_view("SQLite format 3\0", 16) &&
+         (header[18] == 2 || header[19] == 2);
+}
+
+// Copies the database and its WAL / journal (not the -shm index, which SQLite rebuilds) into a
+// new folder of mode 0700 under the system's temporary directory; the copy holds LangBot's
+// secrets. Returns the folder.
+util::Result<std::filesystem::path> MakePrivateCopy(const std::filesystem::path& file) {
+  std::string pattern = (std::filesystem::temp_directory_path() / "sb-langbot-XXXXXX").string();
+  if (!::mkdtemp(pattern.data())) {
+    return Fail(ErrorCode::kInternal, "cannot create a temporary folder for the database copy");
+  }
+  const std::filesystem::path dir = pattern;
+  std::error_code ec;
+  for (const char* suffix : {"", "-wal", "-journal"}) {
+    const std::filesystem::path from = file.string() + suffix;
+    if (!std::filesystem::exists(from, ec)) continue;
+    std::filesystem::copy_file(from, dir / (std::string("langbot.db") + suffix), ec);
+    if (ec) {
+      std::filesystem::remove_all(dir, ec);
+      return Fail(ErrorCode::kInternal,
+                  fmt::format("cannot copy {} to read it: {}", from.string(), ec.message()));
+    }
+  }
+  return dir;
+}
+
 struct Statement {
   sqlite3_stmt* stmt = nullptr;
   ~Statement() { sqlite3_finalize(stmt); }
@@ -48,16 +90,28 @@ util::Result<std::unique_ptr<SqliteSource>> SqliteSource::Open(const std::filesy
   if (!std::filesystem::is_regular_file(file, ec)) {
     return Fail(ErrorCode::kNotFound, fmt::format("{} does not exist", file.string()));
   }
+  std::filesystem::path copy_dir;
+  if (NeedsPrivateCopy(file)) {
+    auto copied = MakePrivateCopy(file);
+    if (!copied) return tl::unexpected(copied.error());
+    copy_dir = *copied;
+  }
   sqlite3* db = nullptr;
-  const int rc =
-      sqlite3_open_v2(FileUri(file).c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+  // The copy may need its journal rolled back or its WAL read into a new index: it is ours, so
+  // it is opened read-write; the source itself only ever read-only.
+  const int rc = copy_dir.empty() ? sqlite3_open_v2(FileUri(file).c_str(), &db,
+                                                    SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr)
+                                  : sqlite3_open_v2((copy_dir / "langbot.db").c_str(), &db,
+                                                    SQLITE_OPEN_READWRITE, nullptr);
   if (rc != SQLITE_OK) {
     std::string why = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close(db);
+    std::error_code ec;
+    if (!copy_dir.empty()) std::filesystem::remove_all(copy_dir, ec);
     return Fail(ErrorCode::kInvalidArgument,
                 fmt::format("cannot open {} read-only: {}", file.string(), why));
   }
-  std::unique_ptr<SqliteSource> source(new SqliteSource(db, file));
+  std::unique_ptr<SqliteSource> source(new SqliteSource(db, file, copy_dir));
   sqlite3_busy_timeout(db, 5000);  // LangBot may still be running and writing
   sqlite3_exec(db, "PRAGMA query_only=1", nullptr, nullptr, nullptr);
   // A damaged file often opens fine and fails on the first page read; look at all of it now so
@@ -76,7 +130,13 @@ util::Result<std::unique_ptr<SqliteSource>> SqliteSource::Open(const std::filesy
   return source;
 }
 
-SqliteSource::~SqliteSource() { sqlite3_close(db_); }
+SqliteSource::~SqliteSource() {
+  sqlite3_close(db_);
+  if (!copy_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(copy_dir_, ec);
+  }
+}
 
 std::string SqliteSource::Describe() const {
   return fmt::format("SQLite database {}", file_.string());

@@ -1,5 +1,7 @@
 // LangBot's SQLite database (data/langbot.db), opened read-only: the file, its journal and its
-// folder are left exactly as they were.
+// folder are left exactly as they were. A database in WAL mode, or one with a journal or WAL file
+// beside it, is read from a private copy: SQLite would otherwise create or update its -shm and
+// -wal files next to the source even for a read-only connection.
 #pragma once
 
 #include <filesystem>
@@ -25,11 +27,13 @@ class SqliteSource final : public Source {
                                       std::size_t max_rows) override;
 
  private:
-  SqliteSource(sqlite3* db, std::filesystem::path file) : db_(db), file_(std::move(file)) {}
+  SqliteSource(sqlite3* db, std::filesystem::path file, std::filesystem::path copy_dir)
+      : db_(db), file_(std::move(file)), copy_dir_(std::move(copy_dir)) {}
   util::Error Damaged(const std::string& what) const;
 
   sqlite3* db_;
-  std::filesystem::path file_;
+  std::filesystem::path file_;      // the source, for messages
+  std::filesystem::path copy_dir_;  // the private copy's folder, removed at the end; or empty
 };
 
 }  // namespace sb::langbot_import

@@ -182,6 +182,23 @@ class FirstImportTest(ImportLangbotCase):
         self.assertIn("retention_days: 14", config)
 
 
+class WalSourceTest(unittest.TestCase):
+    def test_uncheckpointed_wal_is_read_without_touching_the_source(self):
+        tmp = tempfile.mkdtemp(prefix="sb-import-wal-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        fx = make_fixture(os.path.join(tmp, "langbot"), "wal")
+        self.assertTrue(os.path.exists(fx["db"] + "-wal"))
+        before = fingerprint(os.path.join(tmp, "langbot"))
+        run = subprocess.run([BIN, "import-langbot", "--data-dir", os.path.join(tmp, "sb"),
+                              "--from", fx["data_dir"]],
+                             capture_output=True, text=True, timeout=RUN_TIMEOUT)
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        self.assertIn("providers: 2 created, 1 skipped", run.stdout)  # from the WAL
+        self.assertIn("bots: 2 created, 2 skipped", run.stdout)
+        # No -shm, no checkpoint: the source's files are as they were.
+        self.assertEqual(fingerprint(os.path.join(tmp, "langbot")), before)
+
+
 class DryRunTest(ImportLangbotCase):
     def test_dry_run_writes_nothing(self):
         dry = self.run_import("--dry-run")

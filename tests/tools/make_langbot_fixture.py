@@ -13,7 +13,7 @@ Written from LangBot 4.9.5's schema facts, not copied from a LangBot installatio
 - config.yaml follows templates/config.yaml.
 
     make_langbot_fixture.py DIR [--variant good|bad-json|old-version|new-version|foreign|
-                                 damaged|missing-table|no-db]
+                                 damaged|missing-table|no-db|wal]
 
 prints a JSON summary of what it wrote (uuids, the API key, the account) for the tests.
 """
@@ -21,6 +21,7 @@ prints a JSON summary of what it wrote (uuids, the API key, the account) for the
 import argparse
 import json
 import os
+import shutil
 import sqlite3
 import sys
 
@@ -478,6 +479,23 @@ def main():
         fill(script, a.llm_base_url, a.variant)
         with open(a.postgres_sql, "w", encoding="utf-8") as f:
             f.write("\n".join(script.lines) + "\n")
+    elif a.variant == "wal":
+        # LangBot stopped hard while in WAL mode: every record is still in langbot.db-wal, not
+        # yet checkpointed into langbot.db (the files are copied while the connection is open).
+        staging = os.path.join(a.dir, "staging")
+        os.makedirs(staging, exist_ok=True)
+        staged = os.path.join(staging, "langbot.db")
+        db = sqlite3.connect(staged)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA wal_autocheckpoint=0")
+        for statement in DDL:
+            db.execute(statement)
+        fill(db, a.llm_base_url, "good")
+        db.commit()
+        shutil.copyfile(staged, db_path)
+        shutil.copyfile(staged + "-wal", db_path + "-wal")
+        db.close()
+        shutil.rmtree(staging)
     elif a.variant != "no-db":
         db = sqlite3.connect(db_path)
         if a.variant == "foreign":
