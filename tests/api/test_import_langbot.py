@@ -6,6 +6,7 @@ directory and looks at what arrived through the HTTP API.
 """
 
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -14,10 +15,13 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import zipfile
 
+from fake_clients import wait_until
 from harness import BIN, ApiAssertions, Server
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+GREETER = os.path.join(HERE, "..", "..", "examples", "plugins", "greeter")
 FIXTURE_TOOL = os.path.join(HERE, "..", "tools", "make_langbot_fixture.py")
 RUN_TIMEOUT = 60
 PG_BIN = "/usr/lib/postgresql/15/bin"
@@ -237,6 +241,54 @@ class ConflictTest(ImportLangbotCase):
                          "Support")
         self.server.stop()
         self.assertIn("15 already present, 0 conflicting", self.run_import().stdout)
+
+
+class PluginSettingsTest(ImportLangbotCase):
+    def install_greeter(self, token):
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as z:
+            for name in os.listdir(GREETER):
+                z.write(os.path.join(GREETER, name), name)
+        boundary = "----sbimportboundary"
+        body = ("--%s\r\nContent-Disposition: form-data; name=\"file\"; filename=\"p.zip\"\r\n"
+                "Content-Type: application/zip\r\n\r\n" % boundary).encode() + buf.getvalue() + \
+            ("\r\n--%s--\r\n" % boundary).encode()
+        status, resp, _ = self.server.req(
+            "POST", "/api/v1/plugins/install/local", token=token, raw_body=body,
+            headers={"Content-Type": "multipart/form-data; boundary=" + boundary})
+        task_id = self.assertOk(status, resp)["task_id"]
+
+        def finished():
+            task = self.get("/api/v1/system/tasks/%d" % task_id, token)["task"]
+            return task if task["status"] in ("succeeded", "failed") else None
+        task = wait_until(finished, 30)
+        self.assertTrue(task and task["status"] == "succeeded", task)
+
+    def test_settings_apply_to_a_plugin_installed_here(self):
+        first = self.run_import()
+        self.assertIn("switchboard/greeter: skipped: plugin packages are not copied: install "
+                      "switchboard/greeter from the marketplace", first.stdout)
+        token = self.serve()
+        self.install_greeter(token)
+        self.assertEqual(self.get("/api/v1/plugins/switchboard/greeter/config", token)["config"],
+                         {"greeting": "Hello", "trigger": "hi"})
+        self.server.stop()
+
+        kept = self.run_import()
+        self.assertIn("switchboard/greeter: conflict: installed here with other settings; kept",
+                      kept.stdout)
+        applied = self.run_import("--overwrite")
+        self.assertEqual(applied.returncode, 0, applied.stderr)
+        self.assertIn("switchboard/greeter: overwritten", applied.stdout)
+        self.server.start()
+        token = self.server.login(self.fx["account"], self.fx["account_password"])
+        self.assertEqual(self.get("/api/v1/plugins/switchboard/greeter/config", token)["config"],
+                         {"greeting": "Moin", "trigger": "moin"})
+        plugin = self.get("/api/v1/plugins/switchboard/greeter", token)["plugin"]
+        self.assertFalse(plugin["enabled"])
+        self.assertEqual(plugin["priority"], 5)
+        self.server.stop()
+        self.assertIn("switchboard/greeter: already present, unchanged", self.run_import().stdout)
 
 
 class FailedWriteTest(ImportLangbotCase):

@@ -395,6 +395,11 @@ def fill(db, llm_base_url, variant):
     db.execute("INSERT INTO plugin_settings (plugin_author, plugin_name, enabled, priority, "
                "config, install_source, install_info) VALUES (?, ?, ?, ?, ?, ?, ?)",
                ("langbot-team", "weather", True, 3, j({"city": "Berlin"}), "marketplace", j({})))
+    # Settings for the example plugin of this repository, which the tests can install here.
+    db.execute("INSERT INTO plugin_settings (plugin_author, plugin_name, enabled, priority, "
+               "config, install_source, install_info) VALUES (?, ?, ?, ?, ?, ?, ?)",
+               ("switchboard", "greeter", False, 5, j({"greeting": "Moin", "trigger": "moin"}),
+                "marketplace", j({})))
     db.execute("INSERT INTO mcp_servers (uuid, name, enable, mode, extra_args, created_at, "
                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                (MCP_HTTP, "docs-search", False, "http",
