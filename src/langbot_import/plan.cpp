@@ -247,6 +247,7 @@ class Planner {
               our_default->name));
         }
       }
+      NoteKnowledgeBases(item, wanted.config);
       auto existing = st_.pipelines().Get(wanted.uuid);
       if (existing) {
         const auto& c = *existing;
@@ -266,6 +267,26 @@ class Planner {
     }
     if (our_default) our_default_ = our_default->uuid.str();
     return util::Ok();
+  }
+
+  // Knowledge bases are not imported (KnowledgeBases below): say which ones a pipeline names.
+  void NoteKnowledgeBases(Item& item, const util::JsonObject& config) {
+    const auto* ai = config.if_contains("ai");
+    const auto* agent =
+        ai && ai->is_object() ? ai->as_object().if_contains("local-agent") : nullptr;
+    const auto* bases =
+        agent && agent->is_object() ? agent->as_object().if_contains("knowledge-bases") : nullptr;
+    if (!bases || !bases->is_array()) return;
+    for (const auto& b : bases->as_array()) {
+      if (!b.is_string()) continue;
+      std::string name(b.as_string());
+      for (const auto& k : snap_.knowledge_bases) {
+        if (k.uuid == name) name = "'" + k.name + "'";
+      }
+      item.notes.push_back(fmt::format(
+          "uses knowledge base {}, which is not imported: create it here and pick it again",
+          name.substr(0, 100)));
+    }
   }
 
   util::Result<bool> PipelineAvailable(const std::string& uuid) {

@@ -97,6 +97,7 @@ class FirstImportTest(ImportLangbotCase):
         self.assertIn("webhooks: 1 created", report)
         self.assertIn("install langbot-team/weather from the marketplace", report)
         self.assertIn("knowledge bases: 1 skipped", report)
+        self.assertIn("note: uses knowledge base 'Manuals', which is not imported", report)
         self.assertIn("system.jwt.expire -> auth.jwt_expire_seconds: created", report)
         self.assertIn("system.jwt.secret: skipped", report)
         # No secret of the source reaches the report.
