@@ -4,8 +4,10 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 
 #include "app/data_dir.hpp"
 #include "app/serve.hpp"
