@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 
@@ -119,6 +120,25 @@ int RunCli(int argc, char** argv) {
     }
     langbot = std::move(*read);
   }
+  // A dry run into a data directory that does not exist yet plans against a fresh one in a
+  // scratch folder, so it leaves nothing behind either.
+  std::filesystem::path scratch;
+  if (langbot && import_options.dry_run && !std::filesystem::exists(data_dir)) {
+    std::string pattern = (std::filesystem::temp_directory_path() / "sb-dry-run-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) {
+      fmt::print(stderr, "error: cannot create a scratch folder for the dry run\n");
+      return 1;
+    }
+    scratch = pattern;
+    data_dir = (scratch / "data").string();
+  }
+  struct RemoveScratch {
+    const std::filesystem::path& dir;
+    ~RemoveScratch() {
+      std::error_code ec;
+      if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+    }
+  } remove_scratch{scratch};
   auto core = OpenCore(options, data_dir, config_file);
   if (!core) {
     fmt::print(stderr, "error: {}\n", core.error().message);

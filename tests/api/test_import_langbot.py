@@ -210,6 +210,7 @@ class DryRunTest(ImportLangbotCase):
         self.assertEqual(dry.returncode, 0, dry.stderr)
         self.assertIn("Dry run: nothing was written.", dry.stdout)
         self.assertIn("providers: 2 to create, 1 skipped", dry.stdout)
+        self.assertFalse(os.path.exists(self.target), "a dry run created the data directory")
         again = self.run_import("--dry-run")
         self.assertIn("providers: 2 to create, 1 skipped", again.stdout)
         real = self.run_import()
@@ -296,7 +297,9 @@ class FailedWriteTest(ImportLangbotCase):
     def test_a_failed_write_undoes_the_run(self):
         # The config file is written after every record; a directory where its temporary file
         # goes makes that write fail (for root too), so the records must be taken back.
-        self.assertEqual(self.run_import("--dry-run").returncode, 0)  # creates the data dir
+        self.server = Server(data_dir=self.target)  # a data directory as a first start leaves it
+        self.server.start()
+        self.server.stop()
         os.mkdir(os.path.join(self.target, "config.yaml.tmp"))
         run = self.run_import()
         self.assertEqual(run.returncode, 4, run.stdout + run.stderr)
@@ -307,7 +310,6 @@ class FailedWriteTest(ImportLangbotCase):
         self.assertNotIn("could not undo", run.stdout)
         os.rmdir(os.path.join(self.target, "config.yaml.tmp"))
 
-        self.server = Server(data_dir=self.target)
         self.server.start()
         token = self.server.init_and_login()  # the account was not created either
         for path in ("/api/v1/provider/providers/%s" % self.fx["providers"]["openai"],
