@@ -97,7 +97,8 @@ class AuthService {
   util::Result<CreatedApiKey> CreateApiKey(const std::string& name, const std::string& description);
   // Stores a key issued elsewhere (LangBot keeps its keys in the clear) by its hash, so it keeps
   // working here; the key itself is not kept. kInvalidArgument for an empty name or a key that is
-  // empty, over 255 bytes or holds whitespace; kConflict when a key with that hash exists.
+  // shorter than 12 or longer than 255 bytes or holds whitespace or control characters;
+  // kConflict when a key with that hash exists.
   util::Result<domain::ApiKey> ImportApiKey(const std::string& key, const std::string& name,
                                             const std::string& description);
   // ImportApiKey's checks of the key and name alone.
