@@ -4,10 +4,16 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
+#include <optional>
 
+#include "app/data_dir.hpp"
 #include "app/serve.hpp"
+#include "langbot_import/importer.hpp"
+#include "services/webhook_service.hpp"
 
 namespace sb::app {
 namespace {
@@ -66,6 +72,23 @@ int RunCli(int argc, char** argv) {
   apikey_create->add_option("--name", key_name, "key name")->required();
   apikey_create->add_option("--description", key_description, "key description");
 
+  auto* import_langbot = app.add_subcommand("import-langbot",
+                                            "move in from a LangBot 4.9.5 installation "
+                                            "(docs/import-langbot.md); the source is only read");
+  AddCommonOptions(import_langbot, options, data_dir, config_file);
+  langbot_import::ImportOptions import_options;
+  std::string import_from;
+  import_langbot->add_option("--from", import_from,
+                             "LangBot's data directory (holding config.yaml and langbot.db)");
+  import_langbot->add_option("--from-database-url", import_options.from_database_url,
+                             "LangBot's PostgreSQL database (postgresql://user:pass@host/db)");
+  import_langbot->add_flag("--dry-run", import_options.dry_run,
+                           "print the report of what would be done; write nothing");
+  import_langbot->add_flag("--overwrite", import_options.overwrite,
+                           "replace records that exist here with other content");
+  import_langbot->add_flag("--skip-invalid", import_options.skip_invalid,
+                           "import the rest when some LangBot rows cannot be read");
+
   CLI11_PARSE(app, argc, argv);
 
   if (serve->parsed()) {
@@ -77,6 +100,45 @@ int RunCli(int argc, char** argv) {
   }
   // The CLI helpers print only their result, so scripts can capture it.
   spdlog::set_level(spdlog::level::warn);
+  // LangBot's side is read (and refused when it cannot be) before this server's data directory
+  // is opened, so a refused import leaves no trace here.
+  std::optional<langbot_import::LangbotData> langbot;
+  if (import_langbot->parsed()) {
+    import_options.from = import_from;
+    auto read = langbot_import::ReadLangbot(import_options);
+    if (!read) {
+      fmt::print(stderr, "error: {}\n", read.error().message);
+      return langbot_import::kExitBadSource;
+    }
+    if (!read->snapshot.problems.empty() && !import_options.skip_invalid) {
+      fmt::print("{}", langbot_import::RenderRefusal(*read));
+      fmt::print(stderr,
+                 "error: {} rows of the LangBot database cannot be read; nothing was "
+                 "written\n",
+                 read->snapshot.problems.size());
+      return langbot_import::kExitUnreadable;
+    }
+    langbot = std::move(*read);
+  }
+  // A dry run into a data directory that does not exist yet plans against a fresh one in a
+  // scratch folder, so it leaves nothing behind either.
+  std::filesystem::path scratch;
+  if (langbot && import_options.dry_run && !std::filesystem::exists(data_dir)) {
+    std::string pattern = (std::filesystem::temp_directory_path() / "sb-dry-run-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) {
+      fmt::print(stderr, "error: cannot create a scratch folder for the dry run\n");
+      return 1;
+    }
+    scratch = pattern;
+    data_dir = (scratch / "data").string();
+  }
+  struct RemoveScratch {
+    const std::filesystem::path& dir;
+    ~RemoveScratch() {
+      std::error_code ec;
+      if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+    }
+  } remove_scratch{scratch};
   auto core = OpenCore(options, data_dir, config_file);
   if (!core) {
     fmt::print(stderr, "error: {}\n", core.error().message);
@@ -94,6 +156,26 @@ int RunCli(int argc, char** argv) {
     }
     fmt::print("account '{}' is ready\n", username);
     return 0;
+  }
+  if (langbot) {
+    services::WebhookService webhooks((*core)->storage().webhooks(), (*core)->clock());
+    langbot_import::ImportTarget target;
+    target.writers.storage = &(*core)->storage();
+    target.writers.auth = &(*core)->auth();
+    target.writers.webhooks = &webhooks;
+    target.writers.config_file = (*core)->config_file();
+    target.writers.write_file = WritePrivateFile;
+    target.providers = &(*core)->providers();
+    target.models = &(*core)->models();
+    target.adapters = &(*core)->adapters();
+    target.clock = &(*core)->clock();
+    std::string out;
+    std::string err;
+    const int code = langbot_import::RunImport(*langbot, import_options, target, out, err);
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    std::fflush(stdout);
+    std::fwrite(err.data(), 1, err.size(), stderr);
+    return code;
   }
   if (apikey_create->parsed()) {
     auto created = (*core)->auth().CreateApiKey(key_name, key_description);

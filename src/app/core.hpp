@@ -64,6 +64,7 @@ class Core {
   domain::Storage& storage() { return *storage_; }
   const domain::Catalogue& requesters() const { return requesters_; }
   const domain::Catalogue& adapters() const { return adapters_; }
+  const util::Clock& clock() const { return clock_; }
 
   // Closes the database cleanly. Idempotent.
   void Close();

@@ -442,6 +442,45 @@ util::Result<CreatedApiKey> AuthService::CreateApiKey(const std::string& name,
   return created;
 }
 
+util::Result<void> AuthService::CheckImportedApiKey(const std::string& key,
+                                                    const std::string& name) {
+  if (name.empty() || name.size() > 255) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "name must be a non-empty string of at most 255 bytes");
+  }
+  const bool blank =
+      std::any_of(key.begin(), key.end(), [](unsigned char c) { return c <= ' ' || c == 0x7f; });
+  if (key.size() < 12 || key.size() > 255 || blank) {
+    return Fail(ErrorCode::kInvalidArgument,
+                "the key must be 12 to 255 bytes without whitespace or control characters");
+  }
+  return util::Ok();
+}
+
+std::string AuthService::MaskApiKey(const std::string& key) { return MaskKey(key); }
+
+util::Result<domain::ApiKey> AuthService::ImportApiKey(const std::string& key,
+                                                       const std::string& name,
+                                                       const std::string& description) {
+  if (auto ok = CheckImportedApiKey(key, name); !ok) return tl::unexpected(ok.error());
+  domain::ApiKey rec;
+  rec.name = name;
+  rec.description = description;
+  rec.key_hash = util::Sha256Hex(key);
+  rec.masked_key = MaskKey(key);
+  rec.created_at = rec.updated_at = clock_.Now();
+  if (auto existing = keys_.FindByHash(rec.key_hash); existing) {
+    return Fail(ErrorCode::kConflict, fmt::format("API key {} exists already", rec.masked_key));
+  } else if (existing.error().code != ErrorCode::kNotFound) {
+    return tl::unexpected(existing.error());
+  }
+  auto id = keys_.Insert(rec);
+  if (!id) return tl::unexpected(id.error());
+  rec.id = *id;
+  InvalidateKeyCache();
+  return rec;
+}
+
 util::Result<std::vector<domain::ApiKey>> AuthService::ListApiKeys() { return keys_.List(); }
 
 util::Result<domain::ApiKey> AuthService::GetApiKey(std::int64_t id) {

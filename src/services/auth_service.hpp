@@ -95,6 +95,16 @@ class AuthService {
   util::Result<domain::User> GetUser(const std::string& user);
 
   util::Result<CreatedApiKey> CreateApiKey(const std::string& name, const std::string& description);
+  // Stores a key issued elsewhere (LangBot keeps its keys in the clear) by its hash, so it keeps
+  // working here; the key itself is not kept. kInvalidArgument for an empty name or a key that is
+  // shorter than 12 or longer than 255 bytes or holds whitespace or control characters;
+  // kConflict when a key with that hash exists.
+  util::Result<domain::ApiKey> ImportApiKey(const std::string& key, const std::string& name,
+                                            const std::string& description);
+  // ImportApiKey's checks of the key and name alone.
+  static util::Result<void> CheckImportedApiKey(const std::string& key, const std::string& name);
+  // How a key is shown once stored: "lbk_abcd...wxyz".
+  static std::string MaskApiKey(const std::string& key);
   util::Result<std::vector<domain::ApiKey>> ListApiKeys();
   util::Result<domain::ApiKey> GetApiKey(std::int64_t id);
   util::Result<void> UpdateApiKey(std::int64_t id, const std::optional<std::string>& name,

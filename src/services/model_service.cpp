@@ -86,7 +86,8 @@ util::Result<ModelView> ModelService::Get(domain::ModelKind kind, const util::Mo
   return ModelView{std::move(*m), std::move(p->provider)};
 }
 
-util::Result<util::ModelId> ModelService::Create(domain::ModelKind kind, const ModelDraft& draft) {
+util::Result<domain::Model> ModelService::Prepare(domain::ModelKind kind,
+                                                  const ModelDraft& draft) const {
   domain::Model m;
   m.kind = kind;
   m.uuid = util::ModelId::Generate();
@@ -96,9 +97,17 @@ util::Result<util::ModelId> ModelService::Create(domain::ModelKind kind, const M
   m.abilities = draft.abilities;
   m.extra_args = draft.extra_args;
   m.prefered_ranking = draft.prefered_ranking;
+  if (draft.provider_uuid) m.provider_uuid = *draft.provider_uuid;
   m.created_at = m.updated_at = clock_.Now();
   NormalizeRequesterConfig(m);
   if (auto ok = Check(m); !ok) return tl::unexpected(ok.error());
+  return m;
+}
+
+util::Result<util::ModelId> ModelService::Create(domain::ModelKind kind, const ModelDraft& draft) {
+  auto prepared = Prepare(kind, draft);
+  if (!prepared) return tl::unexpected(prepared.error());
+  domain::Model m = std::move(*prepared);
   if (draft.provider_uuid) {
     auto p = providers_.Get(*draft.provider_uuid);
     if (!p) {

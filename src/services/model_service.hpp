@@ -51,6 +51,10 @@ class ModelService {
   util::Result<ModelView> Get(domain::ModelKind kind, const util::ModelId& id);
   // kInvalidArgument naming the field at fault (unknown provider included).
   util::Result<util::ModelId> Create(domain::ModelKind kind, const ModelDraft& draft);
+  // A checked new model with a fresh uuid, not yet stored; its provider is not looked up
+  // (`draft.provider_uuid` is taken as given). For callers that store models themselves (the
+  // LangBot import keeps LangBot's uuids). kInvalidArgument naming the field at fault.
+  util::Result<domain::Model> Prepare(domain::ModelKind kind, const ModelDraft& draft) const;
   util::Result<void> Update(domain::ModelKind kind, const util::ModelId& id,
                             const ModelPatch& patch);
   util::Result<void> Delete(domain::ModelKind kind, const util::ModelId& id);
