@@ -448,8 +448,8 @@ TEST_F(PgDatabaseTest, SerializationFailureRunsTheBodyAgain) {
 TEST_F(PgDatabaseTest, ConcurrentReadModifyWritesAllCount) {
   Ddl("CREATE TABLE counter (id bigint PRIMARY KEY, n bigint NOT NULL);"
       "INSERT INTO counter VALUES (1, 0)");
-  constexpr int kThreads = 2;
-  constexpr int kPerThread = 100;
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 50;
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
