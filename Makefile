@@ -14,7 +14,7 @@ PACKAGES := g++ cmake make pkg-config ccache python3 \
   libssl-dev libsqlite3-dev libsodium-dev libspdlog-dev libfmt-dev libyaml-cpp-dev \
   libcli11-dev libexpected-dev libgtest-dev libgmock-dev libbenchmark-dev \
   libgoogle-perftools-dev libarchive-dev libseccomp-dev libpugixml-dev bubblewrap \
-  libpoppler-cpp-dev libhnswlib-dev \
+  libpoppler-cpp-dev libhnswlib-dev libpq-dev postgresql \
   python3-websockets chromium \
   fonts-wqy-microhei
 BENCH_PACKAGES := wrk nginx-light
