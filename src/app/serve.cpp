@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "app/bot_stack.hpp"
+#include "app/change_listener.hpp"
 #include "app/metrics_collectors.hpp"
 #include "app/plugin_calls.hpp"
 #include "http/api/api.hpp"
@@ -406,6 +407,16 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   runtime::OwnershipOptions ownership;
   ownership.instance_id = core.instance_id();
   bots.Start(std::move(ownership));
+  // Other instances' changes reach this one's caches (PostgreSQL; null on SQLite).
+  std::unique_ptr<ChangeListener> change_listener;
+  if (auto started =
+          StartChangeListener(core, blocking_executor, [&bots] { bots.BotsChangedElsewhere(); });
+      started) {
+    change_listener = std::move(*started);
+  } else {
+    spdlog::error("changes made through other instances will not reach this one: {}",
+                  started.error().message);
+  }
   ready = true;
 
   const std::string host =
@@ -436,6 +447,7 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
     gateway->CancelAll();
     server->WaitIdle(std::chrono::seconds(2));
   }
+  change_listener.reset();  // it posts to the blocking pool
   // Bots stop after the API (a webhook call in flight still finds its bot), closing every
   // platform connection; pipeline runs still waiting on a model end with the gateway's cancel.
   webhook_pusher->Stop();

@@ -1,6 +1,7 @@
 #include "services/pipeline_service.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "services/config_schema.hpp"
 
@@ -171,6 +172,7 @@ util::Result<void> PipelineService::Update(const util::PipelineId& id, const Pip
     }
   }
   if (on_change_) on_change_(id);
+  if (feed_ != nullptr) feed_->Publish(domain::ChangeKind::kPipelines, id.str());
   return r;
 }
 
@@ -202,7 +204,20 @@ util::Result<void> PipelineService::Delete(const util::PipelineId& id) {
                             id.str(), users ? *users : 1));
   }
   if (r && on_change_) on_change_(id);
+  if (r && feed_ != nullptr) feed_->Publish(domain::ChangeKind::kPipelines, id.str());
   return r;
+}
+
+void PipelineService::ChangedElsewhere(const std::optional<util::PipelineId>& id) {
+  if (!on_change_) return;
+  if (id) return on_change_(*id);
+  // Every pipeline that exists now; a deleted one cannot be in use (Delete refuses that).
+  auto all = repo_.List();
+  if (!all) {
+    spdlog::warn("cannot list pipelines to refresh them: {}", all.error().message);
+    return;
+  }
+  for (const auto& p : *all) on_change_(p.uuid);
 }
 
 util::JsonObject PipelineService::Metadata() const {

@@ -47,6 +47,7 @@ util::Result<void> SystemService::SetWizardStatus(const std::string& status) {
   std::lock_guard lock(mu_);
   info_.wizard_status = status;
   generation_.fetch_add(1, std::memory_order_release);
+  if (feed_ != nullptr) feed_->Publish(domain::ChangeKind::kSystem, "");
   return util::Ok();
 }
 
@@ -66,6 +67,7 @@ util::Result<void> SystemService::SetWizardProgress(const util::Json& progress) 
   std::lock_guard lock(mu_);
   info_.wizard_progress = progress;
   generation_.fetch_add(1, std::memory_order_release);
+  if (feed_ != nullptr) feed_->Publish(domain::ChangeKind::kSystem, "");
   return util::Ok();
 }
 
