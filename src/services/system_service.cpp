@@ -15,6 +15,8 @@ SystemService::SystemService(domain::SettingsRepository& settings, SystemInfo de
     : settings_(settings), info_(std::move(defaults)) {}
 
 util::Result<void> SystemService::Load() {
+  // With the setters' lock: a reload racing a local change must not put back what it replaced.
+  std::lock_guard write_lock(write_mu_);
   auto status = settings_.Get(kWizardStatusKey);
   if (!status) return tl::unexpected(status.error());
   auto progress = settings_.Get(kWizardProgressKey);

@@ -94,6 +94,9 @@ class ChangeFeedTest(unittest.TestCase, ApiAssertions):
                     "AND datname = '%s' AND query LIKE 'LISTEN%%'" % (LISTENER_APP, self.db_name))
         return sorted(int(p) for p in rows.split() if p)
 
+    def log_of(self, srv):
+        return "\n".join(srv.stdout_lines)  # spdlog writes to stdout
+
     def revoke_key_and_measure(self):
         created = self.ok(self.a, "POST", "/api/v1/apikeys", {"name": "feed"})["key"]
         key = created["key"]
@@ -218,6 +221,10 @@ class ChangeFeedTest(unittest.TestCase, ApiAssertions):
             time.sleep(0.05)
         else:
             self.fail("the listeners did not reconnect: %r (before %r)" % (now, pids))
+        # ... having dropped their caches on the way (notifications sent meanwhile are lost) ...
+        for srv in (self.a, self.b):
+            self.within(lambda: "change feed: reconnected" in self.log_of(srv),
+                        "the reconnect's cache reset", limit=5)
         # ... and invalidate as before.
         took = self.revoke_key_and_measure()
         print("\nafter reconnecting: revoked API key refused after %.3f s" % took)
