@@ -198,6 +198,23 @@ class ChangeFeedTest(unittest.TestCase, ApiAssertions):
             self.within(lambda: self.ok(self.b, "GET", info)["wizard_status"] == status,
                         "the wizard state")
 
+    def test_bot_disabled_elsewhere_stops_on_its_owner_within_a_second(self):
+        # Made through B, so B takes its lease and runs it (the webhook adapter opens no
+        # connection); disabled through A, B must drop it before its 2 s lease scan would.
+        info = "/api/v1/system/info"
+        for n in range(3):
+            bot = self.ok(self.b, "POST", "/api/v1/platform/bots",
+                          {"name": "feed-bot-%d" % n, "adapter": "webhook", "enable": True,
+                           "config": {"secret": "s" * 32,
+                                      "callback_url": "http://127.0.0.1:9/cb"}})["uuid"]
+            self.within(lambda: bot in self.ok(self.b, "GET", info)["owned_bots"],
+                        "a bot's lease", limit=5)
+            self.ok(self.a, "PUT", "/api/v1/platform/bots/" + bot, {"enable": False})
+            took = self.within(lambda: bot not in self.ok(self.b, "GET", info)["owned_bots"],
+                               "a bot disabled")
+            print("\nbot disabled through A dropped by its owner B after %.3f s" % took)
+            self.ok(self.a, "DELETE", "/api/v1/platform/bots/" + bot)
+
     def test_z_changes_still_arrive_after_the_listener_connection_is_cut(self):
         pids = self.listener_pids()
         self.assertEqual(len(pids), 2, "one change listener per instance: %r" % pids)
