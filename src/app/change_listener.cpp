@@ -39,6 +39,14 @@ void ApplyChange(const ChangeTargets& t, domain::ChangeKind kind, const std::str
       // scan (runtime/bot_ownership.hpp), run now rather than within its interval.
       if (t.bots_changed) t.bots_changed();
       return;
+    case domain::ChangeKind::kWebhooks:
+      if (t.webhooks == nullptr) return;
+      t.blocking.Post([webhooks = t.webhooks] {
+        if (auto r = webhooks->Load(); !r) {
+          spdlog::warn("cannot reload webhooks changed by another instance: {}", r.error().message);
+        }
+      });
+      return;
     case domain::ChangeKind::kSystem:
       t.blocking.Post([&system = t.system] {
         if (auto r = system.Load(); !r) {
@@ -59,6 +67,7 @@ void ApplyMissedChanges(const ChangeTargets& t) {
   ApplyChange(t, domain::ChangeKind::kPipelines, "");
   ApplyChange(t, domain::ChangeKind::kSystem, "");
   ApplyChange(t, domain::ChangeKind::kBots, "");
+  ApplyChange(t, domain::ChangeKind::kWebhooks, "");
 }
 
 ChangeListener::~ChangeListener() {
@@ -66,11 +75,12 @@ ChangeListener::~ChangeListener() {
 }
 
 util::Result<std::unique_ptr<ChangeListener>> StartChangeListener(
-    Core& core, util::BlockingExecutor& blocking, std::function<void()> bots_changed) {
+    Core& core, util::BlockingExecutor& blocking, std::function<void()> bots_changed,
+    services::WebhookService* webhooks) {
   const auto& db = core.config().database;
   if (!db.postgres()) return std::unique_ptr<ChangeListener>();
-  ChangeTargets targets{core.auth(),   core.providers(), core.pipelines(),
-                        core.system(), blocking,         std::move(bots_changed)};
+  ChangeTargets targets{core.auth(), core.providers(),        core.pipelines(), core.system(),
+                        blocking,    std::move(bots_changed), webhooks};
   storage::postgres::ChangeHandlers handlers;
   handlers.on_change = [targets](domain::ChangeKind kind, const std::string& id) {
     ApplyChange(targets, kind, id);

@@ -10,6 +10,7 @@
 
 #include "app/core.hpp"
 #include "domain/change_feed.hpp"
+#include "services/webhook_service.hpp"
 #include "util/blocking_executor.hpp"
 
 namespace sb::storage::postgres {
@@ -27,6 +28,7 @@ struct ChangeTargets {
   services::SystemService& system;
   util::BlockingExecutor& blocking;
   std::function<void()> bots_changed;  // the bot leases' scan, now (never blocks); may be empty
+  services::WebhookService* webhooks = nullptr;  // may be null
 };
 
 void ApplyChange(const ChangeTargets& targets, domain::ChangeKind kind, const std::string& id);
@@ -43,6 +45,7 @@ class ChangeListener {
 // Starts listening on PostgreSQL and waits up to a few seconds for LISTEN to be in place (a
 // warning when it is not; it keeps trying). Null on SQLite. kInvalidArgument for a bad URL.
 util::Result<std::unique_ptr<ChangeListener>> StartChangeListener(
-    Core& core, util::BlockingExecutor& blocking, std::function<void()> bots_changed);
+    Core& core, util::BlockingExecutor& blocking, std::function<void()> bots_changed,
+    services::WebhookService* webhooks);
 
 }  // namespace sb::app

@@ -208,6 +208,7 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   // message path never reads the database for it; delivery results are stored off the I/O threads.
   util::SystemClock webhook_clock;
   services::WebhookService webhook_service(core.storage().webhooks(), webhook_clock);
+  webhook_service.SetChangeFeed(core.change_feed());
   if (auto loaded = webhook_service.Load(); !loaded) {
     spdlog::critical("cannot read webhooks: {}", loaded.error().message);
     return 1;
@@ -409,8 +410,8 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   bots.Start(std::move(ownership));
   // Other instances' changes reach this one's caches (PostgreSQL; null on SQLite).
   std::unique_ptr<ChangeListener> change_listener;
-  if (auto started =
-          StartChangeListener(core, blocking_executor, [&bots] { bots.BotsChangedElsewhere(); });
+  if (auto started = StartChangeListener(
+          core, blocking_executor, [&bots] { bots.BotsChangedElsewhere(); }, &webhook_service);
       started) {
     change_listener = std::move(*started);
   } else {

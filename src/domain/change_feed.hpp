@@ -19,6 +19,7 @@ enum class ChangeKind {
   kPipelines,  // id: the pipeline uuid (empty: every pipeline)
   kBots,       // id: the bot uuid, or empty
   kSystem,     // settings such as the wizard state; id empty
+  kWebhooks,   // outgoing webhooks; id empty
 };
 
 // The wire name of a kind ("apikeys", "users", ...), and back (nullopt for an unknown name).
@@ -36,13 +37,16 @@ inline const char* ChangeKindName(ChangeKind kind) {
       return "bots";
     case ChangeKind::kSystem:
       return "system";
+    case ChangeKind::kWebhooks:
+      return "webhooks";
   }
   return "unknown";
 }
 
 inline std::optional<ChangeKind> ParseChangeKind(std::string_view name) {
-  for (auto kind : {ChangeKind::kApiKeys, ChangeKind::kUsers, ChangeKind::kProviders,
-                    ChangeKind::kPipelines, ChangeKind::kBots, ChangeKind::kSystem}) {
+  for (auto kind :
+       {ChangeKind::kApiKeys, ChangeKind::kUsers, ChangeKind::kProviders, ChangeKind::kPipelines,
+        ChangeKind::kBots, ChangeKind::kSystem, ChangeKind::kWebhooks}) {
     if (name == ChangeKindName(kind)) return kind;
   }
   return std::nullopt;

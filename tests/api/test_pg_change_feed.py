@@ -7,14 +7,20 @@ Only meaningful on PostgreSQL (ctest api_pg_test_pg_change_feed); on SQLite ther
 instance per database and the module skips.
 """
 
+import json
 import os
 import subprocess
+import sys
 import time
 import unittest
 import uuid as uuidlib
 
+from fake_clients import sign
 from harness import ADMIN_PASSWORD, ApiAssertions, PG_URL_FILE, Server, fresh_pg_database, \
     on_postgres
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakes"))
+from fake_webhook_receiver import FakeWebhookReceiver  # noqa: E402
 
 LIMIT = 1.0  # seconds within which a change must show on the other instance
 LISTENER_APP = "switchboard-changes"  # the application_name of the change listener
@@ -214,6 +220,44 @@ class ChangeFeedTest(unittest.TestCase, ApiAssertions):
                                "a bot disabled")
             print("\nbot disabled through A dropped by its owner B after %.3f s" % took)
             self.ok(self.a, "DELETE", "/api/v1/platform/bots/" + bot)
+
+    def test_a_webhook_added_elsewhere_gets_the_owners_pushes_within_a_second(self):
+        receiver = FakeWebhookReceiver()
+        receiver.start()
+        try:
+            secret = "whsec_feed_test_secret"
+            bot = self.ok(self.b, "POST", "/api/v1/platform/bots",
+                          {"name": "feed-hooked", "adapter": "webhook", "enable": True,
+                           "config": {"secret": secret,
+                                      "callback_url": "http://127.0.0.1:9/cb"}})["uuid"]
+            self.within(lambda: bot in self.ok(self.b, "GET", "/api/v1/system/info")["owned_bots"],
+                        "a bot's lease", limit=5)
+            hook = self.ok(self.a, "POST", "/api/v1/webhooks",
+                           {"name": "feed", "url": receiver.base + "/hook",
+                            "enabled": True})["webhook"]
+
+            def pushed():
+                # A message to B (which runs the bot) is pushed once B knows the new webhook.
+                body = json.dumps({"message_id": "m-" + uuidlib.uuid4().hex,
+                                   "sender": {"id": "u1", "name": "Ann"},
+                                   "chat": {"type": "person", "id": "u1"},
+                                   "message_chain": [{"type": "Plain", "text": "hi"}]}).encode()
+                ts = int(time.time())
+                status, resp, _ = self.b.req(
+                    "POST", "/bots/" + bot, raw_body=body,
+                    headers={"Content-Type": "application/json",
+                             "X-Switchboard-Timestamp": str(ts),
+                             "X-Switchboard-Signature": sign(secret, ts, body)})
+                self.assertEqual(status, 200, resp)
+                time.sleep(0.05)  # a push is sent off the request's path
+                return len(receiver.pushes()) > 0
+
+            took = self.within(pushed, "a new webhook")
+            print("\nwebhook added through A pushed by B after %.3f s" % took)
+            self.ok(self.a, "DELETE", "/api/v1/webhooks/%d" % hook["id"])
+            self.ok(self.a, "DELETE", "/api/v1/platform/bots/" + bot)
+        finally:
+            receiver.stop()
 
     def test_z_changes_still_arrive_after_the_listener_connection_is_cut(self):
         pids = self.listener_pids()
