@@ -15,7 +15,7 @@ import time
 import unittest
 import uuid as uuidlib
 
-from fake_clients import sign
+from fake_clients import FakeProvider, sign, wait_until
 from harness import ADMIN_PASSWORD, ApiAssertions, PG_URL_FILE, Server, fresh_pg_database, \
     on_postgres
 
@@ -196,6 +196,66 @@ class ChangeFeedTest(unittest.TestCase, ApiAssertions):
         self.ok(self.a, "PUT", path, {"config": {"ai": {"local-agent": {"max-round": first + 7}}}})
         self.within(lambda: max_round() == first + 7, "a pipeline's new config")
 
+    def post_to_bot(self, srv, bot, secret, text):
+        body = json.dumps({"message_id": "m-" + uuidlib.uuid4().hex,
+                           "sender": {"id": "u1", "name": "Ann"},
+                           "chat": {"type": "person", "id": "u1"},
+                           "message_chain": [{"type": "Plain", "text": text}]}).encode()
+        ts = int(time.time())
+        status, resp, _ = srv.req("POST", "/bots/" + bot, raw_body=body,
+                                  headers={"Content-Type": "application/json",
+                                           "X-Switchboard-Timestamp": str(ts),
+                                           "X-Switchboard-Signature": sign(secret, ts, body)})
+        self.assertEqual(status, 200, resp)
+
+    def test_a_pipeline_changed_elsewhere_is_what_the_owners_bot_runs(self):
+        # The running bot reads its pipeline from a cache (pipeline::PipelineCache), not from the
+        # database per message: the system prompt the model gets shows which snapshot it used.
+        fake = FakeProvider()
+        try:
+            provider = self.ok(self.a, "POST", "/api/v1/provider/providers",
+                               {"name": "feed-llm", "requester": "openai-chat-completions",
+                                "base_url": fake.base + "/v1", "api_keys": ["sk-good-1"]})["uuid"]
+            model = self.ok(self.a, "POST", "/api/v1/provider/models/llm",
+                            {"name": "gpt-test", "provider_uuid": provider})["uuid"]
+
+            def ai(prompt):
+                return {"ai": {"runner": {"runner": "local-agent"},
+                               "local-agent": {"model": {"primary": model, "fallbacks": []},
+                                               "max-round": 10,
+                                               "prompt": [{"role": "system", "content": prompt}]}}}
+
+            pipe = self.ok(self.a, "POST", "/api/v1/pipelines",
+                           {"name": "feed-run", "config": ai("Prompt one.")})["uuid"]
+            secret = "whsec_feed_pipeline_secret"
+            bot = self.ok(self.b, "POST", "/api/v1/platform/bots",
+                          {"name": "feed-runner", "adapter": "webhook", "enable": True,
+                           "use_pipeline_uuid": pipe,
+                           "config": {"secret": secret,
+                                      "callback_url": "http://127.0.0.1:9/cb"}})["uuid"]
+            self.within(lambda: bot in self.ok(self.b, "GET", "/api/v1/system/info")["owned_bots"],
+                        "a bot's lease", limit=5)
+
+            def prompt_seen():
+                text = "ping " + uuidlib.uuid4().hex
+                self.post_to_bot(self.b, bot, secret, text)
+                request = wait_until(lambda: next(
+                    (r for r in fake.chat_requests() if text in json.dumps(r["body"]["messages"])),
+                    None), timeout=5, interval=0.01)
+                self.assertIsNotNone(request, "the bot on B did not call the model")
+                return request["body"]["messages"][0]["content"]
+
+            self.assertEqual(prompt_seen(), "Prompt one.")
+            self.assertEqual(prompt_seen(), "Prompt one.")  # cached on B by now
+            self.ok(self.a, "PUT", "/api/v1/pipelines/" + pipe, {"config": ai("Prompt two.")})
+            took = self.within(lambda: prompt_seen() == "Prompt two.", "a pipeline's new prompt")
+            print("\npipeline changed through A run by B's bot after %.3f s (one model call "
+                  "included)" % took)
+            self.ok(self.a, "DELETE", "/api/v1/platform/bots/" + bot)
+            self.ok(self.a, "DELETE", "/api/v1/pipelines/" + pipe)
+        finally:
+            fake.stop()
+
     def test_wizard_state_shows_on_the_other_instance(self):
         info = "/api/v1/system/info"
         for status in ("skipped", "none"):
@@ -238,17 +298,7 @@ class ChangeFeedTest(unittest.TestCase, ApiAssertions):
 
             def pushed():
                 # A message to B (which runs the bot) is pushed once B knows the new webhook.
-                body = json.dumps({"message_id": "m-" + uuidlib.uuid4().hex,
-                                   "sender": {"id": "u1", "name": "Ann"},
-                                   "chat": {"type": "person", "id": "u1"},
-                                   "message_chain": [{"type": "Plain", "text": "hi"}]}).encode()
-                ts = int(time.time())
-                status, resp, _ = self.b.req(
-                    "POST", "/bots/" + bot, raw_body=body,
-                    headers={"Content-Type": "application/json",
-                             "X-Switchboard-Timestamp": str(ts),
-                             "X-Switchboard-Signature": sign(secret, ts, body)})
-                self.assertEqual(status, 200, resp)
+                self.post_to_bot(self.b, bot, secret, "hi")
                 time.sleep(0.05)  # a push is sent off the request's path
                 return len(receiver.pushes()) > 0
 
