@@ -223,7 +223,9 @@ class ChangeFeedTest(unittest.TestCase, ApiAssertions):
                 return {"ai": {"runner": {"runner": "local-agent"},
                                "local-agent": {"model": {"primary": model, "fallbacks": []},
                                                "max-round": 10,
-                                               "prompt": [{"role": "system", "content": prompt}]}}}
+                                               "prompt": [{"role": "system", "content": prompt}]}},
+                        # Polling sends many messages: none may be dropped by the rate limit.
+                        "safety": {"rate-limit": {"limitation": 100000}}}
 
             pipe = self.ok(self.a, "POST", "/api/v1/pipelines",
                            {"name": "feed-run", "config": ai("Prompt one.")})["uuid"]
