@@ -34,6 +34,16 @@ void ApplyChange(const ChangeTargets& t, domain::ChangeKind kind, const std::str
           [&pipelines = t.pipelines, pipeline] { pipelines.ChangedElsewhere(pipeline); });
       return;
     }
+    case domain::ChangeKind::kPipelineMemory: {
+      auto pipeline = util::PipelineId::Parse(id);
+      if (!pipeline) {
+        spdlog::debug("ignored a pipeline memory change with a malformed id");
+        return;
+      }
+      t.blocking.Post(
+          [&pipelines = t.pipelines, id = *pipeline] { pipelines.MemoryClearedElsewhere(id); });
+      return;
+    }
     case domain::ChangeKind::kBots:
       // BotService caches nothing; the instance owning the bot applies the change at its lease
       // scan (runtime/bot_ownership.hpp), run now rather than within its interval.

@@ -20,6 +20,9 @@ enum class ChangeKind {
   kBots,       // id: the bot uuid, or empty
   kSystem,     // settings such as the wizard state; id empty
   kWebhooks,   // outgoing webhooks; id empty
+  // A pipeline's `ai` settings changed, so the conversation memory of its bots was cleared;
+  // id: the pipeline uuid. Not part of "everything" after a reconnect (it clears stored data).
+  kPipelineMemory,
 };
 
 // The wire name of a kind ("apikeys", "users", ...), and back (nullopt for an unknown name).
@@ -39,14 +42,16 @@ inline const char* ChangeKindName(ChangeKind kind) {
       return "system";
     case ChangeKind::kWebhooks:
       return "webhooks";
+    case ChangeKind::kPipelineMemory:
+      return "pipeline-memory";
   }
   return "unknown";
 }
 
 inline std::optional<ChangeKind> ParseChangeKind(std::string_view name) {
-  for (auto kind :
-       {ChangeKind::kApiKeys, ChangeKind::kUsers, ChangeKind::kProviders, ChangeKind::kPipelines,
-        ChangeKind::kBots, ChangeKind::kSystem, ChangeKind::kWebhooks}) {
+  for (auto kind : {ChangeKind::kApiKeys, ChangeKind::kUsers, ChangeKind::kProviders,
+                    ChangeKind::kPipelines, ChangeKind::kBots, ChangeKind::kSystem,
+                    ChangeKind::kWebhooks, ChangeKind::kPipelineMemory}) {
     if (name == ChangeKindName(kind)) return kind;
   }
   return std::nullopt;

@@ -172,7 +172,12 @@ util::Result<void> PipelineService::Update(const util::PipelineId& id, const Pip
     }
   }
   if (on_change_) on_change_(id);
-  if (feed_ != nullptr) feed_->Publish(domain::ChangeKind::kPipelines, id.str());
+  if (feed_ != nullptr) {
+    // The memory first: the instance running the pipeline's bots drops what it keeps of their
+    // conversations before it re-reads the pipeline.
+    if (ai_changed) feed_->Publish(domain::ChangeKind::kPipelineMemory, id.str());
+    feed_->Publish(domain::ChangeKind::kPipelines, id.str());
+  }
   return r;
 }
 
@@ -218,6 +223,16 @@ void PipelineService::ChangedElsewhere(const std::optional<util::PipelineId>& id
     return;
   }
   for (const auto& p : *all) on_change_(p.uuid);
+}
+
+void PipelineService::MemoryClearedElsewhere(const util::PipelineId& id) {
+  if (conversations_ == nullptr) return;
+  // Clears the stored rounds again too: the bots here may have written some from their stale
+  // memory after the other instance cleared them.
+  if (auto cleared = conversations_->ClearPipeline(id); !cleared) {
+    spdlog::warn("cannot clear the conversations of pipeline {}: {}", id.str(),
+                 cleared.error().message);
+  }
 }
 
 util::JsonObject PipelineService::Metadata() const {

@@ -50,6 +50,9 @@ class PipelineService {
   // A pipeline (every one when nullopt) changed through another instance: tells the change
   // listener as a local change would, announcing nothing. Blocking.
   void ChangedElsewhere(const std::optional<util::PipelineId>& id);
+  // Another instance changed the pipeline's `ai` settings and cleared its conversations: clears
+  // them here too (the memory this instance's bots keep). Blocking.
+  void MemoryClearedElsewhere(const util::PipelineId& id);
 
   // Creates the default pipeline ("ChatPipeline") unless one exists. Called at start.
   util::Result<util::PipelineId> EnsureDefault();

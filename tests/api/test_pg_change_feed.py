@@ -238,21 +238,35 @@ class ChangeFeedTest(unittest.TestCase, ApiAssertions):
             self.within(lambda: bot in self.ok(self.b, "GET", "/api/v1/system/info")["owned_bots"],
                         "a bot's lease", limit=5)
 
-            def prompt_seen():
+            sent = []
+
+            def ask():
                 text = "ping " + uuidlib.uuid4().hex
+                sent.append(text)
                 self.post_to_bot(self.b, bot, secret, text)
                 request = wait_until(lambda: next(
-                    (r for r in fake.chat_requests() if text in json.dumps(r["body"]["messages"])),
+                    (r for r in fake.chat_requests() if text in json.dumps(r["body"]["messages"][-1])),
                     None), timeout=5, interval=0.01)
                 self.assertIsNotNone(request, "the bot on B did not call the model")
-                return request["body"]["messages"][0]["content"]
+                return request["body"]["messages"]
+
+            def prompt_seen():
+                return ask()[0]["content"]
 
             self.assertEqual(prompt_seen(), "Prompt one.")
-            self.assertEqual(prompt_seen(), "Prompt one.")  # cached on B by now
+            second = ask()  # the pipeline and the conversation are cached on B by now
+            self.assertEqual(second[0]["content"], "Prompt one.")
+            self.assertIn(sent[0], json.dumps(second))  # B remembers the first round
+            before = list(sent)
             self.ok(self.a, "PUT", "/api/v1/pipelines/" + pipe, {"config": ai("Prompt two.")})
             took = self.within(lambda: prompt_seen() == "Prompt two.", "a pipeline's new prompt")
             print("\npipeline changed through A run by B's bot after %.3f s (one model call "
                   "included)" % took)
+            # A new prompt clears the conversations (A cleared the stored ones): B's memory of
+            # rounds from before the change is gone too.
+            remembered = json.dumps(ask())
+            for text in before:
+                self.assertNotIn(text, remembered)
             self.ok(self.a, "DELETE", "/api/v1/platform/bots/" + bot)
             self.ok(self.a, "DELETE", "/api/v1/pipelines/" + pipe)
         finally:

@@ -21,9 +21,9 @@ namespace {
 using domain::ChangeKind;
 
 TEST(PgChangeFeedFormat, RoundTripsEveryKindAndKeepsBarsInTheId) {
-  for (auto kind :
-       {ChangeKind::kApiKeys, ChangeKind::kUsers, ChangeKind::kProviders, ChangeKind::kPipelines,
-        ChangeKind::kBots, ChangeKind::kSystem, ChangeKind::kWebhooks}) {
+  for (auto kind : {ChangeKind::kApiKeys, ChangeKind::kUsers, ChangeKind::kProviders,
+                    ChangeKind::kPipelines, ChangeKind::kBots, ChangeKind::kSystem,
+                    ChangeKind::kWebhooks, ChangeKind::kPipelineMemory}) {
     auto parsed = ParseChange(FormatChange("inst", kind, "a|b"));
     ASSERT_TRUE(parsed) << parsed.error().message;
     EXPECT_EQ(parsed->instance, "inst");
