@@ -245,6 +245,10 @@ std::uint64_t BotStack::OwnedGeneration() const {
   return parts_->ownership ? parts_->ownership->generation() : 0;
 }
 
+void BotStack::BotsChangedElsewhere() {
+  if (parts_->ownership) parts_->ownership->ScanSoon();
+}
+
 void BotStack::Stop(std::chrono::milliseconds grace) {
   if (parts_->ownership) parts_->ownership->Stop();
   parts_->runtime.StopAll(grace);

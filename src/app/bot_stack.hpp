@@ -47,6 +47,8 @@ class BotStack {
   // The bots whose leases this instance holds (none before Start).
   std::vector<util::BotId> OwnedBots() const;
   std::uint64_t OwnedGeneration() const;
+  // Another instance changed a bot: look at the leases and settings now (no-op before Start).
+  void BotsChangedElsewhere();
   // Detaches the runtime and stops every bot, waiting up to `grace` for their connections.
   void Stop(std::chrono::milliseconds grace);
 

@@ -11,6 +11,7 @@
 #include "llm/requester_catalogue.hpp"
 #include "pipeline/pipeline_template_data.hpp"
 #include "platforms/adapter_catalogue.hpp"
+#include "storage/postgres/pg_change_feed.hpp"
 #include "storage/postgres/pg_storage.hpp"
 #include "storage/postgres/pg_url.hpp"
 #include "storage/sqlite/sqlite_storage.hpp"
@@ -78,6 +79,7 @@ util::Result<void> Core::OpenStorage(util::SecretBox box) {
     if (!storage) return tl::unexpected(storage.error());
     auto* pg = storage->get();
     close_storage_ = [pg] { pg->Close(); };
+    change_feed_ = std::make_unique<storage::postgres::PgChangeFeed>(pg->database(), instance_id_);
     storage_ = std::move(*storage);
     return util::Ok();
   }
@@ -197,6 +199,13 @@ util::Result<std::unique_ptr<Core>> Core::Open(const CoreOptions& options) {
       st.bots(), st.bot_logs(), st.pipelines(), core->adapters_, nullptr, core->clock_,
       services::BotServiceOptions{c.system.bot_log_retention});
   core->tasks_ = std::make_unique<services::TaskService>(st.tasks(), core->clock_);
+  if (auto* feed = core->change_feed_.get()) {
+    core->auth_->SetChangeFeed(feed);
+    core->system_->SetChangeFeed(feed);
+    core->providers_->SetChangeFeed(feed);
+    core->pipelines_->SetChangeFeed(feed);
+    core->bots_->SetChangeFeed(feed);
+  }
   return core;
 }
 

@@ -10,6 +10,7 @@
 
 #include "config/config.hpp"
 #include "domain/catalogue.hpp"
+#include "domain/change_feed.hpp"
 #include "domain/pipeline_template.hpp"
 #include "domain/storage.hpp"
 #include "services/auth_service.hpp"
@@ -62,6 +63,9 @@ class Core {
   services::PipelineService& pipelines() { return *pipelines_; }
   services::TaskService& tasks() { return *tasks_; }
   domain::Storage& storage() { return *storage_; }
+  // Where the services announce committed changes to other instances (PostgreSQL); null on
+  // SQLite, where this is the only instance.
+  domain::ChangeFeed* change_feed() { return change_feed_.get(); }
   const domain::Catalogue& requesters() const { return requesters_; }
   const domain::Catalogue& adapters() const { return adapters_; }
   const util::Clock& clock() const { return clock_; }
@@ -86,6 +90,7 @@ class Core {
   domain::PipelineTemplate pipeline_template_;
   std::unique_ptr<domain::Storage> storage_;
   std::function<void()> close_storage_;
+  std::unique_ptr<domain::ChangeFeed> change_feed_;  // before the services that point at it
   std::unique_ptr<services::AuthService> auth_;
   std::unique_ptr<services::SystemService> system_;
   std::unique_ptr<services::ProviderService> providers_;

@@ -17,6 +17,7 @@
 
 #include "app/bot_stack.hpp"
 #include "app/call_forwarder.hpp"
+#include "app/change_listener.hpp"
 #include "app/metrics_collectors.hpp"
 #include "app/plugin_calls.hpp"
 #include "http/api/api.hpp"
@@ -208,6 +209,7 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   // message path never reads the database for it; delivery results are stored off the I/O threads.
   util::SystemClock webhook_clock;
   services::WebhookService webhook_service(core.storage().webhooks(), webhook_clock);
+  webhook_service.SetChangeFeed(core.change_feed());
   if (auto loaded = webhook_service.Load(); !loaded) {
     spdlog::critical("cannot read webhooks: {}", loaded.error().message);
     return 1;
@@ -412,6 +414,16 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   ownership.forward = MakeCallForwarder(io->get_executor(), http_client, core.instance_id());
   ownership.forwarded_header = kForwardedByHeader;
   bots.Start(std::move(ownership));
+  // Other instances' changes reach this one's caches (PostgreSQL; null on SQLite).
+  std::unique_ptr<ChangeListener> change_listener;
+  if (auto started = StartChangeListener(
+          core, blocking_executor, [&bots] { bots.BotsChangedElsewhere(); }, &webhook_service);
+      started) {
+    change_listener = std::move(*started);
+  } else {
+    spdlog::error("changes made through other instances will not reach this one: {}",
+                  started.error().message);
+  }
   ready = true;
 
   const std::string host =
@@ -442,6 +454,7 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
     gateway->CancelAll();
     server->WaitIdle(std::chrono::seconds(2));
   }
+  change_listener.reset();  // it posts to the blocking pool
   // Bots stop after the API (a webhook call in flight still finds its bot), closing every
   // platform connection; pipeline runs still waiting on a model end with the gateway's cancel.
   webhook_pusher->Stop();

@@ -72,6 +72,14 @@ bool BotOwnership::MaySend(const util::BotId& bot) const {
   return it != held_.end() && Clock::now() < it->second.valid_until;
 }
 
+void BotOwnership::ScanSoon() {
+  {
+    std::lock_guard lock(mu_);
+    scan_soon_ = true;
+  }
+  wake_.notify_all();
+}
+
 void BotOwnership::Loop() {
   const auto renew_every = options_.ttl / 3;
   auto next_renew = Clock::now() + renew_every;
@@ -79,8 +87,12 @@ void BotOwnership::Loop() {
   std::unique_lock lock(mu_);
   while (!stopping_) {
     const auto until = std::min({next_renew, next_scan, Clock::now() + kTick});
-    wake_.wait_until(lock, until, [&] { return stopping_; });
+    wake_.wait_until(lock, until, [&] { return stopping_ || scan_soon_; });
     if (stopping_) break;
+    if (scan_soon_) {
+      scan_soon_ = false;
+      next_scan = Clock::now();
+    }
     lock.unlock();
     if (Clock::now() >= next_renew) {
       RenewHeld();

@@ -66,6 +66,9 @@ class BotOwnership final : public domain::BotRuntime, public domain::SendFence {
   // Grows whenever Owned() changes (for caching what is rendered from it).
   std::uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
   const std::string& instance_id() const { return options_.instance_id; }
+  // Scans now rather than at the next interval: another instance changed a bot (change feed).
+  // Never blocks; requests before the scan runs make one scan.
+  void ScanSoon();
 
   // domain::SendFence: the lease is held and, by the local monotonic clock, has not lapsed.
   bool MaySend(const util::BotId& bot) const override;
@@ -113,6 +116,7 @@ class BotOwnership final : public domain::BotRuntime, public domain::SendFence {
   std::condition_variable wake_;
   std::map<std::string, Held> held_;  // by bot uuid; guarded by mu_
   bool stopping_ = false;             // guarded by mu_
+  bool scan_soon_ = false;            // guarded by mu_
   std::atomic<std::uint64_t> generation_{1};
   std::thread thread_;
 };

@@ -113,6 +113,7 @@ util::Result<void> AuthService::UpsertUser(const std::string& user, const std::s
     ForgetUser(user);
     auto r = users_.UpdatePassword(user, *hash, now);
     ForgetUser(user);
+    if (r) Announce(domain::ChangeKind::kUsers, user);
     return r;
   }
   if (existing.error().code != ErrorCode::kNotFound) return tl::unexpected(existing.error());
@@ -359,6 +360,17 @@ void AuthService::ForgetUser(const std::string& user) {
   ++user_epoch_;
 }
 
+void AuthService::ForgetAccount(const std::string& user) {
+  if (!user.empty()) return ForgetUser(user);
+  std::unique_lock lock(cache_mu_);
+  known_users_.clear();
+  ++user_epoch_;
+}
+
+void AuthService::Announce(domain::ChangeKind kind, std::string_view id) {
+  if (feed_ != nullptr) feed_->Publish(kind, id);
+}
+
 util::Result<void> AuthService::ChangePassword(const std::string& user, const std::string& current,
                                                const std::string& next) {
   if (!options_.allow_modify_login_info) {
@@ -377,6 +389,7 @@ util::Result<void> AuthService::ChangePassword(const std::string& user, const st
   ForgetUser(user);
   auto r = users_.UpdatePassword(user, hash, clock_.Now());
   ForgetUser(user);
+  if (r) Announce(domain::ChangeKind::kUsers, user);
   return r;
 }
 
@@ -415,6 +428,7 @@ util::Result<void> AuthService::ResetPassword(const std::string& user,
   ForgetUser(user);
   auto r = users_.UpdatePassword(user, hash, clock_.Now());
   ForgetUser(user);
+  if (r) Announce(domain::ChangeKind::kUsers, user);
   return r;
 }
 
@@ -508,6 +522,7 @@ util::Result<void> AuthService::UpdateApiKey(std::int64_t id,
   InvalidateKeyCache();
   auto r = keys_.Update(*current);
   InvalidateKeyCache();
+  if (r) Announce(domain::ChangeKind::kApiKeys, "");
   return r;
 }
 
@@ -515,6 +530,7 @@ util::Result<void> AuthService::DeleteApiKey(std::int64_t id) {
   InvalidateKeyCache();
   auto r = keys_.Delete(id);
   InvalidateKeyCache();
+  if (r) Announce(domain::ChangeKind::kApiKeys, "");
   if (!r && r.error().code == ErrorCode::kNotFound) {
     return Fail(ErrorCode::kNotFound, fmt::format("API key {} does not exist", id));
   }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "domain/account.hpp"
+#include "domain/change_feed.hpp"
 #include "util/clock.hpp"
 #include "util/error.hpp"
 
@@ -55,6 +56,15 @@ class AuthService {
  public:
   AuthService(domain::UserRepository& users, domain::ApiKeyRepository& keys,
               const util::Clock& clock, AuthOptions options);
+
+  // Where committed key and password changes are announced to other instances (optional; set
+  // before serving). What they announce reaches ForgetApiKeys / ForgetAccount there.
+  void SetChangeFeed(domain::ChangeFeed* feed) { feed_ = feed; }
+  // Drops the verified-key cache: a key was changed or revoked elsewhere. Never blocks long.
+  void ForgetApiKeys() { InvalidateKeyCache(); }
+  // Drops what is known of `user`'s token generation (every account's when empty): its password
+  // changed elsewhere, so its next token check reads the database.
+  void ForgetAccount(const std::string& user);
 
   util::Result<bool> IsInitialized();
   // Creates the first account. kConflict once one exists; kInvalidArgument for an empty user or
@@ -152,11 +162,14 @@ class AuthService {
   void InvalidateKeyCache();
   // Before and after every password change (see user_epoch_).
   void ForgetUser(const std::string& user);
+  // Tells the change feed, if any.
+  void Announce(domain::ChangeKind kind, std::string_view id);
 
   domain::UserRepository& users_;
   domain::ApiKeyRepository& keys_;
   const util::Clock& clock_;
   AuthOptions options_;
+  domain::ChangeFeed* feed_ = nullptr;
 
   std::mutex throttle_mu_;
   // Failure times per "a:<address>", "p:<user>\n<address>", "u:<user>" and "r:<address>"

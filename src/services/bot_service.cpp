@@ -113,6 +113,7 @@ util::Result<util::BotId> BotService::Create(const BotDraft& draft) {
     return tl::unexpected(r.error());
   }
   if (runtime_) runtime_->Apply(bot);
+  Announce(bot.uuid);
   return bot.uuid;
 }
 
@@ -159,6 +160,7 @@ util::Result<void> BotService::Update(const util::BotId& id, const BotPatch& pat
   if (runtime_ && (runtime_relevant || bot.log_retention != current->log_retention)) {
     runtime_->Apply(bot);
   }
+  Announce(bot.uuid);
   return util::Ok();
 }
 
@@ -170,7 +172,12 @@ util::Result<void> BotService::Delete(const util::BotId& id) {
     return r;
   }
   if (runtime_) runtime_->Remove(id);
+  Announce(id);
   return util::Ok();
+}
+
+void BotService::Announce(const util::BotId& id) {
+  if (feed_ != nullptr) feed_->Publish(domain::ChangeKind::kBots, id.str());
 }
 
 util::Result<domain::BotLogPage> BotService::Logs(const util::BotId& id, std::int64_t from_index,

@@ -15,6 +15,7 @@
 #include "domain/bot_log.hpp"
 #include "domain/bot_runtime.hpp"
 #include "domain/catalogue.hpp"
+#include "domain/change_feed.hpp"
 #include "domain/pipeline.hpp"
 #include "util/clock.hpp"
 
@@ -87,16 +88,20 @@ class BotService {
 
   // Connects the running bots (server start, before requests are served). Not thread-safe.
   void AttachRuntime(domain::BotRuntime* runtime) { runtime_ = runtime; }
+  // Where committed changes are announced to other instances (optional; set before serving).
+  void SetChangeFeed(domain::ChangeFeed* feed) { feed_ = feed; }
 
  private:
   util::Result<void> Check(domain::Bot& bot) const;
   domain::RuntimeStatus StatusOf(const domain::Bot& bot) const;
+  void Announce(const util::BotId& id);
 
   domain::BotRepository& bots_;
   domain::BotLogRepository& logs_;
   domain::PipelineRepository& pipelines_;
   const domain::Catalogue& adapters_;
   domain::BotRuntime* runtime_;
+  domain::ChangeFeed* feed_ = nullptr;
   std::mutex changes_mu_;  // one create/update/delete (with its runtime call) at a time
   const util::Clock& clock_;
   BotServiceOptions options_;

@@ -1,6 +1,7 @@
 #include "services/pipeline_service.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "services/config_schema.hpp"
 
@@ -171,6 +172,12 @@ util::Result<void> PipelineService::Update(const util::PipelineId& id, const Pip
     }
   }
   if (on_change_) on_change_(id);
+  if (feed_ != nullptr) {
+    // The memory first: the instance running the pipeline's bots drops what it keeps of their
+    // conversations before it re-reads the pipeline.
+    if (ai_changed) feed_->Publish(domain::ChangeKind::kPipelineMemory, id.str());
+    feed_->Publish(domain::ChangeKind::kPipelines, id.str());
+  }
   return r;
 }
 
@@ -202,7 +209,30 @@ util::Result<void> PipelineService::Delete(const util::PipelineId& id) {
                             id.str(), users ? *users : 1));
   }
   if (r && on_change_) on_change_(id);
+  if (r && feed_ != nullptr) feed_->Publish(domain::ChangeKind::kPipelines, id.str());
   return r;
+}
+
+void PipelineService::ChangedElsewhere(const std::optional<util::PipelineId>& id) {
+  if (!on_change_) return;
+  if (id) return on_change_(*id);
+  // Every pipeline that exists now; a deleted one cannot be in use (Delete refuses that).
+  auto all = repo_.List();
+  if (!all) {
+    spdlog::warn("cannot list pipelines to refresh them: {}", all.error().message);
+    return;
+  }
+  for (const auto& p : *all) on_change_(p.uuid);
+}
+
+void PipelineService::MemoryClearedElsewhere(const util::PipelineId& id) {
+  if (conversations_ == nullptr) return;
+  // Clears the stored rounds again too: the bots here may have written some from their stale
+  // memory after the other instance cleared them.
+  if (auto cleared = conversations_->ClearPipeline(id); !cleared) {
+    spdlog::warn("cannot clear the conversations of pipeline {}: {}", id.str(),
+                 cleared.error().message);
+  }
 }
 
 util::JsonObject PipelineService::Metadata() const {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "domain/change_feed.hpp"
 #include "domain/conversation.hpp"
 #include "domain/pipeline.hpp"
 #include "domain/pipeline_template.hpp"
@@ -44,6 +45,14 @@ class PipelineService {
   void SetChangeListener(std::function<void(const util::PipelineId&)> listener) {
     on_change_ = std::move(listener);
   }
+  // Where committed changes are announced to other instances (optional; set before serving).
+  void SetChangeFeed(domain::ChangeFeed* feed) { feed_ = feed; }
+  // A pipeline (every one when nullopt) changed through another instance: tells the change
+  // listener as a local change would, announcing nothing. Blocking.
+  void ChangedElsewhere(const std::optional<util::PipelineId>& id);
+  // Another instance changed the pipeline's `ai` settings and cleared its conversations: clears
+  // them here too (the memory this instance's bots keep). Blocking.
+  void MemoryClearedElsewhere(const util::PipelineId& id);
 
   // Creates the default pipeline ("ChatPipeline") unless one exists. Called at start.
   util::Result<util::PipelineId> EnsureDefault();
@@ -69,6 +78,7 @@ class PipelineService {
   const util::Clock& clock_;
   domain::ConversationRepository* conversations_ = nullptr;
   std::function<void(const util::PipelineId&)> on_change_;
+  domain::ChangeFeed* feed_ = nullptr;
 };
 
 }  // namespace sb::services

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "domain/catalogue.hpp"
+#include "domain/change_feed.hpp"
 #include "domain/provider.hpp"
 #include "util/clock.hpp"
 
@@ -46,20 +47,28 @@ class ProviderService {
   util::Result<void> Delete(const util::ProviderId& id);
 
   // Grows after every committed change to providers or to the model counts, so renderings of
-  // List() can be cached (see http/api/rendered_cache.hpp). Single-process: with a shared
-  // database and several instances, changes made elsewhere do not move it.
+  // List() can be cached (see http/api/rendered_cache.hpp) and model routes remembered
+  // (model_resolver.hpp). Changes made through other instances move it by ChangedElsewhere.
   std::uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
   // Called by ModelService after a model is added, moved or removed (the counts change).
   void NoteModelsChanged() { Changed(); }
+  // Where committed changes are announced to other instances (optional; set before serving).
+  void SetChangeFeed(domain::ChangeFeed* feed) { feed_ = feed; }
+  // A provider or model changed through another instance: what was cached is stale.
+  void ChangedElsewhere() { generation_.fetch_add(1, std::memory_order_acq_rel); }
 
  private:
-  void Changed() { generation_.fetch_add(1, std::memory_order_acq_rel); }
+  void Changed() {
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+    if (feed_ != nullptr) feed_->Publish(domain::ChangeKind::kProviders, "");
+  }
   util::Result<void> Check(const domain::Provider& p) const;
 
   domain::ProviderRepository& repo_;
   const domain::Catalogue& requesters_;
   const util::Clock& clock_;
   std::atomic<std::uint64_t> generation_{1};
+  domain::ChangeFeed* feed_ = nullptr;
 };
 
 // http:// or https:// with a host; the scheme in any case ("HTTPS://x" too, RFC 3986 §3.1).

@@ -15,6 +15,8 @@ SystemService::SystemService(domain::SettingsRepository& settings, SystemInfo de
     : settings_(settings), info_(std::move(defaults)) {}
 
 util::Result<void> SystemService::Load() {
+  // With the setters' lock: a reload racing a local change must not put back what it replaced.
+  std::lock_guard write_lock(write_mu_);
   auto status = settings_.Get(kWizardStatusKey);
   if (!status) return tl::unexpected(status.error());
   auto progress = settings_.Get(kWizardProgressKey);
@@ -47,6 +49,7 @@ util::Result<void> SystemService::SetWizardStatus(const std::string& status) {
   std::lock_guard lock(mu_);
   info_.wizard_status = status;
   generation_.fetch_add(1, std::memory_order_release);
+  if (feed_ != nullptr) feed_->Publish(domain::ChangeKind::kSystem, "");
   return util::Ok();
 }
 
@@ -66,6 +69,7 @@ util::Result<void> SystemService::SetWizardProgress(const util::Json& progress) 
   std::lock_guard lock(mu_);
   info_.wizard_progress = progress;
   generation_.fetch_add(1, std::memory_order_release);
+  if (feed_ != nullptr) feed_->Publish(domain::ChangeKind::kSystem, "");
   return util::Ok();
 }
 

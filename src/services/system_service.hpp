@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 
+#include "domain/change_feed.hpp"
 #include "domain/settings.hpp"
 #include "util/json.hpp"
 
@@ -29,7 +30,10 @@ class SystemService {
  public:
   SystemService(domain::SettingsRepository& settings, SystemInfo defaults);
 
+  // Reads the settings again (at start, and when another instance changed them).
   util::Result<void> Load();
+  // Where committed changes are announced to other instances (optional; set before serving).
+  void SetChangeFeed(domain::ChangeFeed* feed) { feed_ = feed; }
   SystemInfo Info() const;
   // Grows by one on every change, so callers can cache a rendering of Info().
   std::uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
@@ -45,6 +49,7 @@ class SystemService {
   mutable std::mutex mu_;
   SystemInfo info_;  // guarded by mu_
   std::atomic<std::uint64_t> generation_{1};
+  domain::ChangeFeed* feed_ = nullptr;
 };
 
 }  // namespace sb::services

@@ -58,7 +58,14 @@ WebhookService::WebhookService(domain::WebhookRepository& repo, const util::Cloc
 
 util::Result<void> WebhookService::Load() { return Refresh(); }
 
+util::Result<void> WebhookService::RefreshAndAnnounce() {
+  auto r = Refresh();
+  if (feed_ != nullptr) feed_->Publish(domain::ChangeKind::kWebhooks, "");
+  return r;
+}
+
 util::Result<void> WebhookService::Refresh() {
+  std::lock_guard refreshing(refresh_mu_);
   auto all = repo_.List();
   if (!all) return tl::make_unexpected(all.error());
   auto enabled = std::make_shared<std::vector<domain::Webhook>>();
@@ -82,7 +89,7 @@ util::Result<domain::Webhook> WebhookService::Create(const WebhookFields& fields
   w.created_at = w.updated_at = clock_.Now();
   auto id = repo_.Insert(w);
   if (!id) return tl::make_unexpected(id.error());
-  if (auto r = Refresh(); !r) return tl::make_unexpected(r.error());
+  if (auto r = RefreshAndAnnounce(); !r) return tl::make_unexpected(r.error());
   return repo_.Get(*id);
 }
 
@@ -94,13 +101,13 @@ util::Result<domain::Webhook> WebhookService::Update(std::int64_t id, const Webh
   if (fields.rotate_secret) w->secret = NewSecret();
   w->updated_at = clock_.Now();
   if (auto r = repo_.Update(*w); !r) return tl::make_unexpected(r.error());
-  if (auto r = Refresh(); !r) return tl::make_unexpected(r.error());
+  if (auto r = RefreshAndAnnounce(); !r) return tl::make_unexpected(r.error());
   return repo_.Get(id);
 }
 
 util::Result<void> WebhookService::Delete(std::int64_t id) {
   if (auto r = repo_.Delete(id); !r) return r;
-  return Refresh();
+  return RefreshAndAnnounce();
 }
 
 std::shared_ptr<const std::vector<domain::Webhook>> WebhookService::Enabled() const {

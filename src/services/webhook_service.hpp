@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "domain/change_feed.hpp"
 #include "domain/webhook.hpp"
 #include "util/clock.hpp"
 
@@ -30,8 +31,11 @@ class WebhookService {
  public:
   WebhookService(domain::WebhookRepository& repo, const util::Clock& clock);
 
-  // Reads the webhooks into memory (at start). Errors are the repository's.
+  // Reads the webhooks into memory (at start, and when another instance changed them). Errors
+  // are the repository's.
   util::Result<void> Load();
+  // Where committed changes are announced to other instances (optional; set before serving).
+  void SetChangeFeed(domain::ChangeFeed* feed) { feed_ = feed; }
 
   util::Result<std::vector<domain::Webhook>> List();
   util::Result<domain::Webhook> Get(std::int64_t id);
@@ -52,9 +56,14 @@ class WebhookService {
 
  private:
   util::Result<void> Refresh();
+  // Refresh, then tell the change feed (after a change made here).
+  util::Result<void> RefreshAndAnnounce();
 
   domain::WebhookRepository& repo_;
   const util::Clock& clock_;
+  domain::ChangeFeed* feed_ = nullptr;
+  // One refresh at a time, so the list read last is the one installed last.
+  std::mutex refresh_mu_;
   mutable std::mutex mu_;
   std::shared_ptr<const std::vector<domain::Webhook>> enabled_;  // guarded by mu_
 };
