@@ -6,9 +6,9 @@ of their own at --database-url), N switchboard processes sharing it (same DATABA
 SWITCHBOARD_SECRETS_KEY, a data directory each), and BOTS webhook bots created round-robin through
 the instances as a load balancer would send the requests, so each instance takes the leases of
 the bots created through it. The script then checks that every bot is owned by exactly one
-instance (owned_bots of /system/info) and drives each instance's bots with a wrk of its own
-(signed webhook messages, 1,000 senders, the connections split evenly), each message to the
-instance that owns its bot. The model and the reply callback are nginx `return 200` locations as
+instance (owned_bots of /system/info) and drives each instance's bots (bench/loadgen.py, one
+asyncio process, the connections split evenly between the instances; this machine has no wrk;
+signed webhook messages, 1,000 senders), each message to the instance that owns its bot. The model and the reply callback are nginx `return 200` locations as
 in bot_bench.py; messages per second = model calls nginx logged / time from the first to the last.
 
 Usage: instances_bench.py --binary build/switchboard --out docs/performance.md [--database-url URL]
@@ -18,7 +18,6 @@ import argparse
 import datetime
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -31,12 +30,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from http_bench import free_port, http  # noqa: E402
 from bot_bench import (SECRET, SENDERS, cpu_seconds, lines, message, sign,  # noqa: E402
                        start_nginx)
+import loadgen  # noqa: E402
 import pg_backend  # noqa: E402
 
-DURATION = os.environ.get("BENCH_DURATION", "10s")
-CONNECTIONS = 64
+DURATION = float(os.environ.get("BENCH_SECONDS", "10"))
+CONNECTIONS = 32
 BOTS = int(os.environ.get("BENCH_BOTS", "8"))
-UNIQUE_BODIES = int(os.environ.get("BENCH_UNIQUE_BODIES", "100000"))
+UNIQUE_BODIES = int(os.environ.get("BENCH_UNIQUE_BODIES", "60000"))
 SERVER_ENV = {"API__IO_THREADS": "2", "API__BLOCKING_THREADS": "4", "SYSTEM__LOG_LEVEL": "warn",
               "RUNTIME__MAX_QUEUED_MESSAGES": "100000"}
 
@@ -58,31 +58,16 @@ def start_instance(binary, data_dir, port, env):
     raise RuntimeError("switchboard did not start")
 
 
-def wrk_script(path, bots, count):
-    """Pre-signed bodies, each its own message id, cycling over `bots` and SENDERS senders."""
+def signed_requests(bots, count, tag):
+    """Pre-signed webhook messages, each its own id, cycling over `bots` and SENDERS senders."""
     now = int(time.time())
-    data = path + ".bodies"
-    with open(data, "w") as f:
-        for i in range(count):
-            body = message("user-%d" % (i % SENDERS), mid="%s-%d" % (os.path.basename(path), i))
-            f.write("%s\t%s\t%s\n" % (sign(now, body), bots[i % len(bots)], body.decode()))
-    with open(path, "w") as f:
-        f.write(f"""
-local bodies = {{}}
-for line in io.lines("{data}") do
-  local sig, bot, body = line:match("^(%S+)\t(%S+)\t(.*)$")
-  bodies[#bodies + 1] = {{body, sig, "/bots/" .. bot}}
-end
-local i = 0
-request = function()
-  i = i % #bodies + 1
-  local e = bodies[i]
-  return wrk.format("POST", e[3], {{
-    ["Content-Type"] = "application/json",
-    ["X-Switchboard-Timestamp"] = "{now}",
-    ["X-Switchboard-Signature"] = e[2]}}, e[1])
-end
-""")
+    out = []
+    for i in range(count):
+        body = message("user-%d" % (i % SENDERS), mid="%s-%d" % (tag, i))
+        out.append(loadgen.request("POST", "/bots/" + bots[i % len(bots)], body, {
+            "Content-Type": "application/json", "X-Switchboard-Timestamp": str(now),
+            "X-Switchboard-Signature": sign(now, body)}))
+    return out
 
 
 def run_instances(args, work, backend, nport, count):
@@ -139,21 +124,15 @@ def run_instances(args, work, backend, nport, count):
         model_log = os.path.join(work, "model.log")
         before = lines(model_log)
         cpu_before = sum(cpu_seconds(p.pid) for p in procs)
-        wrks = []
-        for i, base in enumerate(bases):
-            if not owned[i]:
-                continue
-            script = os.path.join(work, "post-%d-%d.lua" % (count, i))
-            wrk_script(script, sorted(owned[i]), UNIQUE_BODIES // count)
-            conns = CONNECTIONS // len([o for o in owned if o])
-            wrks.append(subprocess.Popen(["wrk", "-t1", f"-c{conns}", f"-d{DURATION}", "-s",
-                                          script, base + "/"], stdout=subprocess.PIPE, text=True))
-        accepted = 0
-        for w in wrks:
-            out = w.communicate(timeout=300)[0]
-            n = int(re.search(r"(\d+) requests in", out).group(1))
-            non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-            accepted += n - (int(non2xx.group(1)) if non2xx else 0)
+        targets = []
+        busy = [i for i in range(count) if owned[i]]
+        for i in busy:
+            targets.append(("127.0.0.1", ports[i],
+                            signed_requests(sorted(owned[i]), UNIQUE_BODIES // len(busy),
+                                            "i%d-%d" % (count, i)),
+                            CONNECTIONS // len(busy)))
+        results = loadgen.run_many(targets, DURATION)
+        accepted = sum(r.count - r.non2xx for r in results)
         last, last_change = lines(model_log) - before, time.monotonic()
         while last < accepted and time.monotonic() - last_change < 5:
             time.sleep(0.2)
@@ -216,13 +195,15 @@ def main():
         "Command: `python3 bench/instances_bench.py --binary build/switchboard --out "
         f"docs/performance.md` (storage: {described}). {BOTS} webhook bots created round-robin "
         "through the instances (each instance holds the leases of the bots created through it); "
-        f"one wrk per instance (`-t1`, {CONNECTIONS} connections split evenly, -d{DURATION}, "
-        f"{SENDERS} senders) posts signed messages for the bots that instance owns; model and "
+        f"bench/loadgen.py (Python asyncio, one process; no wrk on this machine) with "
+        f"{CONNECTIONS} keep-alive connections split evenly between the instances, "
+        f"{DURATION:.0f} s, {SENDERS} senders, posts signed messages for each bot to the "
+        "instance that owns it; model and "
         "callback are nginx `return 200` locations. Every instance with `API__IO_THREADS=2 "
         "API__BLOCKING_THREADS=4`, unpinned.", "",
         *rows, "",
         f"Two instances against one: {ratio:.2f}×. The machine has 2 cores, shared by the "
-        "instances, PostgreSQL, wrk and nginx, so a second instance adds no CPU: the figure shows "
+        "instances, PostgreSQL, the load generator and nginx, so a second instance adds no CPU: the figure shows "
         "what sharing the work costs (leases, a second process), not how it scales on more "
         "cores or machines.",
     ])
