@@ -178,6 +178,7 @@ def main():
         return f"{r.rate:,.0f} req/s, p99 {r.percentile(99):.1f} ms" + (
             f", {r.non2xx + r.errors} errors" if r.non2xx + r.errors else "")
 
+    load = " / ".join("%.1f" % x for x in os.getloadavg())
     today = datetime.date.today().isoformat()
     text = "\n".join([
         f"### SQLite and PostgreSQL side by side (issue 19) — {today}", "",
@@ -188,7 +189,8 @@ def main():
         f"asyncio, one process, {CONNECTIONS} keep-alive connections, {DURATION:.0f} s per "
         "figure) because this machine has no wrk; it shares the 2 cores with the server, nginx and "
         "PostgreSQL and is itself the ceiling of the cheap requests, so these figures compare "
-        "the backends with each other, not with the wrk figures above.", "",
+        "the backends with each other, not with the wrk figures above. Load average at the end "
+        f"(1 / 5 / 15 min): {load} (the machine is shared).", "",
         "| figure | SQLite | PostgreSQL |", "|---|---|---|",
         f"| `GET /api/v1/provider/providers`, API key, 20 providers | {req(s['read'])} "
         f"| {req(p['read'])} |",

@@ -183,6 +183,7 @@ def main():
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
+    load = " / ".join("%.1f" % x for x in os.getloadavg())
     today = datetime.date.today().isoformat()
     rows = ["| instances | bots per instance (leases) | accepted | reached the model | "
             "messages/s | server CPU per message |", "|---|---|---|---|---|---|"]
@@ -200,7 +201,9 @@ def main():
         f"{DURATION:.0f} s, {SENDERS} senders, posts signed messages for each bot to the "
         "instance that owns it; model and "
         "callback are nginx `return 200` locations. Every instance with `API__IO_THREADS=2 "
-        "API__BLOCKING_THREADS=4`, unpinned.", "",
+        "API__BLOCKING_THREADS=4`, unpinned. Messages/s counts from the first model call to the "
+        "last, so a backlog drained after the load ends lowers it. Load average at the end "
+        f"(1 / 5 / 15 min): {load} (the machine is shared).", "",
         *rows, "",
         f"Two instances against one: {ratio:.2f}×. The machine has 2 cores, shared by the "
         "instances, PostgreSQL, the load generator and nginx, so a second instance adds no CPU: the figure shows "

@@ -272,6 +272,34 @@ class InstancesShareOneDatabaseTest(unittest.TestCase, Instances):
     def test_three_instances_one_owner_and_takeover(self):
         self.failover(3)
 
+    # KNOWN GAP (2026-11-27): the API-key cache of AuthService (src/services/auth_service.hpp,
+    # key_cache_) is invalidated only by changes made on the same instance; nothing carries a
+    # revocation to the others yet (issue 19: LISTEN/NOTIFY), so they take the key until they
+    # restart. Remove expectedFailure once that lands: an unexpected success fails the run.
+    @unittest.expectedFailure
+    def test_a_key_revoked_on_one_instance_is_refused_by_the_others_within_a_second(self):
+        servers = self.start_instances(3)
+        token = servers[0].login()
+        status, body, _ = servers[0].req("POST", "/api/v1/apikeys", {"name": "doomed"},
+                                         token=token)
+        key = self.assertOk(status, body)["key"]
+        for srv in servers:  # each instance has seen (and may cache) the key
+            status, body, _ = srv.req("GET", "/api/v1/provider/providers", api_key=key["key"])
+            self.assertOk(status, body)
+        status, body, _ = servers[0].req("DELETE", "/api/v1/apikeys/%d" % key["id"], token=token)
+        self.assertOk(status, body)
+        revoked_at = time.monotonic()
+        took = {}
+        for i, srv in enumerate(servers[1:], 1):
+            refused = wait_until(lambda: srv.req("GET", "/api/v1/provider/providers",
+                                                 api_key=key["key"])[0] == 401, 5, interval=0.02)
+            self.assertTrue(refused, "instance %d still takes the revoked key after 5 s" % i)
+            took[i] = time.monotonic() - revoked_at
+        print("\nrevoked API key refused by the other instances after %s s (limit 1 s)" %
+              " / ".join("%.2f" % t for t in took.values()), flush=True)
+        self.assertLess(max(took.values()), 1.0)
+        self.texts = []  # no bot in this test
+
     def test_a_paused_owner_loses_its_lease_and_sends_nothing_after(self):
         servers = self.start_instances(2)
         token = servers[0].login()
