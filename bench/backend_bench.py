@@ -37,6 +37,9 @@ from bot_bench import (SECRET, SENDERS, Receiver, cpu_seconds, lines, message,  
 DURATION = float(os.environ.get("BENCH_SECONDS", "10"))
 CONNECTIONS = 32
 LATENCY_MESSAGES = 200
+# SQLite and PostgreSQL alternate this many times; each figure is the median of its runs (the
+# machine is shared, so single runs vary a lot).
+REPEATS = int(os.environ.get("BENCH_REPEATS", "3"))
 
 
 def drain(model_log, before, accepted):
@@ -49,6 +52,11 @@ def drain(model_log, before, accepted):
             last, last_change = now, time.monotonic()
     with open(model_log, "rb") as f:
         return [float(x) for x in f.read().split()[before:]]
+
+
+def median_by(runs, name, key):
+    ordered = sorted((r[name] for r in runs), key=key)
+    return ordered[len(ordered) // 2]
 
 
 def measure(args, work, backend, nport, label):
@@ -159,13 +167,20 @@ def main():
             nginx = start_nginx(work, nport)
             try:
                 sqlite = argparse.Namespace(backend="sqlite", database_url=None)
-                with pg_backend.Backend(sqlite, work) as lite:
-                    figures["SQLite"] = measure(args, work, lite, nport, "sqlite")
-                print("sqlite", {k: getattr(v, "rate", v) for k, v in figures["SQLite"].items()},
-                      flush=True)
-                figures["PostgreSQL"] = measure(args, work, backend, nport, "postgresql")
-                print("postgresql", {k: getattr(v, "rate", v)
-                                     for k, v in figures["PostgreSQL"].items()}, flush=True)
+                runs = {"SQLite": [], "PostgreSQL": []}
+                for r in range(REPEATS):
+                    with pg_backend.Backend(sqlite, work) as lite:
+                        runs["SQLite"].append(measure(args, work, lite, nport, "sqlite%d" % r))
+                    runs["PostgreSQL"].append(measure(args, work, backend, nport, "pg%d" % r))
+                    for name in runs:
+                        print(name, {k: getattr(v, "rate", v) for k, v in runs[name][-1].items()},
+                              flush=True)
+                for name, got in runs.items():
+                    figures[name] = {
+                        "read": median_by(got, "read", lambda x: x.rate),
+                        "write": median_by(got, "write", lambda x: x.rate),
+                        "latency": median_by(got, "latency", lambda x: x[0]),
+                        "bot": median_by(got, "bot", lambda x: x[2])}
             finally:
                 nginx.send_signal(signal.SIGQUIT)
                 nginx.wait(timeout=30)
@@ -187,7 +202,8 @@ def main():
         "directory (`synchronous=NORMAL`). One server at a time, `API__IO_THREADS=2 "
         "API__BLOCKING_THREADS=4`, unpinned; the load generator is bench/loadgen.py (Python "
         f"asyncio, one process, {CONNECTIONS} keep-alive connections, {DURATION:.0f} s per "
-        "figure) because this machine has no wrk; it shares the 2 cores with the server, nginx and "
+        f"figure; the backends alternate {REPEATS} times, each figure the median run) because "
+        "this machine has no wrk; it shares the 2 cores with the server, nginx and "
         "PostgreSQL and is itself the ceiling of the cheap requests, so these figures compare "
         "the backends with each other, not with the wrk figures above. Load average at the end "
         f"(1 / 5 / 15 min): {load} (the machine is shared).", "",

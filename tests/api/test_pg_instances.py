@@ -24,6 +24,7 @@ Only in the PostgreSQL run of the suite (ctest api_pg_test_pg_instances): SQLite
 file, so there is nothing to share.
 """
 
+import json
 import os
 import re
 import shutil
@@ -337,6 +338,15 @@ class InstancesShareOneDatabaseTest(unittest.TestCase, Instances):
             self.assertEqual(self.reply_counts(), {t: 1 for t in self.texts})
             time.sleep(0.2)
         self.assertEqual(self.owners(servers, bot), [other])
+        # For the record (not a check): whether the old owner still called the Bot API on waking
+        # (a getUpdates that confirms what it had received ends the new owner's long poll with
+        # 409 Conflict, which the new owner logs).
+        status, body, _ = other.req("POST", BOTS + "/" + bot + "/logs",
+                                    {"from_index": -1, "max_count": 1000}, token=token)
+        conflicts = [entry for entry in self.assertOk(status, body)["logs"]
+                     if "onflict" in json.dumps(entry)]
+        print("new owner's bot log entries naming a getUpdates conflict after the old owner woke: "
+              "%d" % len(conflicts), flush=True)
         log = server_output(owner)
         # Whichever it noticed first: its clock (lapsed) or the table (another generation).
         self.assertRegex(log, "stops running bot %s: its lease (lapsed|was lost)" % bot)
