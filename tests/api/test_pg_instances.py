@@ -346,7 +346,7 @@ class InstancesShareOneDatabaseTest(unittest.TestCase, Instances):
         conflicts = [entry for entry in self.assertOk(status, body)["logs"]
                      if "onflict" in json.dumps(entry)]
         print("new owner's bot log entries naming a getUpdates conflict after the old owner woke: "
-              "%d" % len(conflicts), flush=True)
+              "%d %s" % (len(conflicts), json.dumps(conflicts[:1])[:300]), flush=True)
         log = server_output(owner)
         # Whichever it noticed first: its clock (lapsed) or the table (another generation).
         self.assertRegex(log, "stops running bot %s: its lease (lapsed|was lost)" % bot)
