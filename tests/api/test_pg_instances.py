@@ -14,7 +14,11 @@ SWITCHBOARD_SECRETS_KEY, a data directory each) and run one Telegram bot against
   answers, including a message the paused owner had already received; after SIGCONT the old owner
   sends nothing more for the bot and no longer lists it;
 - across every test, each user message is answered exactly once (replies counted per message in
-  the fake).
+  the fake);
+- three instances started at once on an empty database make one schema, one admin, one default
+  pipeline;
+- an API key revoked on one instance is refused by the others within a second (an expected
+  failure until changes reach the other instances' caches: see the test).
 
 And a PostgreSQL outage through the API, on a cluster of the test's own
 (tests/tools/pg_cluster.py start/halt/resume): requests that need the database get 503 with a
@@ -32,6 +36,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 import uuid as uuidlib
@@ -272,6 +277,43 @@ class InstancesShareOneDatabaseTest(unittest.TestCase, Instances):
 
     def test_three_instances_one_owner_and_takeover(self):
         self.failover(3)
+
+    def test_instances_started_together_on_an_empty_database(self):
+        """A deployment scaled to three at once: the migrations, the shared secrets and the
+        first admin are made once, whichever instance gets there first."""
+        url = fresh_pg_database()
+        key = "k" + uuidlib.uuid4().hex + uuidlib.uuid4().hex
+        servers = [Server(env=instance_env(url, key)) for _ in range(3)]
+        for srv in servers:
+            self.addCleanup(srv.cleanup)
+        errors = []
+
+        def start(srv):
+            try:
+                srv.start()
+            except BaseException as e:  # reported below, in the test's thread
+                errors.append(repr(e))
+        threads = [threading.Thread(target=start, args=(s,)) for s in servers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        self.assertEqual(errors, [])
+        self.assertTrue(all(s.proc is not None for s in servers))
+        # One admin, made through any of them, is known to all; the second init is refused.
+        servers[1].init_admin()
+        status, body, _ = servers[2].req("POST", "/api/v1/user/init",
+                                         {"user": "other@example.com", "password": "x" * 12})
+        self.assertNotEqual(status, 200, body)
+        tokens = [s.login() for s in servers]
+        for srv in servers:
+            for token in tokens:
+                status, body, _ = srv.req("GET", "/api/v1/pipelines", token=token)
+                self.assertOk(status, body)
+        # One default pipeline, not one per instance.
+        status, body, _ = servers[0].req("GET", "/api/v1/pipelines", token=tokens[0])
+        defaults = [p for p in self.assertOk(status, body)["pipelines"] if p["is_default"]]
+        self.assertEqual(len(defaults), 1, defaults)
 
     # KNOWN GAP (2026-11-27): the API-key cache of AuthService (src/services/auth_service.hpp,
     # key_cache_) is invalidated only by changes made on the same instance; nothing carries a
