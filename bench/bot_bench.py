@@ -11,6 +11,9 @@
 3. Memory: RSS of the server with 1,000 enabled idle webhook bots.
 
 Usage: bot_bench.py --binary build/switchboard --out docs/performance.md
+           [--backend postgresql | --database-url postgresql://...]
+On PostgreSQL (issue 19; a throw-away cluster of tests/tools/pg_cluster.py unless a URL is given)
+the figures go to their own section, `bot-bench-postgresql`.
 """
 
 import argparse
@@ -34,6 +37,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from http_bench import free_port, http, rss_kb  # noqa: E402
+import pg_backend  # noqa: E402
 
 DURATION = os.environ.get("BENCH_DURATION", "10s")
 CONNECTIONS = 64
@@ -100,9 +104,10 @@ http {{
     raise RuntimeError("nginx did not start")
 
 
-def start_switchboard(binary, data_dir, port):
+def start_switchboard(binary, data_dir, port, extra_env=None):
     env = dict(os.environ, API__IO_THREADS="2", API__BLOCKING_THREADS="4",
                SYSTEM__LOG_LEVEL="warn", RUNTIME__MAX_QUEUED_MESSAGES="100000")
+    env.update(extra_env or {})
     env.update(json.loads(os.environ.get("BENCH_SERVER_ENV", "{}")))  # experiments
     proc = subprocess.Popen([binary, "serve", "--data-dir", data_dir, "--port", str(port),
                              "--host", "127.0.0.1"], stdout=subprocess.DEVNULL,
@@ -199,14 +204,24 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--binary", required=True)
     ap.add_argument("--out", required=True)
+    pg_backend.add_arguments(ap)
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="sb-botbench-")
     os.chmod(work, 0o755)
+    try:
+        with pg_backend.Backend(args, work) as backend:
+            run(args, work, backend)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run(args, work, backend):
     nport = free_port()
     nginx = start_nginx(work, nport)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    server = start_switchboard(args.binary, os.path.join(work, "data"), port)
+    server = start_switchboard(args.binary, os.path.join(work, "data"), port,
+                               backend.server_env())
     try:
         http("POST", base + "/api/v1/user/init", {"user": "bench@example.com",
                                                  "password": "bench-password"})
@@ -325,12 +340,18 @@ def main():
         server.wait(timeout=60)
         nginx.send_signal(signal.SIGQUIT)
         nginx.wait(timeout=30)
-        shutil.rmtree(work, ignore_errors=True)
 
     today = datetime.date.today().isoformat()
+    if backend.postgres:
+        title = f"### Bots through the webhook adapter on PostgreSQL (issue 19) — {today}"
+        command = ("Command: `python3 bench/bot_bench.py --binary build/switchboard --out "
+                   f"docs/performance.md --backend postgresql` (storage: {backend.describe()}). ")
+    else:
+        title = f"### Bots through the webhook adapter (issues 4 and 14) — {today}"
+        command = "Command: `make bench` (bench/bot_bench.py). "
     text = "\n".join([
-        f"### Bots through the webhook adapter (issues 4 and 14) — {today}", "",
-        "Command: `make bench` (bench/bot_bench.py). Server with `API__IO_THREADS=2 "
+        title, "",
+        command + "Server with `API__IO_THREADS=2 "
         "API__BLOCKING_THREADS=4`, unpinned, sharing the 2 cores with wrk and nginx (model and "
         "callback are nginx `return 200` locations).", "",
         "| figure | value | target |", "|---|---|---|",
@@ -349,7 +370,8 @@ def main():
     ])
     print(text)
     subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "write_section.py"),
-                    args.out, "bot-bench"], input=text, text=True, check=True)
+                    args.out, "bot-bench-postgresql" if backend.postgres else "bot-bench"],
+                   input=text, text=True, check=True)
 
 
 if __name__ == "__main__":

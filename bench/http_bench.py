@@ -3,6 +3,9 @@
 the same response bytes as static files (the machine's ceiling). Writes docs/performance.md.
 
 Server pinned to CPU 0, wrk to CPU 1 (2-core machine), 64 connections, 10 s, 3 runs, median.
+`--backend postgresql` (or `--database-url postgresql://...`) runs the server on PostgreSQL (a
+throw-away cluster of tests/tools/pg_cluster.py unless a URL is given) and writes its own section
+(`http-bench-postgresql`) next to the SQLite one.
 """
 import argparse
 import datetime
@@ -17,6 +20,8 @@ import subprocess
 import tempfile
 import time
 import urllib.request
+
+import pg_backend
 
 DURATION = os.environ.get("BENCH_DURATION", "10s")
 RUNS = int(os.environ.get("BENCH_RUNS", "3"))
@@ -77,9 +82,10 @@ def wrk(url, headers=(), script=None, env=None):
     return median_rate, p99, errors
 
 
-def start_switchboard(binary, data_dir, port):
+def start_switchboard(binary, data_dir, port, extra_env=None):
     env = dict(os.environ, API__IO_THREADS="1", API__BLOCKING_THREADS="2",
                SYSTEM__LOG_LEVEL="warn")
+    env.update(extra_env or {})
     proc = subprocess.Popen(["taskset", "-c", "0", binary, "serve", "--data-dir", data_dir,
                              "--port", str(port), "--host", "127.0.0.1"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
@@ -127,11 +133,21 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--binary", required=True)
     ap.add_argument("--out", required=True)
+    pg_backend.add_arguments(ap)
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="sb-bench-")
+    try:
+        with pg_backend.Backend(args, work) as backend:
+            run(args, work, backend)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run(args, work, backend):
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    server = start_switchboard(args.binary, os.path.join(work, "data"), port)
+    server = start_switchboard(args.binary, os.path.join(work, "data"), port,
+                               backend.server_env())
     try:
         time.sleep(1.0)
         idle_rss = rss_kb(server.pid)
@@ -185,15 +201,21 @@ def main():
     finally:
         nginx.send_signal(signal.SIGQUIT)
         nginx.wait(timeout=30)
-    shutil.rmtree(work, ignore_errors=True)
 
     rows = [("info", "`GET /api/v1/system/info` (public)", len(info_body), 0.50),
             ("list", "`GET /api/v1/provider/providers`, API key, 20 providers", len(list_body),
              0.35),
             ("cycle", "create + delete provider cycle (API key)", len(create_body), None)]
     today = datetime.date.today().isoformat()
-    lines = [f"### HTTP API (issue 2) — {today}", "",
-             "Command: `make bench` (bench/http_bench.py). Server pinned to CPU 0 "
+    if backend.postgres:
+        title = f"### HTTP API on PostgreSQL (issue 19) — {today}"
+        command = ("Command: `python3 bench/http_bench.py --binary build/switchboard --out "
+                   "docs/performance.md --backend postgresql` (storage: "
+                   f"{backend.describe()}). Server pinned to CPU 0 ")
+    else:
+        title = f"### HTTP API (issue 2) — {today}"
+        command = "Command: `make bench` (bench/http_bench.py). Server pinned to CPU 0 "
+    lines = [title, "", command +
              "(`API__IO_THREADS=1 API__BLOCKING_THREADS=2`), wrk pinned to CPU 1, "
              f"`wrk -t1 -c{CONNECTIONS} -d{DURATION} --latency`, median of {RUNS} runs after a 2 s "
              "warm-up. "
@@ -214,14 +236,15 @@ def main():
     print(section)
 
     out = args.out
+    name = "http-bench-postgresql" if backend.postgres else "http-bench"
     existing = open(out).read() if os.path.exists(out) else "# Performance\n\n"
-    marker = "<!-- http-bench -->"
+    marker = f"<!-- {name} -->"
     if marker in existing:
         head, _, rest = existing.partition(marker)
-        _, _, tail = rest.partition("<!-- /http-bench -->")
-        existing = head + marker + "\n" + section + "\n<!-- /http-bench -->" + tail
+        _, _, tail = rest.partition(f"<!-- /{name} -->")
+        existing = head + marker + "\n" + section + f"\n<!-- /{name} -->" + tail
     else:
-        existing += f"\n{marker}\n{section}\n<!-- /http-bench -->\n"
+        existing += f"\n{marker}\n{section}\n<!-- /{name} -->\n"
     with open(out, "w") as f:
         f.write(existing)
 

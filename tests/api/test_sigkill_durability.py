@@ -9,6 +9,13 @@ nothing appears that was never sent; references hold (a bot's pipeline, a model'
 rounds, each killing at a different moment; after each kill a copy of the database files passes
 `PRAGMA integrity_check`, and so does the database after the last, clean stop. The figures are
 printed ("sigkill durability: ...") for docs/security.md.
+
+On PostgreSQL (ctest api_pg_test_sigkill_durability, issue 19) the same writers, kills and checks
+of every acknowledged write run against the server's PostgreSQL database; only the SQLite file
+checks give way to one that no SQLite file was written (the writes really went to PostgreSQL).
+There, a second test crashes PostgreSQL itself (immediate shutdown) under the same writers, on a
+cluster of its own with the durable defaults: the server stays up, recovers when the database is
+back, and every acknowledged write is there.
 """
 
 import http.client
@@ -16,12 +23,18 @@ import os
 import random
 import shutil
 import sqlite3
+import subprocess
+import sys
 import tempfile
 import threading
 import time
 import unittest
 
-from harness import ApiAssertions, Server
+from harness import ApiAssertions, Server, on_postgres
+from fake_clients import wait_until
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import pg_cluster  # noqa: E402
 
 SEED = 13
 ROUNDS = 3
@@ -273,6 +286,12 @@ class SigkillDurabilityTest(unittest.TestCase, ApiAssertions):
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
+    def assertNoSqliteFile(self):
+        """On PostgreSQL: the server wrote no SQLite database (sqlite3.connect on a missing file
+        would make an empty one and pass integrity_check, proving nothing)."""
+        found = [n for n in os.listdir(self.srv.data_dir) if n.startswith("switchboard.db")]
+        self.assertEqual(found, [], "a SQLite file in the data directory of a PostgreSQL run")
+
     def test_acknowledged_writes_survive_sigkill(self):
         rng = random.Random(SEED)
         srv = self.srv
@@ -302,9 +321,12 @@ class SigkillDurabilityTest(unittest.TestCase, ApiAssertions):
             self.assertGreaterEqual(in_round, kill_after, "the writers stopped before the kill")
             unknown = sum(1 for op in ops if op.outcome == "unknown" and op.prefix.startswith(
                 "r%dw" % rnd))
-            integrity, fk = self.crash_copy_integrity()
-            self.assertEqual(integrity, [("ok",)], "database after the kill of round %d" % rnd)
-            self.assertEqual(fk, [], "foreign keys after the kill of round %d" % rnd)
+            if on_postgres():
+                self.assertNoSqliteFile()
+            else:
+                integrity, fk = self.crash_copy_integrity()
+                self.assertEqual(integrity, [("ok",)], "database after the kill of round %d" % rnd)
+                self.assertEqual(fk, [], "foreign keys after the kill of round %d" % rnd)
 
             srv.start()  # the database opens (start() fails otherwise)
             acked, lost, applied, problems = self.verify(ops)
@@ -315,13 +337,73 @@ class SigkillDurabilityTest(unittest.TestCase, ApiAssertions):
             self.assertEqual(lost, [], "acknowledged writes lost in round %d" % (rnd + 1))
             self.assertEqual(problems, [], "half-written or unknown data in round %d" % (rnd + 1))
         srv.stop()
-        integrity, fk = check_integrity(os.path.join(srv.data_dir, "switchboard.db"))
-        self.assertEqual(integrity, [("ok",)])
-        self.assertEqual(fk, [])
+        if on_postgres():
+            self.assertNoSqliteFile()
+            checked = "PostgreSQL"
+        else:
+            integrity, fk = check_integrity(os.path.join(srv.data_dir, "switchboard.db"))
+            self.assertEqual(integrity, [("ok",)])
+            self.assertEqual(fk, [])
+            checked = "SQLite, integrity_check ok"
         total = sum(f[1] for f in figures)
         print("sigkill durability: %d rounds, %d writers, %d acknowledged writes before the "
-              "kills, %d lost; integrity_check ok" % (ROUNDS, WRITERS, total,
-                                                      sum(f[5] for f in figures)), flush=True)
+              "kills, %d lost; %s" % (ROUNDS, WRITERS, total, sum(f[5] for f in figures),
+                                      checked), flush=True)
+
+    @unittest.skipUnless(on_postgres(), "the database server's own crash: PostgreSQL only")
+    def test_acknowledged_writes_survive_a_postgresql_crash(self):
+        """PostgreSQL itself crashes (immediate shutdown: no checkpoint, WAL buffers dropped)
+        under the eight writers and comes back; the server stays up and every write it
+        acknowledged is there. On a cluster of the test's own with PostgreSQL's durable
+        defaults (the suite's shared cluster runs with synchronous_commit off)."""
+        base = tempfile.mkdtemp(prefix="sb-pgcrash-")
+        os.chmod(base, 0o755)  # the cluster may run as another user (root: postgres)
+        cluster = os.path.join(base, "pg")
+        os.mkdir(cluster)
+        self.addCleanup(shutil.rmtree, base, True)
+        self.addCleanup(pg_cluster.stop, cluster, True)
+        pg_cluster.start(cluster)
+        with open(os.path.join(cluster, "url")) as f:
+            url = f.read().strip()
+        subprocess.run(["psql", url, "-v", "ON_ERROR_STOP=1", "-qc",
+                        "ALTER SYSTEM SET synchronous_commit = on", "-c",
+                        "ALTER SYSTEM SET fsync = on", "-c", "SELECT pg_reload_conf()"],
+                       check=True, capture_output=True, timeout=60)
+        self.srv = srv = Server(env={"DATABASE__URL": url})
+        self.addCleanup(srv.cleanup)
+        srv.start()
+        self.token = srv.init_and_login()
+        ops, lock, acked_box = [], threading.Lock(), [0]
+        writers = [Writer(srv, self.token, "c%d" % w, ops, acked_box, lock)
+                   for w in range(WRITERS)]
+        for w in writers:
+            w.start()
+        self.assertTrue(wait_until(lambda: acked_box[0] >= 1500 or
+                                   not any(w.is_alive() for w in writers), ROUND_LIMIT, 0.001))
+        pg_cluster.halt(cluster, mode="immediate", quiet=True)
+        for w in writers:
+            w.join(WRITE_TIMEOUT + 5)
+        self.assertFalse([w for w in writers if w.is_alive()], "a writer hung")
+        before_crash = acked_box[0]
+        self.assertGreaterEqual(before_crash, 1500, "the writers stopped before the crash")
+        # A write refused while the database went away may still have committed (its COMMIT's
+        # answer was lost): like an unanswered one, it may or may not be there.
+        for op in ops:
+            if op.outcome == "refused":
+                self.assertEqual(op.detail[0], 503, op.detail)
+                op.outcome = "unknown"
+        pg_cluster.resume(cluster)
+        self.assertTrue(wait_until(lambda: srv.req("GET", "/api/v1/pipelines",
+                                                   token=self.token)[0] == 200, 30, 0.2),
+                        "the server did not recover by itself")
+        acked, lost, applied, problems = self.verify(ops)
+        print("\npostgresql crash: %d writes acknowledged before PostgreSQL's immediate shutdown, "
+              "%d unanswered or refused (%d of them took effect), %d lost" % (
+                  before_crash, sum(1 for op in ops if op.outcome == "unknown"), applied,
+                  len(lost)), flush=True)
+        self.assertEqual(lost, [], "acknowledged writes lost in PostgreSQL's crash")
+        self.assertEqual(problems, [], "half-written or unknown data after PostgreSQL's crash")
+        srv.stop()
 
 
 if __name__ == "__main__":
