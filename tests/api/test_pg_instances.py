@@ -315,11 +315,7 @@ class InstancesShareOneDatabaseTest(unittest.TestCase, Instances):
         defaults = [p for p in self.assertOk(status, body)["pipelines"] if p["is_default"]]
         self.assertEqual(len(defaults), 1, defaults)
 
-    # KNOWN GAP (2026-11-27): the API-key cache of AuthService (src/services/auth_service.hpp,
-    # key_cache_) is invalidated only by changes made on the same instance; nothing carries a
-    # revocation to the others yet (issue 19: LISTEN/NOTIFY), so they take the key until they
-    # restart. Remove expectedFailure once that lands: an unexpected success fails the run.
-    @unittest.expectedFailure
+    # The change feed (LISTEN/NOTIFY) carries the revocation to the other instances' key caches.
     def test_a_key_revoked_on_one_instance_is_refused_by_the_others_within_a_second(self):
         servers = self.start_instances(3)
         token = servers[0].login()
