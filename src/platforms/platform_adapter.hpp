@@ -45,6 +45,10 @@ class AdapterHost {
   // A user rated one of the bot's replies (only platforms with feedback buttons report it). The
   // host records it; the default ignores it, for hosts without monitoring.
   virtual void OnFeedback(domain::ReceivedFeedback feedback) { (void)feedback; }
+  // False once this instance has lost the bot's lease (several instances on one database):
+  // another instance runs the bot now, so the adapter must neither take nor confirm platform
+  // updates any more (the new owner gets them). Never blocks.
+  virtual bool MayAct() const { return true; }
 };
 
 // A platform's HTTP call to `/bots/{uuid}` or `/bots/{uuid}/{path}`, and the answer to it.

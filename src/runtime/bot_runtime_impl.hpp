@@ -160,6 +160,10 @@ class Incarnation final : public platforms::AdapterHost,
   void Log(LogLevel level, std::string text) override {
     if (auto impl = impl_.lock()) impl->Log(bot_.uuid, retention(), level, std::move(text));
   }
+  bool MayAct() const override {
+    auto impl = impl_.lock();
+    return impl && impl->MaySend(bot_.uuid).has_value();
+  }
   void OnFeedback(domain::ReceivedFeedback feedback) override {
     auto impl = impl_.lock();
     if (!impl || stop_requested_) return;

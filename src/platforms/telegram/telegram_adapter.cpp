@@ -384,6 +384,8 @@ class Core : public std::enable_shared_from_this<Core> {
   asio::awaitable<void> ConfirmOnStop(std::optional<std::int64_t> offset,
                                       std::optional<std::int64_t> sent) {
     if (!offset || offset == sent) co_return;
+    // Not after the lease was lost: the confirmation would drop updates the new owner needs.
+    if (!context_.host->MayAct()) co_return;
     co_await asio::this_coro::reset_cancellation_state();
     util::JsonObject params{{"offset", *offset}, {"timeout", 0}, {"limit", 1}};
     (void)co_await Call("getUpdates", std::move(params), std::chrono::seconds(3));
@@ -397,6 +399,7 @@ class Core : public std::enable_shared_from_this<Core> {
     for (;;) {
       const bool cancelled = co_await IsCancelled();
       if (cancelled) co_return;
+      if (!context_.host->MayAct()) co_return;  // another instance polls now
       Outcome outcome;
       const bool deleting = !webhook_deleted;
       if (deleting) {
@@ -413,6 +416,9 @@ class Core : public std::enable_shared_from_this<Core> {
         const auto asked = offset;
         outcome =
             co_await Call("getUpdates", std::move(params), std::chrono::seconds(timeout + 10));
+        // A poll that outlived the lease (this process was paused): its updates are left
+        // unconfirmed for the instance that owns the bot now.
+        if (!context_.host->MayAct()) co_return;
         if (outcome.ok) sent = asked;
         if (outcome.ok && !outcome.result.is_array()) {
           outcome.ok = false;
