@@ -196,7 +196,8 @@ util::Result<std::unique_ptr<Core>> Core::Open(const CoreOptions& options) {
   core->bots_ = std::make_unique<services::BotService>(
       st.bots(), st.bot_logs(), st.pipelines(), core->adapters_, nullptr, core->clock_,
       services::BotServiceOptions{c.system.bot_log_retention});
-  core->tasks_ = std::make_unique<services::TaskService>(st.tasks(), core->clock_);
+  core->tasks_ =
+      std::make_unique<services::TaskService>(st.tasks(), core->clock_, core->instance_id_);
   return core;
 }
 

@@ -11,6 +11,9 @@
 
 namespace sb::plugins {
 
+// The first action logged by a task resumed after the instance running it died.
+inline constexpr const char* kResumed = "resumed after the instance running it stopped";
+
 // One background operation's task row, saved as it advances.
 class ProcessPluginManager::TaskRun {
  public:
