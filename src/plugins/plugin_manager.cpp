@@ -54,6 +54,13 @@ util::JsonObject CapabilitiesJson(const PluginCapabilities& caps) {
           {"tools", std::move(tools)}};
 }
 
+// A task whose lease lapsed while it ran here (this instance was paused or cut off from the
+// database) is run again by the instance that claimed it; this one stops before changing
+// anything shared.
+util::Error TakenOver() {
+  return {ErrorCode::kConflict, "the task was taken over by another instance"};
+}
+
 const util::JsonArray& SchemaOf(const domain::InstalledPlugin& plugin) {
   static const util::JsonArray kNone;
   const auto* schema = plugin.manifest.if_contains("config");
@@ -380,10 +387,16 @@ util::Result<util::Json> ProcessPluginManager::Install(TaskRun& run, const domai
   plugin.config = config ? std::move(*config) : util::JsonObject();  // required ones stay unset
   plugin.created_at = plugin.updated_at = deps_.clock->Now();
   run.Action("starting the plugin");
+  if (run.lost()) return tl::unexpected(TakenOver());
   if (auto started = LaunchAndWait(plugin); !started) {
     supervisor_.Stop(key, nullptr);
     fs::remove_all(dir, ec);
     return tl::unexpected(started.error());
+  }
+  if (run.lost()) {
+    supervisor_.Stop(key, nullptr);
+    fs::remove_all(dir, ec);
+    return tl::unexpected(TakenOver());
   }
   if (auto stored = deps_.plugins->Put(plugin); !stored) {
     supervisor_.Stop(key, nullptr);
@@ -449,6 +462,7 @@ util::Result<util::Json> ProcessPluginManager::DoUpgrade(TaskRun& run,
   auto config = deps_.validate(manifest->config, kept, "config");
   next.config = config ? std::move(*config) : kept;
   run.Action("starting version " + next.version);
+  if (run.lost()) return tl::unexpected(TakenOver());
   if (next.enabled) {
     if (auto started = LaunchAndWait(next); !started) {
       fs::remove_all(dir, ec);
@@ -484,6 +498,7 @@ util::Result<util::Json> ProcessPluginManager::DoDelete(TaskRun& run,
   supervisor_.Stop(key, [stopped] { stopped->set_value(); });
   done.wait_for(options_.supervisor.stop_grace * 2 + std::chrono::seconds(2));
   run.Action("removing its files");
+  if (run.lost()) return tl::unexpected(TakenOver());
   // Gone already: a delete resumed after its first instance removed the record.
   if (auto removed = deps_.plugins->Remove(key);
       !removed && removed.error().code != ErrorCode::kNotFound) {

@@ -156,7 +156,21 @@ void KnowledgeIngestion::Loop() {
 void KnowledgeIngestion::Process(const util::KnowledgeFileId& id) {
   auto file = deps_.repo->GetFile(id);
   if (!file) return;  // deleted while queued
-  if (file->status != FileStatus::kPending && file->status != FileStatus::kProcessing) return;
+  if (file->status != FileStatus::kPending && file->status != FileStatus::kProcessing) {
+    // Ended meanwhile by an instance that lost the task (its saves were refused): the task,
+    // claimed here, says how the file ended rather than stay running.
+    auto stored = deps_.tasks->Get(file->task_id);
+    if (stored && (stored->status == domain::TaskStatus::kPending ||
+                   stored->status == domain::TaskStatus::kRunning)) {
+      const bool ok = file->status == FileStatus::kCompleted;
+      stored->status = ok ? domain::TaskStatus::kSucceeded : domain::TaskStatus::kFailed;
+      stored->current_action = ok ? "done" : "failed";
+      stored->exception = ok ? "" : file->error;
+      if (ok) stored->result = util::JsonObject{{"file_id", file->uuid.str()}};
+      (void)deps_.tasks->Save(*stored);
+    }
+    return;
+  }
 
   // The task the upload created, or a new one when that one was ended by a restart.
   domain::Task task;
