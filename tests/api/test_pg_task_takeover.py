@@ -179,6 +179,29 @@ class TwoInstancesTest(unittest.TestCase, MarketplaceMixin):
         # Downloaded once by the dead instance (never answered) and once by the live one.
         self.assertEqual(len(self.downloads()), 2)
 
+    def test_an_upgrade_on_a_killed_instance_completes_on_another(self):
+        task_id = self.ok(self.a, "POST", "/api/v1/plugins/install/marketplace",
+                          {"plugin_id": "switchboard/greeter"})["task_id"]
+        self.assertEqual((self.wait_done(self.a, task_id, 30) or {}).get("status"), "succeeded")
+        package = zip_dir(GREETER, {"version: 1.0.0": "version: 1.1.0"})
+        self.control("publish", {"author": "switchboard", "name": "greeter", "version": "1.1.0",
+                                 "package_base64": base64.b64encode(package).decode(),
+                                 "checksum": True})
+        self.control("behaviour", {"download": "stall"})
+        before = len(self.downloads())
+        task_id = self.ok(self.a, "POST", "/api/v1/plugins/switchboard/greeter/upgrade")["task_id"]
+        self.assertTrue(wait_until(lambda: len(self.downloads()) > before, 15))
+        self.a.kill()
+        self.control("behaviour", {"download": "ok"})
+        task = self.wait_done(self.b, task_id, TAKEOVER_BOUND)
+        self.assertTrue(task, "upgrade task %d did not end on the second instance; last seen: %s"
+                        % (task_id, self.last_seen))
+        self.assertEqual(task["status"], "succeeded", task)
+        self.assertEqual(task["kind"], "plugin-upgrade")
+        self.assert_running_plugin(self.b)
+        self.assertEqual(self.ok(self.b, "GET", "/api/v1/plugins/switchboard/greeter")["plugin"]
+                         ["version"], "1.1.0")
+
     def test_a_file_ingested_by_a_killed_instance_is_ingested_by_another(self):
         self.start_embeddings()
         kb, task_id = self.start_stalled_ingestion(self.a)
