@@ -1,6 +1,8 @@
 """Tasks outlive their instance (issue 19, item 3): a plugin install started on an instance that is
 killed (SIGKILL) while it downloads from a stalled marketplace completes on another instance
-sharing the database, and the task reads the same on both while it runs; a knowledge file whose
+sharing the database, and the task reads the same on both while it runs; so does an upgrade; an
+install of an uploaded package (whose bytes died with the instance) is failed on the other with
+the reason rather than left running; a knowledge file whose
 embedding call hangs when its instance is killed is ingested by the other (the two share the
 uploads folder, as a shared volume would). On one instance (both backends), both kinds of task
 cut short by a kill resume when the instance starts again.
@@ -11,6 +13,7 @@ The marketplace is tests/fakes/fake_marketplace.py with its download behaviour s
 (the request is read and never answered) until the first instance is dead."""
 
 import base64
+import io
 import json
 import os
 import sys
@@ -18,6 +21,7 @@ import time
 import unittest
 import urllib.request
 import uuid
+import zipfile
 
 from harness import Server, fresh_pg_database, on_postgres
 from fake_clients import FakeEmbeddings, wait_until
@@ -201,6 +205,31 @@ class TwoInstancesTest(unittest.TestCase, MarketplaceMixin):
         self.assert_running_plugin(self.b)
         self.assertEqual(self.ok(self.b, "GET", "/api/v1/plugins/switchboard/greeter")["plugin"]
                          ["version"], "1.1.0")
+
+    def test_an_uploaded_package_cannot_be_resumed_and_its_task_says_why(self):
+        # A plugin that never answers its handshake keeps the install "starting" for the
+        # supervisor's 10 s: long enough to kill the instance mid-way. Its bytes were only there.
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as z:
+            for name in ("manifest.yaml", "README.md"):
+                with open(os.path.join(GREETER, name), "rb") as f:
+                    z.writestr(name, f.read())
+            z.writestr("main.py", "import time\ntime.sleep(120)\n")
+        status, resp, _ = self.a.req("POST", "/api/v1/plugins/install/local", token=self.token,
+                                     raw_body=buf.getvalue(),
+                                     headers={"Content-Type": "application/zip"})
+        self.assertEqual(status, 200, resp)
+        task_id = resp["data"]["task_id"]
+        self.assertTrue(wait_until(lambda: self.task(self.b, task_id)["task_context"]
+                                   ["current_action"] == "starting the plugin", 15))
+        self.a.kill()
+        task = self.wait_done(self.b, task_id, TAKEOVER_BOUND)
+        self.assertTrue(task, "task %d was left unfinished; last seen: %s"
+                        % (task_id, self.last_seen))
+        self.assertEqual(task["status"], "failed", task)
+        self.assertIn("upload it again", task["runtime"]["exception"])
+        status, _, _ = self.b.req("GET", "/api/v1/plugins/switchboard/greeter", token=self.token)
+        self.assertEqual(status, 404)
 
     def test_a_file_ingested_by_a_killed_instance_is_ingested_by_another(self):
         self.start_embeddings()
