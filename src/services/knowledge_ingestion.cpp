@@ -90,6 +90,14 @@ util::Result<void> KnowledgeIngestion::Resume(const domain::Task& task) {
   auto id = util::KnowledgeFileId::Parse(
       uuid && uuid->is_string() ? std::string_view(uuid->as_string()) : std::string_view());
   if (!id) {
+    // A task from before tasks recorded their file: the unfinished file that points at it.
+    auto unfinished = deps_.repo->ListUnfinishedFiles();
+    if (!unfinished) return tl::unexpected(unfinished.error());
+    for (const auto& f : *unfinished) {
+      if (f.task_id == task.id) id = f.uuid;
+    }
+  }
+  if (!id) {
     return util::Fail(ErrorCode::kInvalidArgument,
                       "interrupted: the task does not name its file; add the file again");
   }
