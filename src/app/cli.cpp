@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <string_view>
 
 #include "app/data_dir.hpp"
 #include "app/serve.hpp"
@@ -123,6 +124,19 @@ int RunCli(int argc, char** argv) {
   // A dry run into a data directory that does not exist yet plans against a fresh one in a
   // scratch folder, so it leaves nothing behind either.
   std::filesystem::path scratch;
+  const char* url = std::getenv("DATABASE__URL");
+  const bool shared_database =
+      url != nullptr && (std::string_view(url).starts_with("postgresql://") ||
+                         std::string_view(url).starts_with("postgres://"));
+  if (langbot && import_options.dry_run && !std::filesystem::exists(data_dir) && shared_database) {
+    // A scratch folder's new secrets key would seal the database's shared secrets with a key no
+    // instance has.
+    fmt::print(stderr,
+               "error: a dry run into a PostgreSQL database needs the data directory of an "
+               "instance using it (for its secrets key); start `switchboard serve` once, or name "
+               "an existing one with --data-dir\n");
+    return 1;
+  }
   if (langbot && import_options.dry_run && !std::filesystem::exists(data_dir)) {
     std::string pattern = (std::filesystem::temp_directory_path() / "sb-dry-run-XXXXXX").string();
     if (!::mkdtemp(pattern.data())) {

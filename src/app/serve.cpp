@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "app/bot_stack.hpp"
+#include "app/call_forwarder.hpp"
 #include "app/metrics_collectors.hpp"
 #include "app/plugin_calls.hpp"
 #include "http/api/api.hpp"
@@ -423,6 +424,11 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   mcp_sessions->Start();
   runtime::OwnershipOptions ownership;
   ownership.instance_id = core.instance_id();
+  ownership.instance_url = cfg.api.instance_url.empty()
+                               ? fmt::format("http://127.0.0.1:{}", server->port())
+                               : cfg.api.instance_url;
+  ownership.forward = MakeCallForwarder(io->get_executor(), http_client, core.instance_id());
+  ownership.forwarded_header = kForwardedByHeader;
   bots.Start(std::move(ownership));
   ready = true;
 

@@ -139,6 +139,7 @@ util::Result<Config> LoadConfig(const std::string& path, const Environment& env)
   api.Read("max_connections_per_address", c.api.max_connections_per_address);
   api.Read("webhook_prefix", c.api.webhook_prefix);
   api.Read("extra_webhook_prefix", c.api.extra_webhook_prefix);
+  api.Read("instance_url", c.api.instance_url);
   api.ReadList("cors_allow_origins", c.api.cors_allow_origins);
   api.ReadList("anonymous_debug_chat", c.api.anonymous_debug_chat);
   take(api);
@@ -336,6 +337,9 @@ std::string RenderConfig(const Config& c) {
       << c.api.max_connections_per_address;
   out << YAML::Key << "webhook_prefix" << YAML::Value << c.api.webhook_prefix;
   out << YAML::Key << "extra_webhook_prefix" << YAML::Value << c.api.extra_webhook_prefix;
+  out << YAML::Key << "instance_url"
+      << YAML::Comment("several instances: where the others reach this one; empty: loopback")
+      << YAML::Value << c.api.instance_url;
   out << YAML::Key << "cors_allow_origins" << YAML::Value << YAML::Flow << c.api.cors_allow_origins;
   out << YAML::Key << "anonymous_debug_chat"
       << YAML::Comment("\"loopback\" and/or origins; empty: a credential is always required")

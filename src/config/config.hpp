@@ -26,6 +26,9 @@ struct ApiConfig {
   int max_connections_per_address = 256;  // more from one client address are closed at accept
   std::string webhook_prefix = "http://127.0.0.1:5300";
   std::string extra_webhook_prefix;
+  // Where the other instances on the same database reach this one to hand it webhook calls for
+  // the bots it runs (e.g. http://10.0.0.5:5300). Empty: http://127.0.0.1:<port> (one host).
+  std::string instance_url;
   std::vector<std::string> cors_allow_origins;  // empty: same origin only
   // Who may open the pipeline debug chat's WebSocket WITHOUT a credential (LangBot's console
   // sends none): "loopback" and/or exact origins ("https://console.example.com"). Empty (the

@@ -264,8 +264,17 @@ void BotOwnership::Send(const util::BotId& id, const domain::OutgoingMessage& me
 void BotOwnership::HandlePlatformCall(
     const util::BotId& id, domain::PlatformCall call,
     std::function<void(util::Result<domain::PlatformAnswer>)> answer) {
-  if (!MaySend(id)) return answer(tl::make_unexpected(NotOwnedHere(id)));
-  runtime_.HandlePlatformCall(id, std::move(call), std::move(answer));
+  if (MaySend(id)) return runtime_.HandlePlatformCall(id, std::move(call), std::move(answer));
+  // Run by another instance: its webhook traffic goes there (called on the blocking pool, so the
+  // holder may be read here).
+  if (options_.forward && call.Header(options_.forwarded_header).empty()) {
+    auto holder = leases_.Holder(id);
+    if (holder && *holder && (*holder)->owner != options_.instance_id &&
+        !(*holder)->owner_url.empty()) {
+      return options_.forward(**holder, std::move(call), std::move(answer));
+    }
+  }
+  answer(tl::make_unexpected(NotOwnedHere(id)));
 }
 
 util::Result<domain::PlatformSocketHandlers> BotOwnership::OpenPlatformSocket(

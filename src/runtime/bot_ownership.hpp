@@ -13,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -32,6 +33,14 @@ struct OwnershipOptions {
   // for lapsed leases every `scan_interval`, so a dead owner's bots move within ttl + scan.
   std::chrono::milliseconds ttl{9000};
   std::chrono::milliseconds scan_interval{2000};
+  // Hands a webhook call for a bot another instance runs to that instance (its lease's
+  // owner_url). Null, or no URL: such a call is answered 503 (the platform retries, and the load
+  // balancer may send it to the owner).
+  std::function<void(const domain::BotLease& holder, domain::PlatformCall call,
+                     std::function<void(util::Result<domain::PlatformAnswer>)> answer)>
+      forward;
+  // The header a forwarded call carries: never forwarded a second time.
+  std::string forwarded_header;
 };
 
 // Thread-safe.

@@ -18,12 +18,20 @@ import unittest
 import zipfile
 
 from fake_clients import wait_until
-from harness import BIN, ApiAssertions, Server
+from harness import BIN, ApiAssertions, Server, database_url_for, on_postgres
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GREETER = os.path.join(HERE, "..", "..", "examples", "plugins", "greeter")
 FIXTURE_TOOL = os.path.join(HERE, "..", "tools", "make_langbot_fixture.py")
 RUN_TIMEOUT = 60
+
+
+def import_env(target):
+    """The import writes where `serve` on `target` reads: on PostgreSQL, its database."""
+    env = dict(os.environ)
+    if on_postgres():
+        env["DATABASE__URL"] = database_url_for(target)
+    return env
 PG_BIN = "/usr/lib/postgresql/15/bin"
 
 
@@ -64,7 +72,8 @@ class ImportLangbotCase(unittest.TestCase, ApiAssertions):
     def run_import(self, *args, source=None, target=None):
         cmd = [BIN, "import-langbot", "--data-dir", target or self.target,
                "--from", source or self.source] + list(args)
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT,
+                              env=import_env(target or self.target))
 
     def serve(self):
         self.server = Server(data_dir=self.target)
@@ -196,7 +205,8 @@ class WalSourceTest(unittest.TestCase):
         before = fingerprint(os.path.join(tmp, "langbot"))
         run = subprocess.run([BIN, "import-langbot", "--data-dir", os.path.join(tmp, "sb"),
                               "--from", fx["data_dir"]],
-                             capture_output=True, text=True, timeout=RUN_TIMEOUT)
+                             capture_output=True, text=True, timeout=RUN_TIMEOUT,
+                             env=import_env(os.path.join(tmp, "sb")))
         self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
         self.assertIn("providers: 2 created, 1 skipped", run.stdout)  # from the WAL
         self.assertIn("bots: 2 created, 2 skipped", run.stdout)
@@ -206,6 +216,19 @@ class WalSourceTest(unittest.TestCase):
 
 class DryRunTest(ImportLangbotCase):
     def test_dry_run_writes_nothing(self):
+        if on_postgres():
+            # Without a data directory there is no secrets key to open the database with.
+            refused = self.run_import("--dry-run")
+            self.assertEqual(refused.returncode, 1, refused.stdout)
+            self.assertIn("needs the data directory", refused.stderr)
+            self.assertFalse(os.path.exists(self.target))
+            Server(data_dir=self.target).start().stop()  # an instance on this database
+            dry = self.run_import("--dry-run")
+            self.assertEqual(dry.returncode, 0, dry.stderr)
+            self.assertIn("providers: 2 to create, 1 skipped", dry.stdout)
+            real = self.run_import()
+            self.assertIn("providers: 2 created, 1 skipped", real.stdout)
+            return
         dry = self.run_import("--dry-run")
         self.assertEqual(dry.returncode, 0, dry.stderr)
         self.assertIn("Dry run: nothing was written.", dry.stdout)
@@ -363,7 +386,8 @@ class BadSourceTest(unittest.TestCase):
         target = os.path.join(tmp, "switchboard")
         run = subprocess.run([BIN, "import-langbot", "--data-dir", target, "--from",
                               fx["data_dir"]] + list(extra_args),
-                             capture_output=True, text=True, timeout=RUN_TIMEOUT)
+                             capture_output=True, text=True, timeout=RUN_TIMEOUT,
+                             env=import_env(target))
         self.assertEqual(run.returncode, code, (variant, run.stdout, run.stderr))
         self.assertIn(fragment, run.stderr + run.stdout, variant)
         self.assertFalse(os.path.exists(target), "%s: the data directory was created" % variant)
@@ -391,7 +415,8 @@ class BadSourceTest(unittest.TestCase):
         for source, fragment in ((os.path.join(tmp, "nowhere"), "is not a directory"),
                                  (tmp, "is not a LangBot data directory")):
             run = subprocess.run([BIN, "import-langbot", "--data-dir", target, "--from", source],
-                                 capture_output=True, text=True, timeout=RUN_TIMEOUT)
+                                 capture_output=True, text=True, timeout=RUN_TIMEOUT,
+                             env=import_env(target))
             self.assertEqual(run.returncode, 2, run.stderr)
             self.assertIn(fragment, run.stderr)
             self.assertFalse(os.path.exists(target))
@@ -402,7 +427,8 @@ class BadSourceTest(unittest.TestCase):
         fx = make_fixture(os.path.join(tmp, "langbot"), "bad-json")
         run = subprocess.run([BIN, "import-langbot", "--data-dir", os.path.join(tmp, "sb"),
                               "--from", fx["data_dir"], "--skip-invalid"],
-                             capture_output=True, text=True, timeout=RUN_TIMEOUT)
+                             capture_output=True, text=True, timeout=RUN_TIMEOUT,
+                             env=import_env(os.path.join(tmp, "sb")))
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertIn("rows that cannot be read (1), skipped (--skip-invalid)", run.stdout)
         self.assertIn("bots: 1 created, 2 skipped", run.stdout)
@@ -468,7 +494,8 @@ class PostgresSourceTest(unittest.TestCase):
         def run(*extra):
             return subprocess.run([BIN, "import-langbot", "--data-dir", target,
                                    "--from-database-url", cluster.url] + list(extra),
-                                  capture_output=True, text=True, timeout=RUN_TIMEOUT)
+                                  capture_output=True, text=True, timeout=RUN_TIMEOUT,
+                                  env=import_env(target))
 
         empty = run()  # a database without LangBot's tables
         self.assertEqual(empty.returncode, 2, empty.stdout + empty.stderr)
@@ -509,7 +536,8 @@ class PostgresSourceTest(unittest.TestCase):
         run = subprocess.run([BIN, "import-langbot", "--data-dir", os.path.join(tmp, "sb"),
                               "--from-database-url",
                               "postgresql://postgres:s3cret-pw@127.0.0.1:%d/langbot" % port],
-                             capture_output=True, text=True, timeout=RUN_TIMEOUT)
+                             capture_output=True, text=True, timeout=RUN_TIMEOUT,
+                             env=import_env(os.path.join(tmp, "sb")))
         self.assertEqual(run.returncode, 2, run.stderr)
         self.assertIn("cannot connect to PostgreSQL at 127.0.0.1:%d/langbot" % port, run.stderr)
         self.assertNotIn("s3cret-pw", run.stderr + run.stdout)

@@ -95,6 +95,12 @@ def write(path, text):
         f.write(text)
 
 
+def home(cluster_dir):
+    """Where the cluster's files are: `cluster_dir` itself, or (when the cluster's user cannot
+    reach it, as under a root-only home directory) the folder its `home` file names."""
+    return read(os.path.join(cluster_dir, "home"), "").strip() or cluster_dir
+
+
 def owner_of(path):
     return pwd.getpwuid(os.stat(path).st_uid).pw_name
 
@@ -134,8 +140,8 @@ def log_tail(cluster_dir, lines=20):
 
 
 def pg_ctl_start(bin_dir, user, cluster_dir):
-    data = os.path.join(cluster_dir, "data")
-    log = os.path.join(cluster_dir, "log")
+    data = os.path.join(home(cluster_dir), "data")
+    log = os.path.join(home(cluster_dir), "log")
     return run_as(user, [os.path.join(bin_dir, "pg_ctl"), "-D", data, "-l", log, "-w", "-t",
                          str(START_TIMEOUT), "start"], timeout=START_TIMEOUT + 15, check=False)
 
@@ -150,15 +156,18 @@ def start(cluster_dir):
         shutil.chown(cluster_dir, user)
         probe = run_as(user, ["test", "-w", cluster_dir], timeout=10, check=False)
         if probe.returncode != 0:
-            raise ClusterError(f"user {user} cannot write to {cluster_dir}: every parent "
-                               "directory must be searchable by others (chmod o+x)")
-    data = os.path.join(cluster_dir, "data")
-    log = os.path.join(cluster_dir, "log")
+            # A parent directory the cluster's user cannot search (a clone under /root): the
+            # files go to a folder of its own in the temporary directory instead.
+            elsewhere = tempfile.mkdtemp(prefix="sbpg-home-")
+            shutil.chown(elsewhere, user)
+            write(os.path.join(cluster_dir, "home"), elsewhere)
+    data = os.path.join(home(cluster_dir), "data")
+    log = os.path.join(home(cluster_dir), "log")
     if os.path.exists(log):
         os.remove(log)
     run_as(user, [os.path.join(bin_dir, "initdb"), "-D", data, "-U", user, "--auth=trust",
                   "--encoding=UTF8", "--no-locale", "--no-sync"], timeout=120)
-    sock = socket_dir(cluster_dir, user)
+    sock = socket_dir(home(cluster_dir), user)
     write(os.path.join(data, "pg_hba.conf"),
           "local all all trust\nhost all all 127.0.0.1/32 trust\n")
     with open(os.path.join(data, "postgresql.conf"), "a", encoding="utf-8") as f:
@@ -186,7 +195,7 @@ def start(cluster_dir):
             break
         if "could not bind" not in read(log, "") or attempt == 2:
             raise ClusterError(f"pg_ctl start failed: {(done.stderr or done.stdout).strip()}\n"
-                               f"{log_tail(cluster_dir)}")
+                               f"{log_tail(home(cluster_dir))}")
     wait_ready(bin_dir, user, port, time.monotonic() + READY_TIMEOUT)
     url = f"postgresql://{user}@127.0.0.1:{port}/postgres"
     write(os.path.join(cluster_dir, "url"), url + "\n")
@@ -224,7 +233,7 @@ def wait_gone(pid, seconds):
 
 def halt(cluster_dir, mode="fast", quiet=False):
     """Stops the server of `cluster_dir` (data kept); kills it when pg_ctl cannot."""
-    data = os.path.join(os.path.abspath(cluster_dir), "data")
+    data = os.path.join(home(os.path.abspath(cluster_dir)), "data")
     pid = postmaster_pid(data)
     if pid is None:
         if not quiet:
@@ -248,7 +257,7 @@ def halt(cluster_dir, mode="fast", quiet=False):
 
 def resume(cluster_dir):
     cluster_dir = os.path.abspath(cluster_dir)
-    data = os.path.join(cluster_dir, "data")
+    data = os.path.join(home(cluster_dir), "data")
     if not os.path.isdir(data):
         raise ClusterError(f"no cluster in {cluster_dir}: run start first")
     if postmaster_pid(data) is not None:
@@ -258,7 +267,7 @@ def resume(cluster_dir):
     done = pg_ctl_start(bin_dir, user, cluster_dir)
     if done.returncode != 0:
         raise ClusterError(f"pg_ctl start failed: {(done.stderr or done.stdout).strip()}\n"
-                           f"{log_tail(cluster_dir)}")
+                           f"{log_tail(home(cluster_dir))}")
     port = read(os.path.join(data, "sb_test.conf"), "").split("port = ")[1].split()[0]
     wait_ready(bin_dir, user, int(port), time.monotonic() + READY_TIMEOUT)
 
@@ -269,18 +278,23 @@ def stop(cluster_dir, quiet=False):
         if not quiet:
             print(f"no cluster in {cluster_dir}")
         return
-    if os.path.isdir(os.path.join(cluster_dir, "data")):
+    where = home(cluster_dir)
+    if os.path.isdir(os.path.join(where, "data")):
         halt(cluster_dir, mode="fast", quiet=True)
-        shutil.rmtree(os.path.join(cluster_dir, "data"))
-    extra_socket_dir = read(os.path.join(cluster_dir, "socketdir"))
+        shutil.rmtree(os.path.join(where, "data"))
+    extra_socket_dir = read(os.path.join(where, "socketdir"))
     if extra_socket_dir:
         shutil.rmtree(extra_socket_dir, ignore_errors=True)
-    for name in ("url", "socketdir"):
-        try:
-            os.remove(os.path.join(cluster_dir, name))
-        except FileNotFoundError:
-            pass
-    shutil.rmtree(os.path.join(cluster_dir, "sock"), ignore_errors=True)
+    for folder in {where, cluster_dir}:
+        for name in ("url", "socketdir"):
+            try:
+                os.remove(os.path.join(folder, name))
+            except FileNotFoundError:
+                pass
+    shutil.rmtree(os.path.join(where, "sock"), ignore_errors=True)
+    if where != cluster_dir:
+        shutil.rmtree(where, ignore_errors=True)
+        os.remove(os.path.join(cluster_dir, "home"))
     if not quiet:
         print(f"stopped {cluster_dir}")
 

@@ -325,7 +325,7 @@ TEST(PgListener, StopIsPromptWhateverTheServerDoes) {
     EXPECT_FALSE((*listener)->WaitUntilListening(Ms(300)));
     const auto start = std::chrono::steady_clock::now();
     (*listener)->Stop();
-    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
     EXPECT_EQ(reconnects.load(), 0);
   }
 }

@@ -43,8 +43,9 @@ struct PgListenerOptions {
   std::string application_name = "switchboard-listener";
 };
 
-// Owns one thread. Stop (or destruction) returns within about 100 ms whatever the server does:
-// every wait polls the socket together with a wake-up descriptor.
+// Owns one thread. Stop (or destruction) returns at once whatever the server does (unless a
+// callback is running): every wait polls the socket together with a wake-up descriptor. Do not
+// destroy the listener from inside its own callbacks.
 class PgListener {
  public:
   // Checks the URL and channel names (kInvalidArgument, password masked) and starts the thread;
