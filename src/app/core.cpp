@@ -198,7 +198,8 @@ util::Result<std::unique_ptr<Core>> Core::Open(const CoreOptions& options) {
   core->bots_ = std::make_unique<services::BotService>(
       st.bots(), st.bot_logs(), st.pipelines(), core->adapters_, nullptr, core->clock_,
       services::BotServiceOptions{c.system.bot_log_retention});
-  core->tasks_ = std::make_unique<services::TaskService>(st.tasks(), core->clock_);
+  core->tasks_ =
+      std::make_unique<services::TaskService>(st.tasks(), core->clock_, core->instance_id_);
   if (auto* feed = core->change_feed_.get()) {
     core->auth_->SetChangeFeed(feed);
     core->system_->SetChangeFeed(feed);

@@ -40,6 +40,7 @@
 #include "services/model_resolver.hpp"
 #include "services/model_test_service.hpp"
 #include "services/monitoring_recorder.hpp"
+#include "services/task_claimer.hpp"
 #include "services/webhook_service.hpp"
 #include "util/blocking_executor.hpp"
 #include "util/crypto.hpp"
@@ -106,16 +107,16 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   // Until an admin exists, remote clients need this code to claim the instance.
   const std::string setup_code = *initialized ? std::string() : util::RandomUrlSafe(16);
 
-  // Tasks that were running when the last process died are failed with that reason. Only
-  // `serve` does this: a CLI helper run beside a live server must not touch its tasks.
-  auto interrupted = core.tasks().FailInterrupted();
+  // Tasks this instance was running when its last process died are given up, so that the task
+  // claimer (started below, here or on another instance) resumes them or fails them with the
+  // reason. Only `serve` does this: a CLI helper run beside a live server must not touch them.
+  auto interrupted = core.tasks().ReleaseInterrupted();
   if (!interrupted) {
     spdlog::critical("cannot read tasks: {}", interrupted.error().message);
     return 1;
   }
   if (*interrupted > 0) {
-    spdlog::warn("{} task(s) were interrupted by the last shutdown and are marked failed",
-                 *interrupted);
+    spdlog::warn("{} task(s) were interrupted by the last shutdown and are resumed", *interrupted);
   }
 
   // The event loop and the blocking pool come first and are torn down explicitly at the end,
@@ -197,7 +198,7 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
       },
       io->get_executor(), mcp_options);
   services::McpService mcp_service(core.storage().mcp_servers(), mcp_clock, mcp_sessions.get());
-  mcp::McpServerTester mcp_tester(*http_client, io->get_executor(), core.storage().tasks(),
+  mcp::McpServerTester mcp_tester(*http_client, io->get_executor(), core.tasks().repository(),
                                   mcp_clock, blocking_executor, mcp_stdio);
   mcp_service.set_tester(&mcp_tester);
   auto bot_stack =
@@ -242,7 +243,7 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
       std::make_unique<plugins::GithubClient>(http_client, io->get_executor(), github_options);
   plugins::PluginManagerDeps plugin_deps;
   plugin_deps.plugins = &core.storage().plugins();
-  plugin_deps.tasks = &core.storage().tasks();
+  plugin_deps.tasks = &core.tasks().repository();
   plugin_deps.clock = &plugin_clock;
   plugin_deps.blocking = &blocking_executor;
   plugin_deps.marketplace = marketplace.get();
@@ -405,6 +406,23 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
     spdlog::error("knowledge bases: cannot resume ingestion: {}", started.error().message);
   }
   plugin_manager->Start();
+  // Tasks whose owner died (another instance, or this one's last process) are claimed and run on
+  // here; the leases of the tasks running here are renewed.
+  util::SystemClock task_clock;
+  services::TaskClaimerOptions claimer_options;
+  claimer_options.instance_id = core.instance_id();
+  auto resume_plugin_task = [&plugin_manager](const domain::Task& task) {
+    return plugin_manager->Resume(task);
+  };
+  services::TaskClaimer task_claimer(
+      core.storage().tasks(), task_clock,
+      {{"plugin-install", resume_plugin_task},
+       {"plugin-upgrade", resume_plugin_task},
+       {"plugin-delete", resume_plugin_task},
+       {"knowledge-store-file",
+        [&knowledge](const domain::Task& task) { return knowledge->Resume(task); }}},
+      claimer_options);
+  task_claimer.Start();
   mcp_sessions->Start();
   runtime::OwnershipOptions ownership;
   ownership.instance_id = core.instance_id();
@@ -460,7 +478,8 @@ int Serve(const CoreOptions& options, const ServeOptions& serve_options) {
   webhook_pusher->Stop();
   bots.Stop(std::chrono::seconds(cfg.api.shutdown_grace_seconds));
   mcp_sessions->Stop(std::chrono::seconds(3));
-  knowledge->Stop();  // a file being ingested stays "processing" and resumes at the next start
+  task_claimer.Stop();  // nothing more is claimed; unfinished tasks' leases lapse
+  knowledge->Stop();    // a file being ingested stays "processing" and is resumed through its task
   plugin_manager->Stop();
   gateway->CancelAll();
   server->CloseConnections();

@@ -54,6 +54,13 @@ util::JsonObject CapabilitiesJson(const PluginCapabilities& caps) {
           {"tools", std::move(tools)}};
 }
 
+// A task whose lease lapsed while it ran here (this instance was paused or cut off from the
+// database) is run again by the instance that claimed it; this one stops before changing
+// anything shared.
+util::Error TakenOver() {
+  return {ErrorCode::kConflict, "the task was taken over by another instance"};
+}
+
 const util::JsonArray& SchemaOf(const domain::InstalledPlugin& plugin) {
   static const util::JsonArray kNone;
   const auto* schema = plugin.manifest.if_contains("config");
@@ -183,7 +190,7 @@ void ProcessPluginManager::Release(const std::string& id) {
 }
 
 util::Result<std::int64_t> ProcessPluginManager::StartTask(
-    const std::string& kind, const std::string& label, const std::string& id,
+    const std::string& kind, const std::string& label, const std::string& id, util::JsonObject spec,
     std::function<util::Result<util::Json>(TaskRun&)> work) {
   domain::Task task;
   task.task_type = "plugin-operation";
@@ -192,13 +199,20 @@ util::Result<std::int64_t> ProcessPluginManager::StartTask(
   task.label = label;
   task.created_at = task.updated_at = deps_.clock->Now();
   task.result = nullptr;
+  task.spec = std::move(spec);
   auto task_id = deps_.tasks->Insert(task);
   if (!task_id) {
     Release(id);
     return tl::unexpected(task_id.error());
   }
   task.id = *task_id;
-  auto run = std::make_shared<TaskRun>(*deps_.tasks, *deps_.clock, task);
+  RunTask(std::move(task), id, std::move(work));
+  return *task_id;
+}
+
+void ProcessPluginManager::RunTask(domain::Task task, const std::string& id,
+                                   std::function<util::Result<util::Json>(TaskRun&)> work) {
+  auto run = std::make_shared<TaskRun>(*deps_.tasks, *deps_.clock, std::move(task));
   deps_.blocking->Post([this, run, id, work = std::move(work)] {
     run->Running();
     util::Result<util::Json> result = util::Fail(ErrorCode::kInternal, "the task did not run");
@@ -211,7 +225,58 @@ util::Result<std::int64_t> ProcessPluginManager::StartTask(
     run->Finish(std::move(result));
     Release(id);
   });
-  return *task_id;
+}
+
+util::Result<void> ProcessPluginManager::Resume(const domain::Task& task) {
+  auto text = [&task](const char* field) -> std::string {
+    const auto* v = task.spec.if_contains(field);
+    return v && v->is_string() ? std::string(v->as_string()) : std::string();
+  };
+  const domain::PluginKey key{text("author"), text("name")};
+  const std::string source = text("source");
+  auto reserve = [this](const std::string& id) -> util::Result<void> {
+    if (auto ok = Reserve(id); !ok) {
+      return util::Fail(ErrorCode::kConflict,
+                        "cannot resume: " + ok.error().message + " on the instance that took it");
+    }
+    return util::Ok();
+  };
+  if (task.kind == "plugin-install" && source == "github") {
+    return ResumeFromGithub(task, text("asset_url"));
+  }
+  if (task.kind == "plugin-install" && source != "marketplace") {
+    return util::Fail(ErrorCode::kUnavailable,
+                      "interrupted: the instance installing it stopped, and the uploaded package "
+                      "was only there; upload it again");
+  }
+  if (task.kind != "plugin-install" && task.kind != "plugin-upgrade" &&
+      task.kind != "plugin-delete") {
+    return util::Fail(ErrorCode::kInvalidArgument,
+                      fmt::format("a {} task cannot be resumed", task.kind));
+  }
+  if (auto ok = CheckKey(key); !ok) {
+    return util::Fail(ErrorCode::kInvalidArgument, "cannot resume: the task names no plugin");
+  }
+  if (auto ok = reserve(key.id()); !ok) return ok;
+  if (task.kind == "plugin-install") {
+    // Installing again what a dead instance half-installed ends in a clean install: the folder
+    // is unpacked afresh and the record written over.
+    RunTask(task, key.id(), [this, key, version = text("version")](TaskRun& run) {
+      run.Action(kResumed);
+      return FromMarketplace(run, key, version);
+    });
+  } else if (task.kind == "plugin-upgrade") {
+    RunTask(task, key.id(), [this, key](TaskRun& run) {
+      run.Action(kResumed);
+      return DoUpgrade(run, key);
+    });
+  } else {
+    RunTask(task, key.id(), [this, key](TaskRun& run) {
+      run.Action(kResumed);
+      return DoDelete(run, key);
+    });
+  }
+  return util::Ok();
 }
 
 util::Result<std::int64_t> ProcessPluginManager::InstallFromMarketplace(
@@ -227,24 +292,28 @@ util::Result<std::int64_t> ProcessPluginManager::InstallFromMarketplace(
                       fmt::format("plugin {} is installed already (version {}); upgrade it instead",
                                   key.id(), existing->version));
   }
-  return StartTask("plugin-install", "Installing plugin " + key.id(), key.id(),
-                   [this, key, version](TaskRun& run) -> util::Result<util::Json> {
-                     run.Action("fetching the plugin's info from the marketplace");
-                     auto info = deps_.marketplace->Info(key.author, key.name);
-                     if (!info) return tl::unexpected(info.error());
-                     const std::string wanted = version.empty() ? info->latest_version : version;
-                     run.Action("downloading version " + wanted);
-                     auto zip = deps_.marketplace->Download(
-                         key.author, key.name, wanted,
-                         [&run](std::uint64_t bytes) { run.Progress("downloaded_bytes", bytes); });
-                     if (!zip) return tl::unexpected(zip.error());
-                     if (wanted == info->latest_version) {
-                       if (auto ok = VerifyChecksum(*zip, info->checksum); !ok) {
-                         return tl::unexpected(ok.error());
-                       }
-                     }
-                     return Install(run, key, wanted, std::move(*zip), "marketplace");
-                   });
+  return StartTask(
+      "plugin-install", "Installing plugin " + key.id(), key.id(),
+      {{"source", "marketplace"}, {"author", key.author}, {"name", key.name}, {"version", version}},
+      [this, key, version](TaskRun& run) { return FromMarketplace(run, key, version); });
+}
+
+util::Result<util::Json> ProcessPluginManager::FromMarketplace(TaskRun& run,
+                                                               const domain::PluginKey& key,
+                                                               const std::string& version) {
+  run.Action("fetching the plugin's info from the marketplace");
+  auto info = deps_.marketplace->Info(key.author, key.name);
+  if (!info) return tl::unexpected(info.error());
+  const std::string wanted = version.empty() ? info->latest_version : version;
+  run.Action("downloading version " + wanted);
+  auto zip = deps_.marketplace->Download(key.author, key.name, wanted, [&run](std::uint64_t bytes) {
+    run.Progress("downloaded_bytes", bytes);
+  });
+  if (!zip) return tl::unexpected(zip.error());
+  if (wanted == info->latest_version) {
+    if (auto ok = VerifyChecksum(*zip, info->checksum); !ok) return tl::unexpected(ok.error());
+  }
+  return Install(run, key, wanted, std::move(*zip), "marketplace");
 }
 
 util::Result<std::int64_t> ProcessPluginManager::InstallLocal(std::string package) {
@@ -266,6 +335,7 @@ util::Result<std::int64_t> ProcessPluginManager::InstallLocal(std::string packag
   }
   return StartTask(
       "plugin-install", "Installing plugin " + key.id() + " from a package", key.id(),
+      {{"source", "local"}, {"author", key.author}, {"name", key.name}},
       [this, key, version = manifest->version, package = std::move(package)](TaskRun& run) mutable {
         return Install(run, key, version, std::move(package), "local");
       });
@@ -317,10 +387,16 @@ util::Result<util::Json> ProcessPluginManager::Install(TaskRun& run, const domai
   plugin.config = config ? std::move(*config) : util::JsonObject();  // required ones stay unset
   plugin.created_at = plugin.updated_at = deps_.clock->Now();
   run.Action("starting the plugin");
+  if (run.lost()) return tl::unexpected(TakenOver());
   if (auto started = LaunchAndWait(plugin); !started) {
     supervisor_.Stop(key, nullptr);
     fs::remove_all(dir, ec);
     return tl::unexpected(started.error());
+  }
+  if (run.lost()) {
+    supervisor_.Stop(key, nullptr);
+    fs::remove_all(dir, ec);
+    return tl::unexpected(TakenOver());
   }
   if (auto stored = deps_.plugins->Put(plugin); !stored) {
     supervisor_.Stop(key, nullptr);
@@ -337,6 +413,7 @@ util::Result<std::int64_t> ProcessPluginManager::Upgrade(const domain::PluginKey
   if (!existing) return tl::unexpected(existing.error());
   if (auto ok = Reserve(key.id()); !ok) return tl::unexpected(ok.error());
   return StartTask("plugin-upgrade", "Upgrading plugin " + key.id(), key.id(),
+                   {{"author", key.author}, {"name", key.name}},
                    [this, key](TaskRun& run) { return DoUpgrade(run, key); });
 }
 
@@ -385,6 +462,7 @@ util::Result<util::Json> ProcessPluginManager::DoUpgrade(TaskRun& run,
   auto config = deps_.validate(manifest->config, kept, "config");
   next.config = config ? std::move(*config) : kept;
   run.Action("starting version " + next.version);
+  if (run.lost()) return tl::unexpected(TakenOver());
   if (next.enabled) {
     if (auto started = LaunchAndWait(next); !started) {
       fs::remove_all(dir, ec);
@@ -408,6 +486,7 @@ util::Result<std::int64_t> ProcessPluginManager::Delete(const domain::PluginKey&
   if (!existing) return tl::unexpected(existing.error());
   if (auto ok = Reserve(key.id()); !ok) return tl::unexpected(ok.error());
   return StartTask("plugin-delete", "Deleting plugin " + key.id(), key.id(),
+                   {{"author", key.author}, {"name", key.name}},
                    [this, key](TaskRun& run) { return DoDelete(run, key); });
 }
 
@@ -419,7 +498,12 @@ util::Result<util::Json> ProcessPluginManager::DoDelete(TaskRun& run,
   supervisor_.Stop(key, [stopped] { stopped->set_value(); });
   done.wait_for(options_.supervisor.stop_grace * 2 + std::chrono::seconds(2));
   run.Action("removing its files");
-  if (auto removed = deps_.plugins->Remove(key); !removed) return tl::unexpected(removed.error());
+  if (run.lost()) return tl::unexpected(TakenOver());
+  // Gone already: a delete resumed after its first instance removed the record.
+  if (auto removed = deps_.plugins->Remove(key);
+      !removed && removed.error().code != ErrorCode::kNotFound) {
+    return tl::unexpected(removed.error());
+  }
   RefreshCache();
   std::error_code ec;
   fs::remove_all(options_.plugins_dir / key.author / key.name, ec);

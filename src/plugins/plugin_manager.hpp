@@ -79,6 +79,12 @@ class ProcessPluginManager final : public domain::PluginManager,
 
   PluginSupervisor& supervisor() { return supervisor_; }
 
+  // Runs on a task that another instance started and died running (services::TaskClaimer hands
+  // it over claimed): an install from the marketplace or GitHub, an upgrade or a delete, from
+  // what the task's spec records. kUnavailable for an install of an uploaded package (its bytes
+  // were only on the dead instance), kConflict when the plugin is busy here.
+  util::Result<void> Resume(const domain::Task& task);
+
   // domain::PluginManager
   util::Result<std::vector<domain::PluginView>> List() override;
   domain::PluginSystemStatus SystemStatus() override;
@@ -137,9 +143,17 @@ class ProcessPluginManager final : public domain::PluginManager,
   // Reserves `key` for one operation; kConflict when another one runs.
   util::Result<void> Reserve(const std::string& id);
   void Release(const std::string& id);
+  // Inserts the task (with `spec`, what another instance needs to resume it) and runs it.
   util::Result<std::int64_t> StartTask(const std::string& kind, const std::string& label,
-                                       const std::string& id,
+                                       const std::string& id, util::JsonObject spec,
                                        std::function<util::Result<util::Json>(TaskRun&)> work);
+  // Runs `work` for the stored `task` on the blocking pool, then releases `id`.
+  void RunTask(domain::Task task, const std::string& id,
+               std::function<util::Result<util::Json>(TaskRun&)> work);
+  util::Result<util::Json> FromMarketplace(TaskRun& run, const domain::PluginKey& key,
+                                           const std::string& version);
+  util::Result<util::Json> FromGithub(TaskRun& run, const std::string& url);
+  util::Result<void> ResumeFromGithub(const domain::Task& task, const std::string& url);
   util::Result<util::Json> Install(TaskRun& run, const domain::PluginKey& key,
                                    const std::string& version, std::string package,
                                    const std::string& source);

@@ -61,14 +61,33 @@ util::Result<std::int64_t> ProcessPluginManager::InstallFromGithub(
     return util::Fail(ErrorCode::kConflict, "this asset is being installed already");
   }
   return StartTask("plugin-install", label, pending,
-                   [this, url = install.asset_url](TaskRun& run) -> util::Result<util::Json> {
-                     run.Action("downloading the release asset");
-                     auto zip = deps_.github->Download(url, [&run](std::uint64_t bytes) {
-                       run.Progress("downloaded_bytes", bytes);
-                     });
-                     if (!zip) return tl::unexpected(zip.error());
-                     return InstallPackage(run, std::move(*zip), "github");
-                   });
+                   {{"source", "github"}, {"asset_url", install.asset_url}},
+                   [this, url = install.asset_url](TaskRun& run) { return FromGithub(run, url); });
+}
+
+util::Result<void> ProcessPluginManager::ResumeFromGithub(const domain::Task& task,
+                                                          const std::string& url) {
+  if (!deps_.github) return tl::unexpected(NoGithub());
+  if (auto ok = AllowedDownloadUrl(url, deps_.github->api_url()); !ok) {
+    return tl::unexpected(ok.error());
+  }
+  const std::string pending = PendingId(url);
+  if (auto ok = Reserve(pending); !ok) {
+    return util::Fail(ErrorCode::kConflict, "cannot resume: this asset is being installed already");
+  }
+  RunTask(task, pending, [this, url](TaskRun& run) {
+    run.Action(kResumed);
+    return FromGithub(run, url);
+  });
+  return util::Ok();
+}
+
+util::Result<util::Json> ProcessPluginManager::FromGithub(TaskRun& run, const std::string& url) {
+  run.Action("downloading the release asset");
+  auto zip = deps_.github->Download(
+      url, [&run](std::uint64_t bytes) { run.Progress("downloaded_bytes", bytes); });
+  if (!zip) return tl::unexpected(zip.error());
+  return InstallPackage(run, std::move(*zip), "github");
 }
 
 util::Result<util::Json> ProcessPluginManager::InstallPackage(TaskRun& run, std::string package,

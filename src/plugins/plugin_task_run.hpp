@@ -11,6 +11,9 @@
 
 namespace sb::plugins {
 
+// The first action logged by a task resumed after the instance running it died.
+inline constexpr const char* kResumed = "resumed after the instance running it stopped";
+
 // One background operation's task row, saved as it advances.
 class ProcessPluginManager::TaskRun {
  public:
@@ -43,16 +46,23 @@ class ProcessPluginManager::TaskRun {
     Save();
   }
 
+  // True once another instance claimed the task (this one's lease lapsed): the work should stop
+  // before it changes anything shared, as the new owner runs it again.
+  bool lost() const { return lost_; }
+
  private:
   void Save() {
+    if (lost_) return;
     task_.updated_at = clock_.Now();
     if (auto saved = repo_.Update(task_); !saved) {
+      lost_ = saved.error().code == util::ErrorCode::kConflict;
       spdlog::warn("could not save task {}: {}", task_.id, saved.error().message);
     }
   }
   domain::TaskRepository& repo_;
   const util::Clock& clock_;
   domain::Task task_;
+  bool lost_ = false;  // only the task's own thread uses the run
 };
 
 }  // namespace sb::plugins

@@ -52,14 +52,24 @@ std::string Unsupported(const std::string& extension) {
 util::Result<void> KnowledgeIngestion::Start() {
   auto unfinished = deps_.repo->ListUnfinishedFiles();
   if (!unfinished) return tl::unexpected(unfinished.error());
+  // A file whose task is still pending or running belongs to that task's owner: it is resumed
+  // through the task (Resume, called by the claimer once the owner's lease lapsed). Only files
+  // whose task ended without them (an older version failed it at start) are taken up here.
+  std::size_t queued = 0;
   {
     std::lock_guard lock(mu_);
-    for (auto& f : *unfinished) queue_.push_back(Job{f.uuid, {}, {}, 0});
+    for (auto& f : *unfinished) {
+      auto task = deps_.tasks->Get(f.task_id);
+      if (task && (task->status == domain::TaskStatus::kPending ||
+                   task->status == domain::TaskStatus::kRunning)) {
+        continue;
+      }
+      queue_.push_back(Job{f.uuid, {}, {}, 0});
+      ++queued;
+    }
     stopping_ = false;
   }
-  if (!unfinished->empty()) {
-    spdlog::info("knowledge: resuming the ingestion of {} file(s)", unfinished->size());
-  }
+  if (queued > 0) spdlog::info("knowledge: resuming the ingestion of {} file(s)", queued);
   cancelled_ = false;
   worker_ = std::thread([this] { Loop(); });
   return util::Ok();
@@ -73,6 +83,34 @@ void KnowledgeIngestion::Stop() {
   cancelled_ = true;
   cv_.notify_all();
   if (worker_.joinable()) worker_.join();
+}
+
+util::Result<void> KnowledgeIngestion::Resume(const domain::Task& task) {
+  const auto* uuid = task.spec.if_contains("file_uuid");
+  auto id = util::KnowledgeFileId::Parse(
+      uuid && uuid->is_string() ? std::string_view(uuid->as_string()) : std::string_view());
+  if (!id) {
+    // A task from before tasks recorded their file: the unfinished file that points at it.
+    auto unfinished = deps_.repo->ListUnfinishedFiles();
+    if (!unfinished) return tl::unexpected(unfinished.error());
+    for (const auto& f : *unfinished) {
+      if (f.task_id == task.id) id = f.uuid;
+    }
+  }
+  if (!id) {
+    return util::Fail(ErrorCode::kInvalidArgument,
+                      "interrupted: the task does not name its file; add the file again");
+  }
+  auto file = deps_.repo->GetFile(*id);
+  if (!file) {
+    return util::Fail(ErrorCode::kNotFound,
+                      "interrupted: the file was deleted while its instance was gone");
+  }
+  if (file->task_id != task.id) {
+    return util::Fail(ErrorCode::kConflict, "interrupted: the file is ingested by another task");
+  }
+  Enqueue(file->uuid);
+  return util::Ok();
 }
 
 void KnowledgeIngestion::Enqueue(const util::KnowledgeFileId& file) {
@@ -126,7 +164,21 @@ void KnowledgeIngestion::Loop() {
 void KnowledgeIngestion::Process(const util::KnowledgeFileId& id) {
   auto file = deps_.repo->GetFile(id);
   if (!file) return;  // deleted while queued
-  if (file->status != FileStatus::kPending && file->status != FileStatus::kProcessing) return;
+  if (file->status != FileStatus::kPending && file->status != FileStatus::kProcessing) {
+    // Ended meanwhile by an instance that lost the task (its saves were refused): the task,
+    // claimed here, says how the file ended rather than stay running.
+    auto stored = deps_.tasks->Get(file->task_id);
+    if (stored && (stored->status == domain::TaskStatus::kPending ||
+                   stored->status == domain::TaskStatus::kRunning)) {
+      const bool ok = file->status == FileStatus::kCompleted;
+      stored->status = ok ? domain::TaskStatus::kSucceeded : domain::TaskStatus::kFailed;
+      stored->current_action = ok ? "done" : "failed";
+      stored->exception = ok ? "" : file->error;
+      if (ok) stored->result = util::JsonObject{{"file_id", file->uuid.str()}};
+      (void)deps_.tasks->Save(*stored);
+    }
+    return;
+  }
 
   // The task the upload created, or a new one when that one was ended by a restart.
   domain::Task task;
@@ -140,6 +192,7 @@ void KnowledgeIngestion::Process(const util::KnowledgeFileId& id) {
     task.name = "knowledge-store-file-" + file->uuid.str();
     task.label = "Store file " + file->file_name + " (resumed after a restart)";
     task.result = nullptr;
+    task.spec = util::JsonObject{{"file_uuid", file->uuid.str()}};
     auto created = deps_.tasks->Create(task);
     if (!created) {
       spdlog::error("knowledge: cannot create a task for file {}: {}", id.str(),

@@ -2,8 +2,8 @@
 // slow embedding provider never holds a thread the API needs): parse, chunk, embed in batches,
 // then store every chunk and mark the file completed in one transaction. Each file has a task
 // (`/system/tasks/{id}`) with its progress; a file that fails is marked failed with a reason a
-// person can act on and never touches the others. Files still pending or processing at start
-// (the server stopped mid-way) are queued again.
+// person can act on and never touches the others. A file still pending or processing when its
+// instance died is taken up again through its task (Resume, once the task is claimed).
 #pragma once
 
 #include <atomic>
@@ -43,6 +43,9 @@ class KnowledgeIngestion {
   void Stop();
 
   void Enqueue(const util::KnowledgeFileId& file);
+  // Takes up the file of a knowledge-store-file task claimed from an instance that died (its
+  // spec names the file). An error says why it cannot (the task is then failed with it).
+  util::Result<void> Resume(const domain::Task& task);
   // Re-embeds every passage of `base` with the model of `creation_settings`, then stores the
   // vectors and the settings together; the base keeps its old model until then. The task id.
   util::Result<std::int64_t> EnqueueReembed(const util::KnowledgeBaseId& base,

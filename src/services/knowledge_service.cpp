@@ -87,6 +87,10 @@ KnowledgeService::~KnowledgeService() { Stop(); }
 
 util::Result<void> KnowledgeService::Start() { return ingestion_->Start(); }
 
+util::Result<void> KnowledgeService::Resume(const domain::Task& task) {
+  return ingestion_->Resume(task);
+}
+
 void KnowledgeService::Stop() {
   ingestion_->Stop();
   indexes_.Stop();
@@ -281,6 +285,7 @@ util::Result<std::int64_t> KnowledgeService::AddFile(std::string_view base_uuid,
   task.name = "knowledge-store-file-" + std::string(file_key);
   task.label = "Store file " + std::string(file_key);
   task.result = nullptr;
+  task.spec = util::JsonObject{{"file_uuid", file.uuid.str()}};
   auto task_id = tasks_.Create(task);
   if (!task_id) return tl::unexpected(task_id.error());
   file.task_id = *task_id;

@@ -49,6 +49,9 @@ class KnowledgeService final : public domain::KnowledgeRetriever {
   // Starts ingestion (resuming files a stop interrupted); Stop ends it.
   util::Result<void> Start();
   void Stop();
+  // A knowledge-store-file task claimed from an instance that died: its file is ingested here
+  // (from this instance's files directory, which must therefore be shared between instances).
+  util::Result<void> Resume(const domain::Task& task);
 
   util::Result<std::vector<domain::KnowledgeBase>> ListBases();
   util::Result<domain::KnowledgeBase> GetBase(std::string_view uuid);

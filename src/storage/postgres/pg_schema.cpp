@@ -354,6 +354,13 @@ CREATE TABLE bot_leases (
 );
 CREATE INDEX bot_leases_owner ON bot_leases (owner);
 )sql"},
+    {12, "task leases", R"sql(
+ALTER TABLE tasks ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN expires_at BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD COLUMN spec TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE tasks ADD COLUMN attempts BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX tasks_claimable ON tasks (status, expires_at);
+)sql"},
 };
 
 constexpr std::string_view kMigrationsTable = R"sql(

@@ -1,5 +1,7 @@
 // TaskRepository over SQL (SQLite or PostgreSQL). Ids come from AUTOINCREMENT, so they are never
-// reused even after the newest task is deleted.
+// reused even after the newest task is deleted. Leases are timed by the database's clock, one
+// clock for every instance; claims lock rows with FOR UPDATE SKIP LOCKED on PostgreSQL (SQLite
+// runs one write transaction at a time, so the same statement without it is already exclusive).
 #pragma once
 
 #include "domain/task.hpp"
@@ -18,6 +20,10 @@ class SqlTaskRepository final : public domain::TaskRepository {
   util::Result<domain::Task> Get(std::int64_t id) override;
   util::Result<std::vector<domain::Task>> List(const domain::TaskFilter& filter) override;
   util::Result<int> FailUnfinished(const std::string& reason, util::TimePoint now) override;
+  util::Result<int> Renew(const std::string& owner, std::chrono::milliseconds ttl) override;
+  util::Result<std::vector<domain::Task>> Claim(const std::string& owner,
+                                                std::chrono::milliseconds ttl, int limit) override;
+  util::Result<int> ReleaseAll(const std::string& owner) override;
 
  private:
   Database& db_;

@@ -382,6 +382,16 @@ CREATE TABLE bot_leases (
 );
 CREATE INDEX bot_leases_owner ON bot_leases (owner);
 )sql"},
+    // Several instances on one database: a task is run by the instance holding its lease (owner,
+    // until expires_at by the database's clock, renewed while it runs); one whose owner died is
+    // claimed and resumed elsewhere from what `spec` records (what to install, which file).
+    {12, R"sql(
+ALTER TABLE tasks ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN expires_at INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD COLUMN spec TEXT NOT NULL DEFAULT '{}';
+ALTER TABLE tasks ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX tasks_claimable ON tasks (status, expires_at);
+)sql"},
 };
 
 }  // namespace
