@@ -9,6 +9,12 @@ today=$(date -u +%Y-%m-%d)
 
 python3 bench/http_bench.py --binary "$build_dir/switchboard" --out "$out"
 python3 bench/bot_bench.py --binary "$build_dir/switchboard" --out "$out"
+# The same two on PostgreSQL (a throw-away cluster each), and the backends and several instances
+# side by side (issue 19).
+python3 bench/http_bench.py --binary "$build_dir/switchboard" --out "$out" --backend postgresql
+python3 bench/bot_bench.py --binary "$build_dir/switchboard" --out "$out" --backend postgresql
+python3 bench/backend_bench.py --binary "$build_dir/switchboard" --out "$out"
+python3 bench/instances_bench.py --binary "$build_dir/switchboard" --out "$out"
 python3 bench/onebot_bench.py --binary "$build_dir/switchboard" --out "$out"
 python3 bench/login_flood_bench.py --binary "$build_dir/switchboard" --out "$out"
 # The web console's budget (issue 15): bundle size, dashboard time, 1,000-bot list; a missed target
@@ -61,7 +67,7 @@ python3 bench/monitoring_cost_bench.py --binary "$build_dir/switchboard" --out "
   echo "### Monitoring queries over one million records (issue 18) — $today"
   echo
   echo "Command: \`make bench\` (\`$build_dir/bench/sb_monitoring_bench 1000000\`): a real SQLite"
-  echo "file filled through SqliteMonitoringRepository (migration 9) with 1,000,000 records over"
+  echo "file filled through SqlMonitoringRepository (migration 9) with 1,000,000 records over"
   echo "30 days (20 bots, 5 pipelines: 60 % messages, 30 % model calls, 5 % embedding calls, 5 %"
   echo "errors), then the repository calls of GET /monitoring/data (overview, five pages of 50"
   echo "with their totals), in-process, one thread."
