@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The HTTP and bot benchmarks on SQLite and on PostgreSQL side by side (issue 19), with the same
-load generator (bench/loadgen.py, standard library: this machine has no wrk) so the two columns
+load generator (bench/loadgen.py, standard library, one generator for every case) so the two columns
 compare. For each backend a fresh server (`API__IO_THREADS=2 API__BLOCKING_THREADS=4`, unpinned)
 with 20 providers and one webhook bot whose model and callback are nginx `return 200` locations:
 
@@ -202,8 +202,8 @@ def main():
         "directory (`synchronous=NORMAL`). One server at a time, `API__IO_THREADS=2 "
         "API__BLOCKING_THREADS=4`, unpinned; the load generator is bench/loadgen.py (Python "
         f"asyncio, one process, {CONNECTIONS} keep-alive connections, {DURATION:.0f} s per "
-        f"figure; the backends alternate {REPEATS} times, each figure the median run) because "
-        "this machine has no wrk; it shares the 2 cores with the server, nginx and "
+        f"figure; the backends alternate {REPEATS} times, each figure the median run): one load "
+        "generator for every case (signed bot messages, many bot URLs); it shares the 2 cores with the server, nginx and "
         "PostgreSQL and is itself the ceiling of the cheap requests, so these figures compare "
         "the backends with each other, not with the wrk figures above. Load average at the end "
         f"(1 / 5 / 15 min): {load} (the machine is shared).", "",

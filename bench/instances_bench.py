@@ -7,7 +7,7 @@ SWITCHBOARD_SECRETS_KEY, a data directory each), and BOTS webhook bots created r
 the instances as a load balancer would send the requests, so each instance takes the leases of
 the bots created through it. The script then checks that every bot is owned by exactly one
 instance (owned_bots of /system/info) and drives each instance's bots (bench/loadgen.py, one
-asyncio process, the connections split evenly between the instances; this machine has no wrk;
+asyncio process, the connections split evenly between the instances;
 signed webhook messages, 1,000 senders), each message to the instance that owns its bot. The model and the reply callback are nginx `return 200` locations as
 in bot_bench.py; messages per second = model calls nginx logged / time from the first to the last.
 
@@ -208,7 +208,7 @@ def main():
         "Command: `python3 bench/instances_bench.py --binary build/switchboard --out "
         f"docs/performance.md` (storage: {described}). {BOTS} webhook bots created round-robin "
         "through the instances (each instance holds the leases of the bots created through it); "
-        f"bench/loadgen.py (Python asyncio, one process; no wrk on this machine) with "
+        f"bench/loadgen.py (Python asyncio, one process) with "
         f"{CONNECTIONS} keep-alive connections split evenly between the instances, "
         f"{DURATION:.0f} s, {SENDERS} senders, posts signed messages for each bot to the "
         "instance that owns it; model and "
