@@ -13,7 +13,7 @@
 namespace sb::storage::sql {
 
 struct Migration {
-  int version;      // strictly increasing, never reused or edited once released
+  int version;           // strictly increasing, never reused or edited once released
   std::string_view sql;  // one or more statements without parameters; may be empty
 };
 

@@ -530,13 +530,13 @@ util::Result<domain::FeedbackStats> SqlMonitoringRepository::Feedback(const Moni
   const Where w = WhereOf(spec, f, MonitoringTable::kFeedback);
   return db_.Read([&](Connection& c) -> util::Result<domain::FeedbackStats> {
     domain::FeedbackStats stats;
-    auto stmt = c.Prepare(fmt::format(
-        "SELECT bot_id, bot_name, COUNT(*), "
-        "SUM(CASE WHEN feedback_type = 1 THEN 1 ELSE 0 END), "
-        "SUM(CASE WHEN feedback_type = 2 THEN 1 ELSE 0 END) "
-        "FROM monitoring_feedback{} GROUP BY bot_id, bot_name "
-        "ORDER BY bot_id NULLS FIRST, bot_name NULLS FIRST",
-        w.sql));
+    auto stmt =
+        c.Prepare(fmt::format("SELECT bot_id, bot_name, COUNT(*), "
+                              "SUM(CASE WHEN feedback_type = 1 THEN 1 ELSE 0 END), "
+                              "SUM(CASE WHEN feedback_type = 2 THEN 1 ELSE 0 END) "
+                              "FROM monitoring_feedback{} GROUP BY bot_id, bot_name "
+                              "ORDER BY bot_id NULLS FIRST, bot_name NULLS FIRST",
+                              w.sql));
     if (!stmt) return tl::make_unexpected(stmt.error());
     int index = 1;
     w.BindTo(*stmt, index);

@@ -125,7 +125,8 @@ util::Result<std::pair<std::int64_t, std::int64_t>> RollupCount(Connection& c,
     AppendIn(filters, binds, "bot_id", f.bot_ids);
     AppendIn(filters, binds, "pipeline_id", f.pipeline_ids);
   }
-  const std::string success = src.has_status ? "COALESCE(SUM(CASE WHEN status = 'success' THEN 1 ELSE 0 END), 0)" : "0";
+  const std::string success =
+      src.has_status ? "COALESCE(SUM(CASE WHEN status = 'success' THEN 1 ELSE 0 END), 0)" : "0";
   const std::string base = fmt::format(
       "SELECT COUNT(*), {} FROM {} WHERE timestamp BETWEEN ? AND ?{}", success, src.table, filters);
   if (h_lo > h_hi) return Run(c, base, binds, start, end);
