@@ -102,6 +102,7 @@ class PgClusterTest(unittest.TestCase):
             cluster = os.path.join(hidden, "cluster")
             start = time.monotonic()
             done = script("start", cluster)
+            self.addCleanup(script, "stop", cluster)  # also when an assertion below fails
             self.assertEqual(done.returncode, 0, done.stderr)
             self.assertLess(time.monotonic() - start, 30)
             with open(os.path.join(cluster, "home")) as f:
