@@ -4,10 +4,10 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <cctype>
 #include <utility>
 
 #include "net/http_client.hpp"
+#include "platforms/common/signatures.hpp"
 
 namespace sb::app {
 
@@ -17,21 +17,6 @@ namespace asio = boost::asio;
 
 // The owner's answer may be as large as a platform expects (a page for a web bot), not more.
 constexpr std::size_t kMaxAnswerBytes = 1024 * 1024;
-
-std::string PercentEncode(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char ch : text) {
-    if (std::isalnum(ch) || ch == '-' || ch == '_' || ch == '.' || ch == '~') {
-      out += static_cast<char>(ch);
-    } else {
-      out += '%';
-      out += kHex[ch >> 4];
-      out += kHex[ch & 15];
-    }
-  }
-  return out;
-}
 
 // Hop-by-hop and framing headers are the HTTP client's business, not the call's.
 bool Forwardable(std::string_view name) {
@@ -62,7 +47,8 @@ CallForwarder MakeCallForwarder(asio::any_io_executor executor,
     request.url = base + "/bots/" + holder.bot.str() + call.path;
     for (std::size_t i = 0; i < call.query.size(); ++i) {
       request.url += i == 0 ? '?' : '&';
-      request.url += PercentEncode(call.query[i].first) + "=" + PercentEncode(call.query[i].second);
+      request.url += platforms::common::QueryEscape(call.query[i].first) + "=" +
+                     platforms::common::QueryEscape(call.query[i].second);
     }
     for (auto& [name, value] : call.headers) {
       if (Forwardable(name)) request.headers.emplace_back(name, value);

@@ -9,10 +9,10 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
-#include <string_view>
 
 #include "app/data_dir.hpp"
 #include "app/serve.hpp"
+#include "config/config.hpp"
 #include "langbot_import/importer.hpp"
 #include "services/webhook_service.hpp"
 
@@ -124,11 +124,14 @@ int RunCli(int argc, char** argv) {
   // A dry run into a data directory that does not exist yet plans against a fresh one in a
   // scratch folder, so it leaves nothing behind either.
   std::filesystem::path scratch;
-  const char* url = std::getenv("DATABASE__URL");
-  const bool shared_database =
-      url != nullptr && (std::string_view(url).starts_with("postgresql://") ||
-                         std::string_view(url).starts_with("postgres://"));
-  if (langbot && import_options.dry_run && !std::filesystem::exists(data_dir) && shared_database) {
+  // The data directory is missing, so its config is too: the backend comes from --config and the
+  // environment, as it would for `serve`.
+  auto shared_database = [&config_file] {
+    auto config = config::LoadConfig(config_file, config::ProcessEnvironment());
+    return config && config->database.postgres();
+  };
+  if (langbot && import_options.dry_run && !std::filesystem::exists(data_dir) &&
+      shared_database()) {
     // A scratch folder's new secrets key would seal the database's shared secrets with a key no
     // instance has.
     fmt::print(stderr,

@@ -9,14 +9,6 @@ namespace {
 using util::ErrorCode;
 using util::Fail;
 
-bool IsPlainName(const std::string& name) {
-  if (name.empty() || name.size() > 64) return false;
-  for (char c : name) {
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
-  }
-  return true;
-}
-
 struct Result {
   PGresult* res = nullptr;
   ~Result() { PQclear(res); }
@@ -88,15 +80,10 @@ util::Result<std::optional<std::vector<std::string>>> PostgresSource::Columns(
 util::Result<std::vector<Row>> PostgresSource::Rows(const std::string& table,
                                                     const std::vector<std::string>& columns,
                                                     std::size_t max_rows) {
-  if (!IsPlainName(table) || columns.empty()) return Fail(ErrorCode::kInternal, "bad table name");
-  std::string sql = "SELECT ";
-  for (std::size_t i = 0; i < columns.size(); ++i) {
-    if (!IsPlainName(columns[i])) return Fail(ErrorCode::kInternal, "bad column name");
-    if (i) sql += ", ";
-    sql += fmt::format("\"{}\"", columns[i]);
-  }
+  auto select = SelectColumns(table, columns);
+  if (!select) return tl::unexpected(select.error());
   // The first column is each table's key; one more row than allowed tells "too many".
-  sql += fmt::format(" FROM \"{}\" ORDER BY 1 LIMIT {}", table, max_rows + 1);
+  const std::string sql = *select + fmt::format(" ORDER BY 1 LIMIT {}", max_rows + 1);
   Result r{PQexec(conn_, sql.c_str())};
   if (PQresultStatus(r.res) != PGRES_TUPLES_OK) {
     return Fail(ErrorCode::kInvalidArgument,

@@ -18,6 +18,14 @@ namespace sb::langbot_import {
 // backend spells them ("0"/"1" from SQLite, "t"/"f" from PostgreSQL); JSON columns as JSON text.
 using Row = std::map<std::string, std::optional<std::string>>;
 
+// Table and column names are the importer's own constants: lower-case ASCII, digits and '_', at
+// most 64 bytes. Anything else is refused rather than quoted, so no name can change a statement.
+bool IsPlainName(const std::string& name);
+
+// `SELECT "c1", "c2" FROM "table"` for both backends; kInternal when a name is not plain.
+util::Result<std::string> SelectColumns(const std::string& table,
+                                        const std::vector<std::string>& columns);
+
 // A read-only view of LangBot's database. Implementations never modify it. Not thread-safe.
 class Source {
  public:

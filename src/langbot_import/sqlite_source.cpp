@@ -13,16 +13,6 @@ namespace {
 using util::ErrorCode;
 using util::Fail;
 
-// Table and column names are the importer's own constants; refuse anything else rather than
-// quote it, so no name can change the statement.
-bool IsPlainName(const std::string& name) {
-  if (name.empty() || name.size() > 64) return false;
-  for (char c : name) {
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
-  }
-  return true;
-}
-
 // A file: URI for `path` (RFC 8089 plus SQLite's rules: '?', '#' and '%' must be escaped).
 std::string FileUri(const std::filesystem::path& path) {
   std::string uri = "file:";
@@ -170,14 +160,9 @@ util::Result<std::optional<std::vector<std::string>>> SqliteSource::Columns(
 util::Result<std::vector<Row>> SqliteSource::Rows(const std::string& table,
                                                   const std::vector<std::string>& columns,
                                                   std::size_t max_rows) {
-  if (!IsPlainName(table) || columns.empty()) return Fail(ErrorCode::kInternal, "bad table name");
-  std::string sql = "SELECT ";
-  for (std::size_t i = 0; i < columns.size(); ++i) {
-    if (!IsPlainName(columns[i])) return Fail(ErrorCode::kInternal, "bad column name");
-    if (i) sql += ", ";
-    sql += fmt::format("\"{}\"", columns[i]);
-  }
-  sql += fmt::format(" FROM \"{}\" ORDER BY rowid", table);
+  auto select = SelectColumns(table, columns);
+  if (!select) return tl::unexpected(select.error());
+  const std::string sql = *select + " ORDER BY rowid";
   Statement s;
   if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s.stmt, nullptr) != SQLITE_OK) {
     return tl::unexpected(Damaged(sqlite3_errmsg(db_)));
