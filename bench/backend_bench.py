@@ -31,8 +31,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import loadgen  # noqa: E402
 import pg_backend  # noqa: E402
 from http_bench import free_port, http  # noqa: E402
-from bot_bench import (SECRET, SENDERS, Receiver, cpu_seconds, lines, message,  # noqa: E402
-                       post_signed, sign, start_nginx, start_switchboard)
+from bot_bench import (SECRET, SENDERS, Receiver, admin_headers, cpu_seconds, lines,  # noqa: E402
+                       message, post_signed, sign, start_nginx, start_switchboard)
 
 DURATION = float(os.environ.get("BENCH_SECONDS", "10"))
 CONNECTIONS = 32
@@ -67,12 +67,7 @@ def measure(args, work, backend, nport, label):
                                if backend.postgres else {})
     out = {}
     try:
-        http("POST", base + "/api/v1/user/init", {"user": "bench@example.com",
-                                                 "password": "bench-password"})
-        token = json.loads(http("POST", base + "/api/v1/user/auth",
-                                {"user": "bench@example.com",
-                                 "password": "bench-password"}))["data"]["token"]
-        auth = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
+        auth = admin_headers(base)
 
         def api(method, path, body=None):
             return json.loads(http(method, base + path, body, auth))["data"]

@@ -104,6 +104,17 @@ http {{
     raise RuntimeError("nginx did not start")
 
 
+def admin_headers(base):
+    """Creates the admin of the fresh server at `base`, logs in, and returns the headers that
+    carry its token."""
+    http("POST", base + "/api/v1/user/init", {"user": "bench@example.com",
+                                             "password": "bench-password"})
+    token = json.loads(http("POST", base + "/api/v1/user/auth",
+                            {"user": "bench@example.com",
+                             "password": "bench-password"}))["data"]["token"]
+    return {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
+
+
 def start_switchboard(binary, data_dir, port, extra_env=None):
     env = dict(os.environ, API__IO_THREADS="2", API__BLOCKING_THREADS="4",
                SYSTEM__LOG_LEVEL="warn", RUNTIME__MAX_QUEUED_MESSAGES="100000")
@@ -223,12 +234,7 @@ def run(args, work, backend):
     server = start_switchboard(args.binary, os.path.join(work, "data"), port,
                                backend.server_env())
     try:
-        http("POST", base + "/api/v1/user/init", {"user": "bench@example.com",
-                                                 "password": "bench-password"})
-        token = json.loads(http("POST", base + "/api/v1/user/auth",
-                                {"user": "bench@example.com",
-                                 "password": "bench-password"}))["data"]["token"]
-        auth = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
+        auth = admin_headers(base)
 
         def api(method, path, body=None):
             return json.loads(http(method, base + path, body, auth))["data"]

@@ -28,8 +28,8 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from http_bench import free_port, http  # noqa: E402
-from bot_bench import (SECRET, SENDERS, cpu_seconds, lines, message, sign,  # noqa: E402
-                       start_nginx)
+from bot_bench import (SECRET, SENDERS, admin_headers, cpu_seconds, lines, message,  # noqa: E402
+                       sign, start_nginx)
 import loadgen  # noqa: E402
 import pg_backend  # noqa: E402
 
@@ -84,12 +84,7 @@ def run_instances(args, work, backend, nport, count):
             procs.append(start_instance(args.binary, os.path.join(work, "data-%d-%d" % (count, i)),
                                         port, env))
         bases = ["http://127.0.0.1:%d" % p for p in ports]
-        http("POST", bases[0] + "/api/v1/user/init", {"user": "bench@example.com",
-                                                     "password": "bench-password"})
-        token = json.loads(http("POST", bases[0] + "/api/v1/user/auth",
-                                {"user": "bench@example.com",
-                                 "password": "bench-password"}))["data"]["token"]
-        auth = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
+        auth = admin_headers(bases[0])
 
         def api(base, method, path, body=None):
             return json.loads(http(method, base + path, body, auth))["data"]
