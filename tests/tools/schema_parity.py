@@ -15,7 +15,9 @@ Usage (without --apply-ddl, the database's current schema must hold only Switchb
   schema_parity.py --pg URL --sqlite FILE            compare a database file Switchboard made
   schema_parity.py --pg URL --switchboard BIN        let BIN make one (a CLI command in a
                                                      temporary data directory), then compare
-  --apply-ddl src/storage/postgres/pg_schema.cpp     compare the migrations written there
+  --apply-ddl src/storage/sql/migration_runner.cpp src/storage/postgres/pg_schema.cpp
+                                                     compare the migrations written there (the
+                                                     runner's file makes schema_migrations)
                                                      instead of what the database holds: every
                                                      R"sql(...)sql" block, in order, runs in a
                                                      new schema inside a transaction that is
@@ -340,12 +342,13 @@ def main():
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--sqlite", help="a SQLite file Switchboard made")
     source.add_argument("--switchboard", help="the switchboard binary, to make one")
-    parser.add_argument("--apply-ddl", help="pg_schema.cpp, whose migrations to compare")
+    parser.add_argument("--apply-ddl", nargs="+",
+                        help="migration_runner.cpp and pg_schema.cpp, whose DDL to compare")
     args = parser.parse_args()
     workdir = tempfile.mkdtemp(prefix="sb-schema-parity-")
     try:
         path = args.sqlite or sqlite_from_binary(args.switchboard, workdir)
-        ddl = ddl_of(args.apply_ddl) if args.apply_ddl else None
+        ddl = "".join(ddl_of(path) for path in args.apply_ddl) if args.apply_ddl else None
         s_tables, s_fts = sqlite_schema(path)
         p_tables, p_fts = pg_schema(args.pg, set(s_fts), ddl)
         differences = compare(s_tables, p_tables, s_fts, p_fts)

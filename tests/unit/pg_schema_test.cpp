@@ -20,7 +20,7 @@ namespace {
 constexpr int kBaseline = 10;  // the PostgreSQL baseline equals SQLite's migrations 1..10
 
 std::string AllPostgresSql() {
-  std::string all(postgres::PostgresMigrationsTableSql());
+  std::string all;
   for (const auto& m : postgres::PostgresMigrations()) all.append(m.sql).append("\n");
   return all;
 }
@@ -81,6 +81,8 @@ TEST(PgSchemaTest, EverySqliteTableAndIndexIsCreatedOnPostgres) {
   for (const auto& object : *objects) {
     const bool table = object.starts_with("table ");
     const std::string name = object.substr(object.find(' ') + 1);
+    // The migration runner (storage/sql/migration_runner.cpp) makes this one on every backend.
+    if (name == "schema_migrations") continue;
     const std::vector<std::string> forms =
         table ? std::vector<std::string>{"CREATE TABLE " + name + " (",
                                          "CREATE TABLE IF NOT EXISTS " + name + " ("}

@@ -363,16 +363,8 @@ CREATE INDEX tasks_claimable ON tasks (status, expires_at);
 )sql"},
 };
 
-constexpr std::string_view kMigrationsTable = R"sql(
-CREATE TABLE IF NOT EXISTS schema_migrations (
-  version     BIGINT PRIMARY KEY NOT NULL,
-  applied_at  BIGINT NOT NULL
-))sql";
-
 }  // namespace
 
 std::span<const PgMigration> PostgresMigrations() { return kMigrations; }
-
-std::string_view PostgresMigrationsTableSql() { return kMigrationsTable; }
 
 }  // namespace sb::storage::postgres

@@ -24,8 +24,4 @@ struct PgMigration {
 // Every migration of this build, oldest first.
 std::span<const PgMigration> PostgresMigrations();
 
-// The table the migration runner records applied versions in (`version`, `applied_at` in unix
-// millis), created before the first migration; safe to run again.
-std::string_view PostgresMigrationsTableSql();
-
 }  // namespace sb::storage::postgres
