@@ -59,6 +59,22 @@ class Planner {
 
   // Same identity found here: unchanged when `same`, else a conflict or (overwriting) an
   // overwrite that keeps `current` to put back.
+  // Plans `wanted` against `current` as our storage read it: created when absent; unchanged, a
+  // conflict or an overwrite when present (`same` compares what the import sets).
+  template <typename T, typename Same>
+  util::Result<void> Decide(Item& item, util::Result<T> current, T wanted, Same same) {
+    if (current) {
+      const bool unchanged = same(*current);
+      Existing(item, unchanged, std::move(wanted), std::move(*current));
+    } else if (IsNotFound(current.error())) {
+      item.outcome = Outcome::kCreate;
+      item.payload = std::move(wanted);
+    } else {
+      return tl::unexpected(current.error());
+    }
+    return util::Ok();
+  }
+
   template <typename T>
   void Existing(Item& item, bool same, T wanted, T current) {
     if (same) {
@@ -135,19 +151,12 @@ class Planner {
       wanted.uuid = util::ProviderId::FromTrusted(p.uuid);
       wanted.created_at = Or(p.times.created_at, wanted.created_at);
       wanted.updated_at = Or(p.times.updated_at, wanted.updated_at);
-      auto existing = st_.providers().Get(wanted.uuid);
-      if (existing) {
-        const auto& c = existing->provider;
-        Existing(item,
-                 c.name == wanted.name && c.requester == wanted.requester &&
-                     c.base_url == wanted.base_url && c.api_keys == wanted.api_keys,
-                 wanted, c);
-      } else if (IsNotFound(existing.error())) {
-        item.outcome = Outcome::kCreate;
-        item.payload = std::move(wanted);
-      } else {
-        return tl::unexpected(existing.error());
-      }
+      auto current = st_.providers().Get(wanted.uuid).map([](auto v) { return v.provider; });
+      auto decided = Decide(item, std::move(current), wanted, [&](const domain::Provider& c) {
+        return c.name == wanted.name && c.requester == wanted.requester &&
+               c.base_url == wanted.base_url && c.api_keys == wanted.api_keys;
+      });
+      if (!decided) return decided;
       providers_.insert(p.uuid);
     }
     return util::Ok();
@@ -188,22 +197,15 @@ class Planner {
       wanted.uuid = util::ModelId::FromTrusted(m.uuid);
       wanted.created_at = Or(m.times.created_at, wanted.created_at);
       wanted.updated_at = Or(m.times.updated_at, wanted.updated_at);
-      auto existing = st_.models().Get(kind, wanted.uuid);
-      if (existing) {
-        const auto& c = *existing;
-        Existing(item,
-                 c.name == wanted.name && c.provider_uuid == wanted.provider_uuid &&
-                     c.abilities == wanted.abilities && c.extra_args == wanted.extra_args &&
-                     c.prefered_ranking == wanted.prefered_ranking &&
-                     c.requester_config == wanted.requester_config &&
-                     c.description == wanted.description,
-                 wanted, c);
-      } else if (IsNotFound(existing.error())) {
-        item.outcome = Outcome::kCreate;
-        item.payload = std::move(wanted);
-      } else {
-        return tl::unexpected(existing.error());
-      }
+      auto decided =
+          Decide(item, st_.models().Get(kind, wanted.uuid), wanted, [&](const domain::Model& c) {
+            return c.name == wanted.name && c.provider_uuid == wanted.provider_uuid &&
+                   c.abilities == wanted.abilities && c.extra_args == wanted.extra_args &&
+                   c.prefered_ranking == wanted.prefered_ranking &&
+                   c.requester_config == wanted.requester_config &&
+                   c.description == wanted.description;
+          });
+      if (!decided) return decided;
     }
     return util::Ok();
   }
@@ -248,21 +250,14 @@ class Planner {
         }
       }
       NoteKnowledgeBases(item, wanted.config);
-      auto existing = st_.pipelines().Get(wanted.uuid);
-      if (existing) {
-        const auto& c = *existing;
-        Existing(item,
-                 c.name == wanted.name && c.description == wanted.description &&
-                     c.emoji == wanted.emoji && c.config == wanted.config &&
-                     c.stages == wanted.stages && c.for_version == wanted.for_version &&
-                     c.extensions_preferences == wanted.extensions_preferences,
-                 wanted, c);
-      } else if (IsNotFound(existing.error())) {
-        item.outcome = Outcome::kCreate;
-        item.payload = std::move(wanted);
-      } else {
-        return tl::unexpected(existing.error());
-      }
+      auto decided =
+          Decide(item, st_.pipelines().Get(wanted.uuid), wanted, [&](const domain::Pipeline& c) {
+            return c.name == wanted.name && c.description == wanted.description &&
+                   c.emoji == wanted.emoji && c.config == wanted.config &&
+                   c.stages == wanted.stages && c.for_version == wanted.for_version &&
+                   c.extensions_preferences == wanted.extensions_preferences;
+          });
+      if (!decided) return decided;
       pipelines_.insert(p.uuid);
     }
     if (our_default) our_default_ = our_default->uuid.str();
@@ -356,20 +351,12 @@ class Planner {
             "enabled: it connects at the next `switchboard serve`; stop it in LangBot first (two "
             "servers on one bot account take each other's messages)");
       }
-      auto existing = st_.bots().Get(wanted.uuid);
-      if (existing) {
-        const auto& c = *existing;
-        Existing(item,
-                 c.name == wanted.name && c.description == wanted.description &&
-                     c.adapter == wanted.adapter && c.adapter_config == wanted.adapter_config &&
-                     c.enable == wanted.enable && c.use_pipeline_uuid == wanted.use_pipeline_uuid,
-                 wanted, c);
-      } else if (IsNotFound(existing.error())) {
-        item.outcome = Outcome::kCreate;
-        item.payload = std::move(wanted);
-      } else {
-        return tl::unexpected(existing.error());
-      }
+      auto decided = Decide(item, st_.bots().Get(wanted.uuid), wanted, [&](const domain::Bot& c) {
+        return c.name == wanted.name && c.description == wanted.description &&
+               c.adapter == wanted.adapter && c.adapter_config == wanted.adapter_config &&
+               c.enable == wanted.enable && c.use_pipeline_uuid == wanted.use_pipeline_uuid;
+      });
+      if (!decided) return decided;
     }
     return util::Ok();
   }
