@@ -6,11 +6,6 @@ namespace sb::storage::sql {
 
 namespace {
 
-// The database's clock in unix milliseconds, as each dialect spells it. One clock for every
-// instance, whatever their own clocks say.
-#define SB_SQLITE_NOW "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
-#define SB_PG_NOW "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"
-
 // An insert for a free bot, or a takeover of a lapsed lease (or of one this owner holds).
 #define SB_ACQUIRE(now)                                                          \
   "INSERT INTO bot_leases (bot_uuid, owner, owner_url, generation, expires_at) " \

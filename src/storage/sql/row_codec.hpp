@@ -28,6 +28,12 @@ util::Result<std::vector<std::string>> StringListFromText(std::string_view text,
                                                           std::string_view what);
 
 inline std::int64_t Millis(util::TimePoint t) { return util::ToUnixMillis(t); }
+
+// The database's clock in unix milliseconds, as each dialect spells it, for leases (bots, tasks):
+// one clock for every instance, whatever their own clocks say. Macros, so statements built with
+// them stay single literals (the statement cache's keys).
+#define SB_SQLITE_NOW "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
+#define SB_PG_NOW "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"
 inline util::TimePoint TimeAt(std::int64_t ms) { return util::FromUnixMillis(ms); }
 
 // Prepares `sql` and binds `args` to ?1, ?2, ... in order.

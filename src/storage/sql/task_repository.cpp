@@ -18,10 +18,6 @@ using util::ErrorCode;
   "id, task_type, kind, name, label, status, current_action, log, metadata, exception, result, " \
   "created_at, updated_at, owner, spec, attempts"
 
-// The database's clock in unix milliseconds, as each dialect spells it (as for bot leases).
-#define SB_SQLITE_NOW "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)"
-#define SB_PG_NOW "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"
-
 // An owned task is leased from its insertion; one without an owner is claimable at once.
 #define SB_INSERT(now)                                                                       \
   "INSERT INTO tasks (task_type, kind, name, label, status, current_action, log, metadata, " \
