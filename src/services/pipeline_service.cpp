@@ -107,7 +107,13 @@ util::Result<util::PipelineId> PipelineService::EnsureDefault() {
   auto p = NewPipeline({"ChatPipeline", "Default pipeline, used by new bots", "⚙️", {}},
                        template_.default_config);
   p.is_default = true;
-  if (auto r = repo_.Insert(p); !r) return tl::unexpected(r.error());
+  if (auto r = repo_.Insert(p); !r) {
+    // Several instances starting together on a new database: another one made it first.
+    if (r.error().code != ErrorCode::kConflict) return tl::unexpected(r.error());
+    auto made = repo_.GetDefault();
+    if (!made) return tl::unexpected(made.error());
+    return made->uuid;
+  }
   return p.uuid;
 }
 

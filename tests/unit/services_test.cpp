@@ -679,5 +679,43 @@ TEST_F(ServicesTest, WizardStatusIsValidatedAndPersisted) {
   EXPECT_EQ(reloaded.Info().wizard_status, "completed");
 }
 
+// Another instance on the same database makes the default between this one's look and insert:
+// the one it made is used, and the start goes on.
+TEST_F(ServicesTest, EnsureDefaultTakesTheDefaultAnotherInstanceMadeMeanwhile) {
+  class LateLooker final : public domain::PipelineRepository {
+   public:
+    explicit LateLooker(domain::PipelineRepository& real) : real_(real) {}
+    util::Result<std::vector<domain::Pipeline>> List() override { return real_.List(); }
+    util::Result<domain::Pipeline> Get(const util::PipelineId& id) override {
+      return real_.Get(id);
+    }
+    util::Result<domain::Pipeline> GetDefault() override {
+      if (first_) {  // the race: not there when looked for, there when inserted
+        first_ = false;
+        return util::Fail(util::ErrorCode::kNotFound, "no default pipeline");
+      }
+      return real_.GetDefault();
+    }
+    util::Result<void> Insert(const domain::Pipeline& p) override { return real_.Insert(p); }
+    util::Result<void> Update(const domain::Pipeline& p) override { return real_.Update(p); }
+    util::Result<void> Delete(const util::PipelineId& id) override { return real_.Delete(id); }
+    util::Result<int> CountBotsUsing(const util::PipelineId& id) override {
+      return real_.CountBotsUsing(id);
+    }
+
+   private:
+    domain::PipelineRepository& real_;
+    bool first_ = true;
+  };
+  const auto made = storage_->pipelines().GetDefault();
+  ASSERT_TRUE(made);
+  LateLooker late(storage_->pipelines());
+  PipelineService second(late, template_, clock_);
+  auto id = second.EnsureDefault();
+  ASSERT_TRUE(id) << id.error().message;
+  EXPECT_EQ(*id, made->uuid);
+  EXPECT_EQ(pipelines_->List()->size(), 1u);
+}
+
 }  // namespace
 }  // namespace sb::services
